@@ -1,0 +1,146 @@
+"""Settings for the book's notebooks, read from the environment in one place.
+
+Every chapter of the book (`book/*.md`) starts with the same two cells: `SETUP_CELL` below (installs
+jeirt on Colab, does nothing elsewhere) and
+
+    from jeirt.book import settings
+    cfg = settings()
+    print(cfg.describe())   # profile=smoke dataset=mmlu_pro encoder=all-MiniLM-L6-v2 device=cpu seed=0
+
+so a reader sees on every page what the numbers below it were computed with. The environment decides:
+
+    JEIRT_PROFILE   smoke (default): small slices, the whole book runs in minutes on 2 CPU cores
+                    full: the paper's settings on the whole dataset (hours on a CPU; use a GPU)
+    JEIRT_DATASET   default embedllm (full) or mmlu_pro (smoke); any name `jeirt.data.load_dataset` takes
+    JEIRT_ENCODER   frozen question encoder, default all-MiniLM-L6-v2
+    JEIRT_SEED      integer seed for sampling and training, default 0
+    JEIRT_DEVICE    torch device, default: what `jeirt.settings.default_device()` finds
+
+The profile-dependent knobs (how many items and models, epoch cap, dimension grid, seeds) are fields
+of `BookSettings`, so no chapter hard-codes a size.
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import asdict, dataclass, replace
+
+import numpy as np
+
+PROFILES = ("smoke", "full")
+DEFAULT_ENCODER = "all-MiniLM-L6-v2"
+
+# Placeholder: the project is not published yet. Keep in step with `repository: url` in _config.yml.
+REPO_URL = "https://github.com/jeirt/jeirt"
+
+# The first cell of every chapter (tagged hide-output); tests/test_book.py checks each page uses it.
+# It cannot import jeirt: on Colab jeirt is what it installs.
+SETUP_CELL = f"""\
+# On Colab: install jeirt. Elsewhere this cell does nothing.
+import sys
+if "google.colab" in sys.modules:
+    %pip install --quiet "jeirt[book] @ git+{REPO_URL}"
+"""
+
+
+@dataclass(frozen=True)
+class BookSettings:
+    """What a chapter runs with. Build one with `settings()`; fields are read-only."""
+
+    profile: str = "smoke"  # "smoke" or "full"; picks the defaults of the fields below
+    dataset: str = "mmlu_pro"  # name passed to jeirt.data.load_dataset
+    encoder: str = DEFAULT_ENCODER  # key into Dataset.embeddings: the frozen question encoder
+    device: str = "cpu"  # torch device string
+    seed: int = 0  # seed for item sampling, splits and training
+    max_models: int | None = 200  # keep at most this many models, best covered first (None: all)
+    max_items: int | None = 3000  # keep at most this many questions, same share per benchmark (None: all)
+    max_epochs: int | None = 30  # cap on training epochs (None: the trainer's own schedule)
+    d: int = 16  # embedding dimension of a single JE-IRT fit (full: 256, JEIRTNet's default)
+    d_grid: tuple[int, ...] = (2, 8, 32)  # dimensions swept where a chapter compares d
+    seeds: tuple[int, ...] = (0,)  # repeated fits, for spread across seeds
+
+    def __post_init__(self) -> None:
+        if self.profile not in PROFILES:
+            raise ValueError(f"profile={self.profile!r}; expected one of {PROFILES} "
+                             "(set JEIRT_PROFILE to smoke or full).")
+        for name in ("max_models", "max_items", "max_epochs"):
+            value = getattr(self, name)
+            if value is not None and value < 1:
+                raise ValueError(f"{name}={value}; expected a positive integer or None.")
+
+    @property
+    def smoke(self) -> bool:
+        return self.profile == "smoke"
+
+    def describe(self) -> str:
+        """One line naming what this page ran with; every chapter prints it."""
+        return (f"profile={self.profile} dataset={self.dataset} encoder={self.encoder} "
+                f"device={self.device} seed={self.seed}")
+
+    def as_dict(self) -> dict:
+        """All fields, for saving next to results (a results file carries the config that made it)."""
+        return asdict(self)
+
+    def load_dataset(self):
+        """`self.dataset`, cut to `max_models` and `max_items` (a seeded, per-benchmark sample)."""
+        from jeirt.data import load_dataset
+
+        ds = load_dataset(self.dataset)
+        rng = np.random.default_rng(self.seed)
+        models = None
+        if self.max_models is not None and ds.n_models > self.max_models:
+            # Best-covered models first, so a sparse dataset keeps the models with most labels.
+            coverage = ds.observed.sum(axis=1)
+            models = np.sort(np.argsort(-coverage, kind="stable")[: self.max_models])
+        items = None
+        if self.max_items is not None and ds.n_items > self.max_items:
+            items = sample_items(ds.items["benchmark"].to_numpy(), self.max_items, rng)
+        return ds if models is None and items is None else ds.subset(models=models, items=items)
+
+
+def sample_items(groups: np.ndarray, n: int, rng: np.random.Generator) -> np.ndarray:
+    """Sorted positions of `n` items drawn without replacement, each group keeping its share."""
+    groups = np.asarray(groups)
+    if n >= len(groups):
+        return np.arange(len(groups))
+    names, counts = np.unique(groups, return_counts=True)
+    quota = np.floor(counts * n / len(groups)).astype(int)
+    # Hand the leftover slots to the groups with the largest remainders, so quotas sum to n.
+    remainder = counts * n / len(groups) - quota
+    quota[np.argsort(-remainder, kind="stable")[: n - quota.sum()]] += 1
+    picked = [rng.choice(np.flatnonzero(groups == g), size=q, replace=False)
+              for g, q in zip(names, quota)]
+    return np.sort(np.concatenate(picked))
+
+
+# Profile defaults. "full" follows the paper: the whole dataset, d = 256 for single fits.
+PROFILE_DEFAULTS = {
+    "smoke": dict(dataset="mmlu_pro", max_models=200, max_items=3000, max_epochs=30, d=16,
+                  d_grid=(2, 8, 32), seeds=(0,)),
+    "full": dict(dataset="embedllm", max_models=None, max_items=None, max_epochs=None, d=256,
+                 d_grid=(2, 4, 8, 16, 32, 64, 128, 256), seeds=(0, 1, 2)),
+}
+
+
+def settings(profile: str | None = None, **overrides) -> BookSettings:
+    """The settings for this run: `profile` (else `$JEIRT_PROFILE`, else smoke), then the environment,
+    then keyword `overrides` (e.g. `settings(max_items=500)`)."""
+    from jeirt.settings import default_device
+
+    profile = (profile or os.environ.get("JEIRT_PROFILE") or "smoke").strip().lower()
+    if profile not in PROFILES:
+        raise ValueError(f"JEIRT_PROFILE={profile!r}; expected one of {PROFILES}.")
+    values = dict(PROFILE_DEFAULTS[profile], profile=profile)
+    if os.environ.get("JEIRT_DATASET"):
+        values["dataset"] = os.environ["JEIRT_DATASET"]
+    values["encoder"] = os.environ.get("JEIRT_ENCODER") or DEFAULT_ENCODER
+    seed = os.environ.get("JEIRT_SEED", "0")
+    try:
+        values["seed"] = int(seed)
+    except ValueError:
+        raise ValueError(f"JEIRT_SEED={seed!r}; expected an integer.") from None
+    values["device"] = str(default_device())
+    unknown = set(overrides) - set(BookSettings.__dataclass_fields__)
+    if unknown:
+        raise TypeError(f"settings() got unknown field(s) {sorted(unknown)}; fields are "
+                        f"{list(BookSettings.__dataclass_fields__)}.")
+    return replace(BookSettings(**values), **overrides)

@@ -1,0 +1,580 @@
+"""Correctness data: which LLM answered which question correctly.
+
+One container, `Dataset`, holds the model names, an item table (`item_id, benchmark, subject, text`),
+a label matrix of shape (n_models, n_items) and any precomputed question embeddings. Labels are 1/0,
+soft values in [0, 1] are allowed, and NaN means "not evaluated" (never read as wrong).
+
+Sources: a long table (model, item_id, label) as users have it (`from_long`, `read_results_csv`); the
+local layout of `$JEIRT_DATA/<name>/` (`load_local`); EmbedLLM from the Hugging Face hub
+(`load_embedllm`). Splits are boolean masks over the label matrix (`Split`), and `simulate` draws data
+from the JE-IRT model itself, with every parameter known.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import warnings
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+import pandas as pd
+
+from jeirt import settings
+
+ITEM_COLUMNS = ["item_id", "benchmark", "subject", "text"]
+LONG_COLUMNS = ["model", "item_id", "label"]
+
+
+# ----------------------------------------------------------------------------------------------------
+# The container
+
+
+@dataclass
+class Dataset:
+    """Models x items correctness labels with the item table and any precomputed embeddings."""
+
+    name: str
+    models: list[str]  # (n_models,)
+    items: pd.DataFrame  # (n_items, 4): item_id (str), benchmark, subject, text
+    labels: np.ndarray  # (n_models, n_items) float32 in [0, 1]; NaN = not evaluated
+    embeddings: dict[str, np.ndarray] = field(default_factory=dict)  # encoder -> (n_items, dim)
+
+    def __post_init__(self) -> None:
+        self.models = [str(m) for m in self.models]
+        self.items = _clean_items(self.items)
+        self.labels = np.asarray(self.labels, dtype=np.float32)
+        n_models, n_items = len(self.models), len(self.items)
+        if self.labels.shape != (n_models, n_items):
+            raise ValueError(f"labels has shape {self.labels.shape}; expected (n_models, n_items) = "
+                             f"({n_models}, {n_items}).")
+        if n_models == 0 or n_items == 0:
+            raise ValueError(f"dataset {self.name!r} is empty: {n_models} models, {n_items} items.")
+        _check_unique(self.models, "model names")
+        _check_unique(self.items["item_id"], "item_id")
+        observed = self.labels[~np.isnan(self.labels)]
+        if observed.size and (observed.min() < 0 or observed.max() > 1):
+            raise ValueError("labels must lie in [0, 1] (NaN = not evaluated); found values in "
+                             f"[{observed.min()}, {observed.max()}].")
+        for encoder, emb in self.embeddings.items():
+            if emb.ndim != 2 or emb.shape[0] != n_items:
+                raise ValueError(f"embeddings[{encoder!r}] has shape {emb.shape}; expected "
+                                 f"({n_items}, dim).")
+
+    @property
+    def n_models(self) -> int:
+        return len(self.models)
+
+    @property
+    def n_items(self) -> int:
+        return len(self.items)
+
+    @property
+    def benchmarks(self) -> list[str]:
+        """Benchmark names in order of first appearance."""
+        return list(pd.unique(self.items["benchmark"]))
+
+    @property
+    def observed(self) -> np.ndarray:
+        """(n_models, n_items) bool: which (model, item) pairs were evaluated."""
+        return ~np.isnan(self.labels)
+
+    def features(self, encoder: str = "all-MiniLM-L6-v2", progress: bool = True) -> np.ndarray:
+        """(n_items, dim) question features: the precomputed ones when present, else encoded (cached)."""
+        from jeirt.encoders import canonical_name, embed_texts
+
+        name = canonical_name(encoder)
+        if name in self.embeddings:
+            return self.embeddings[name]
+        return embed_texts(self.items["text"].tolist(), name, progress=progress)
+
+    def model_index(self, models: str | Sequence[str]) -> np.ndarray:
+        """Row numbers of `models`; an unknown name raises KeyError listing close matches."""
+        lookup = {m: i for i, m in enumerate(self.models)}
+        names = [models] if isinstance(models, str) else list(models)
+        unknown = [m for m in names if m not in lookup]
+        if unknown:
+            raise KeyError(f"unknown model(s) {unknown[:5]} in dataset {self.name!r}; known models "
+                           f"include {self.models[:5]} ({self.n_models} in all).")
+        return np.array([lookup[m] for m in names], dtype=np.int64)
+
+    def subset(self, models: Sequence[str] | np.ndarray | None = None,
+               items: Sequence[str] | np.ndarray | None = None) -> "Dataset":
+        """A copy restricted to some models and items (names, integer positions or boolean masks)."""
+        rows = self._positions(models, self.n_models, self.model_index)
+        cols = self._positions(items, self.n_items, self._item_index)
+        return Dataset(
+            name=self.name,
+            models=[self.models[i] for i in rows],
+            items=self.items.iloc[cols].reset_index(drop=True),
+            labels=self.labels[np.ix_(rows, cols)],
+            embeddings={k: v[cols] for k, v in self.embeddings.items()},
+        )
+
+    def accuracy(self, by: str | None = None) -> pd.DataFrame | pd.Series:
+        """Each model's mean label over the items it was evaluated on, overall or per `by` column."""
+        with warnings.catch_warnings():  # a model with no label in a group gets NaN, not a warning
+            warnings.simplefilter("ignore", RuntimeWarning)
+            if by is None:
+                return pd.Series(np.nanmean(self.labels, axis=1), index=self.models, name="accuracy")
+            groups = self.items.groupby(by, sort=False).indices.items()
+            return pd.DataFrame({g: np.nanmean(self.labels[:, idx], axis=1) for g, idx in groups},
+                                index=self.models)
+
+    def describe(self) -> pd.DataFrame:
+        """One row per benchmark: items, models evaluated, labels, density and mean accuracy."""
+        rows = []
+        for bench, idx in self.items.groupby("benchmark", sort=False).indices.items():
+            block = self.labels[:, idx]
+            seen = ~np.isnan(block)
+            rows.append({"benchmark": bench, "items": len(idx),
+                         "models": int(seen.any(axis=1).sum()), "labels": int(seen.sum()),
+                         "density": seen.mean(), "accuracy": np.nanmean(block)})
+        table = pd.DataFrame(rows)
+        seen = self.observed
+        total = {"benchmark": "all", "items": self.n_items, "models": int(seen.any(axis=1).sum()),
+                 "labels": int(seen.sum()), "density": seen.mean(), "accuracy": np.nanmean(self.labels)}
+        return pd.concat([table, pd.DataFrame([total])], ignore_index=True)
+
+    def to_long(self) -> pd.DataFrame:
+        """The observed labels as a long table (model, item_id, label)."""
+        rows, cols = np.nonzero(self.observed)
+        return pd.DataFrame({"model": np.asarray(self.models, dtype=object)[rows],
+                             "item_id": self.items["item_id"].to_numpy()[cols],
+                             "label": self.labels[rows, cols]})
+
+    def _item_index(self, item_ids: Sequence[str]) -> np.ndarray:
+        lookup = {v: i for i, v in enumerate(self.items["item_id"])}
+        unknown = [i for i in item_ids if str(i) not in lookup]
+        if unknown:
+            raise KeyError(f"unknown item_id(s) {unknown[:5]} in dataset {self.name!r}.")
+        return np.array([lookup[str(i)] for i in item_ids], dtype=np.int64)
+
+    @staticmethod
+    def _positions(which, size: int, by_name) -> np.ndarray:
+        if which is None:
+            return np.arange(size)
+        which = np.asarray(which)
+        if which.dtype == bool:
+            if which.shape != (size,):
+                raise ValueError(f"a boolean selection must have shape ({size},), not {which.shape}.")
+            return np.flatnonzero(which)
+        if np.issubdtype(which.dtype, np.integer):
+            return which.astype(np.int64)
+        return by_name(list(which))
+
+
+def _clean_items(items: pd.DataFrame) -> pd.DataFrame:
+    missing = [c for c in ("item_id", "benchmark", "text") if c not in items.columns]
+    if missing:
+        raise ValueError(f"the item table lacks column(s) {missing}; expected {ITEM_COLUMNS}.")
+    items = items.reset_index(drop=True).copy()
+    if "subject" not in items.columns:
+        items["subject"] = ""
+    items["item_id"] = items["item_id"].astype(str)
+    items["benchmark"] = items["benchmark"].fillna("unknown").astype(str)
+    items["subject"] = items["subject"].fillna("").astype(str)
+    items["text"] = items["text"].fillna("").astype(str)
+    return items[ITEM_COLUMNS + [c for c in items.columns if c not in ITEM_COLUMNS]]
+
+
+def _check_unique(values, what: str) -> None:
+    values = pd.Series(list(values))
+    dup = values[values.duplicated()].unique()
+    if len(dup):
+        raise ValueError(f"{what} must be unique; repeated: {list(dup[:5])}.")
+
+
+# ----------------------------------------------------------------------------------------------------
+# From a long table: what users have
+
+
+DUPLICATE_POLICIES = ("error", "mean", "first")
+
+
+def from_long(responses: pd.DataFrame, items: pd.DataFrame | None = None, *, name: str = "custom",
+              duplicates: str = "error") -> Dataset:
+    """Build a Dataset from a long table with columns model, item_id, label (plus item columns).
+
+    Item columns (benchmark, subject, text) come from `items` or, failing that, from `responses`.
+    `duplicates` says what to do with repeated (model, item_id) rows: "error" (default), "mean" (a
+    soft label, the share correct) or "first".
+    """
+    missing = [c for c in LONG_COLUMNS if c not in responses.columns]
+    if missing:
+        raise ValueError(f"the results table lacks column(s) {missing}; expected at least "
+                         f"{LONG_COLUMNS} (one row per graded model-question pair).")
+    if len(responses) == 0:
+        raise ValueError("the results table has no rows.")
+    if duplicates not in DUPLICATE_POLICIES:
+        raise ValueError(f"duplicates={duplicates!r}; expected one of {DUPLICATE_POLICIES}.")
+    df = responses.copy()
+    df["model"] = df["model"].astype(str)
+    df["item_id"] = df["item_id"].astype(str)
+    labels = pd.to_numeric(df["label"], errors="coerce")
+    bad = labels.isna() | (labels < 0) | (labels > 1)
+    if bad.any():
+        first = df.index[bad.to_numpy()][:5].tolist()
+        raise ValueError(f"{int(bad.sum())} label(s) are missing, not numbers or outside [0, 1] "
+                         f"(rows {first}); a pair that was not evaluated must be left out, not NaN.")
+    df["label"] = labels.astype(np.float32)
+    key = ["model", "item_id"]
+    dup = df.duplicated(key, keep=False)
+    if dup.any():
+        if duplicates == "error":
+            example = df.loc[dup, key].head(3).to_dict("records")
+            raise ValueError(f"{int(dup.sum())} rows repeat a (model, item_id) pair, e.g. {example}; "
+                             "pass duplicates='mean' (soft label) or 'first' to choose a policy.")
+        agg = "mean" if duplicates == "mean" else "first"
+        df = df.groupby(key, sort=False, as_index=False).agg({"label": agg, **{
+            c: "first" for c in df.columns if c not in key + ["label"]}})
+
+    if items is None:
+        cols = [c for c in ("benchmark", "subject", "text") if c in df.columns]
+        items = df.drop_duplicates("item_id")[["item_id"] + cols].copy()
+        items["benchmark"] = items.get("benchmark", "all")
+        items["text"] = items.get("text", "")
+    items = _clean_items(items)
+    unknown = sorted(set(df["item_id"]) - set(items["item_id"]))
+    if unknown:
+        raise ValueError(f"{len(unknown)} item_id(s) in the results are missing from the item table, "
+                         f"e.g. {unknown[:5]}.")
+    models = list(pd.unique(df["model"]))
+    row = pd.Index(models).get_indexer(df["model"])
+    col = pd.Index(items["item_id"]).get_indexer(df["item_id"])
+    matrix = np.full((len(models), len(items)), np.nan, dtype=np.float32)
+    matrix[row, col] = df["label"].to_numpy()
+    return Dataset(name=name, models=models, items=items, labels=matrix)
+
+
+def read_results_csv(path: str | Path, items_path: str | Path | None = None, *, name: str | None = None,
+                     duplicates: str = "error") -> Dataset:
+    """Read a user's long CSV of results (model, item_id, label[, benchmark, subject, text])."""
+    path = Path(path)
+    try:
+        responses = pd.read_csv(path)
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as err:
+        raise ValueError(f"could not read {path} as CSV: {err}") from err
+    items = pd.read_csv(items_path) if items_path is not None else None
+    return from_long(responses, items, name=name or path.stem, duplicates=duplicates)
+
+
+# ----------------------------------------------------------------------------------------------------
+# Local datasets: $JEIRT_DATA/<name>/{items,responses}.csv.gz and embeddings/<encoder>.npz
+
+
+def local_datasets(root: Path | None = None) -> list[str]:
+    """Names of the datasets present under `root` (default `$JEIRT_DATA`)."""
+    root = Path(root) if root is not None else settings.data_dir()
+    if not root.is_dir():
+        return []
+    return sorted(p.name for p in root.iterdir() if (p / "responses.csv.gz").is_file())
+
+
+def load_local(name: str, root: Path | None = None) -> Dataset:
+    """Load `root/name` (default root `$JEIRT_DATA`) with its precomputed embeddings, checked by hash."""
+    root = Path(root) if root is not None else settings.data_dir()
+    folder = root / name
+    if not (folder / "responses.csv.gz").is_file():
+        raise FileNotFoundError(
+            f"no dataset {name!r} under {root} (looked for {folder}/responses.csv.gz). Set JEIRT_DATA to "
+            f"the folder that holds it; datasets found there: {local_datasets(root) or 'none'}.")
+    items = pd.read_csv(folder / "items.csv.gz", dtype={"item_id": str}, keep_default_na=False)
+    responses = pd.read_csv(folder / "responses.csv.gz", dtype={"item_id": str, "model": str})
+    ds = from_long(responses, items, name=name)
+    for path in sorted((folder / "embeddings").glob("*.npz")):
+        ds.embeddings[path.stem] = _read_embeddings(path, ds.items)
+    return ds
+
+
+def _read_embeddings(path: Path, items: pd.DataFrame) -> np.ndarray:
+    """Precomputed (n_items, dim) embeddings, refused unless item ids and text hashes match."""
+    with np.load(path, allow_pickle=False) as npz:
+        ids, hashes, emb = npz["item_id"].astype(str), npz["text_sha256"].astype(str), npz["emb"]
+    if len(ids) != len(items) or not np.array_equal(ids, items["item_id"].to_numpy(dtype=str)):
+        raise ValueError(f"{path}: item ids differ from the item table; re-create the embeddings.")
+    expected = [hashlib.sha256(t.encode("utf-8")).hexdigest() for t in items["text"]]
+    stale = np.flatnonzero(hashes != np.asarray(expected))
+    if len(stale):
+        raise ValueError(f"{path}: {len(stale)} embeddings were computed from other texts than the "
+                         f"item table holds (e.g. item {ids[stale[0]]}); re-create the embeddings.")
+    return emb.astype(np.float32)
+
+
+# ----------------------------------------------------------------------------------------------------
+# EmbedLLM (Hugging Face hub) with its official split
+
+EMBEDLLM = {
+    "repo_id": "RZ412/EmbedLLM",
+    "repo_type": "dataset",
+    # The hub commit to load. The first download with network records the commit it got, and the
+    # SHA-256 of each file, in <cache>/embedllm/lock.json; later loads insist on both. Set
+    # JEIRT_EMBEDLLM_REVISION (or this field) to a commit hash to pin a release explicitly.
+    "revision": os.environ.get("JEIRT_EMBEDLLM_REVISION"),
+    "files": ("train.csv", "val.csv", "test.csv"),
+    "columns": ("prompt_id", "prompt", "model_id", "model_name", "label", "category_id", "category"),
+}
+
+
+def embedllm_from_frames(train: pd.DataFrame, val: pd.DataFrame, test: pd.DataFrame) -> tuple[Dataset, "Split"]:
+    """EmbedLLM's three CSVs as one Dataset plus its official split (by question, all models in each).
+
+    Duplicate policy: the same (model, prompt_id) pair appears more than once where a question is
+    listed under several task variants; those rows are averaged into a soft label (the share correct),
+    so no answer is dropped and a disagreement stays visible as a value strictly between 0 and 1.
+    """
+    frames = {"train": train, "val": val, "test": test}
+    for part, frame in frames.items():
+        missing = [c for c in EMBEDLLM["columns"] if c not in frame.columns]
+        if missing:
+            raise ValueError(f"EmbedLLM {part}.csv lacks column(s) {missing}; expected "
+                             f"{list(EMBEDLLM['columns'])}.")
+    parts = []
+    for part, frame in frames.items():
+        parts.append(pd.DataFrame({"model": frame["model_name"].astype(str),
+                                   "item_id": frame["prompt_id"].astype(str),
+                                   "label": frame["label"], "benchmark": frame["category"].astype(str),
+                                   "text": frame["prompt"].astype(str), "part": part}))
+    long = pd.concat(parts, ignore_index=True)
+    leaked = long.groupby("item_id")["part"].nunique()
+    if (leaked > 1).any():
+        raise ValueError(f"{int((leaked > 1).sum())} EmbedLLM prompts appear in more than one split, "
+                         f"e.g. {leaked[leaked > 1].index[:3].tolist()}; the official split is by question.")
+    items = long.drop_duplicates("item_id")[["item_id", "benchmark", "text", "part"]]
+    items = items.assign(subject="")
+    ds = from_long(long[LONG_COLUMNS], items, name="embedllm", duplicates="mean")
+    part = ds.items.pop("part").to_numpy()
+    rows = np.ones((ds.n_models, 1), dtype=bool)
+    split = Split(train=rows & (part == "train"), val=rows & (part == "val"),
+                  test=rows & (part == "test"), name="embedllm-official")
+    return ds, split.restrict_to(ds.observed)
+
+
+def load_embedllm(cache: Path | None = None) -> tuple[Dataset, "Split"]:
+    """Download (once) and load EmbedLLM with its official split; offline it fails at once."""
+    try:
+        from huggingface_hub import HfApi, hf_hub_download
+    except ImportError as err:  # pragma: no cover - depends on the environment
+        raise ImportError("EmbedLLM needs huggingface_hub: pip install 'jeirt[encoders]'.") from err
+    folder = (Path(cache) if cache else settings.cache_dir()) / "embedllm"
+    lock_path = folder / "lock.json"
+    lock = json.loads(lock_path.read_text()) if lock_path.is_file() else {}
+    revision = EMBEDLLM["revision"] or lock.get("revision")
+    try:
+        if revision is None:  # first download: resolve the hub's current commit and record it
+            revision = HfApi().dataset_info(EMBEDLLM["repo_id"], timeout=10).sha
+        paths = {f: Path(hf_hub_download(EMBEDLLM["repo_id"], f, repo_type="dataset", revision=revision,
+                                         cache_dir=folder / "hub", etag_timeout=10))
+                 for f in EMBEDLLM["files"]}
+    except Exception as err:
+        raise ConnectionError(
+            f"could not fetch EmbedLLM ({EMBEDLLM['repo_id']}) from the Hugging Face hub: {err}. Without "
+            "network access use a local dataset instead: set JEIRT_DATA to a folder of datasets "
+            "(e.g. JEIRT_DATA=../shared/data) and load 'mmlu_pro', 'zeroeval' or 'metabench'.") from err
+    digests = {f: _sha256_file(p) for f, p in paths.items()}
+    if lock.get("revision") == revision and lock.get("sha256", digests) != digests:
+        raise ValueError(f"EmbedLLM files at revision {revision} differ from the checksums recorded in "
+                         f"{lock_path}; delete {folder} to download them again.")
+    folder.mkdir(parents=True, exist_ok=True)
+    lock_path.write_text(json.dumps({"revision": revision, "sha256": digests}, indent=1))
+    frames = [pd.read_csv(paths[f]) for f in EMBEDLLM["files"]]
+    return embedllm_from_frames(*frames)
+
+
+def _sha256_file(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def load_dataset(name: str) -> Dataset:
+    """A dataset by name: 'embedllm' (hub), a folder under `$JEIRT_DATA`, or a path to a results CSV."""
+    if name.lower() == "embedllm":
+        return load_embedllm()[0]
+    if name.endswith(".csv") or name.endswith(".csv.gz"):
+        return read_results_csv(name)
+    return load_local(name)
+
+
+# ----------------------------------------------------------------------------------------------------
+# Splits: boolean masks over the (n_models, n_items) label matrix
+
+
+@dataclass(frozen=True)
+class Split:
+    """Which labels are used to train, to pick the checkpoint, and to test; each (n_models, n_items)."""
+
+    train: np.ndarray
+    val: np.ndarray
+    test: np.ndarray
+    name: str
+    held_out: tuple[str, ...] = ()  # models left out of joint training (fitted by onboarding)
+    onboard: np.ndarray | None = None  # (n_models, n_items) labels onboarding may use for them
+
+    def __post_init__(self) -> None:
+        shapes = {self.train.shape, self.val.shape, self.test.shape}
+        if len(shapes) != 1:
+            raise ValueError(f"train, val and test masks differ in shape: {shapes}.")
+        if (self.train & self.val).any() or (self.train & self.test).any() or (self.val & self.test).any():
+            raise ValueError(f"split {self.name!r}: train, val and test overlap.")
+        for part in ("train", "val", "test"):
+            if not getattr(self, part).any():
+                raise ValueError(f"split {self.name!r}: the {part} part is empty; use a larger dataset "
+                                 "or other fractions.")
+
+    def restrict_to(self, observed: np.ndarray) -> "Split":
+        """The same split with every unobserved (NaN) label removed from all parts."""
+        onboard = None if self.onboard is None else self.onboard & observed
+        return Split(self.train & observed, self.val & observed, self.test & observed, self.name,
+                     self.held_out, onboard)
+
+    def items_of(self, part: str) -> np.ndarray:
+        """Column numbers of the items that have at least one label in `part`."""
+        return np.flatnonzero(getattr(self, part).any(axis=0))
+
+
+def _check_fractions(fractions: Sequence[float]) -> None:
+    if len(fractions) != 3 or min(fractions) <= 0 or not np.isclose(sum(fractions), 1):
+        raise ValueError(f"fractions={tuple(fractions)}; expected three positive numbers summing to 1.")
+
+
+def _assign_items(ds: Dataset, fractions: Sequence[float], seed: int, stratify: str | None) -> np.ndarray:
+    """0/1/2 (train/val/test) per item, shuffled within each stratum by a seeded generator."""
+    rng = np.random.default_rng(seed)
+    part = np.zeros(ds.n_items, dtype=np.int8)
+    groups = ds.items.groupby(stratify, sort=True).indices.values() if stratify else [np.arange(ds.n_items)]
+    for idx in groups:
+        idx = rng.permutation(idx)
+        n_train = int(round(fractions[0] * len(idx)))
+        n_val = int(round(fractions[1] * len(idx)))
+        part[idx[n_train:n_train + n_val]] = 1
+        part[idx[n_train + n_val:]] = 2
+    return part
+
+
+def split_by_question(ds: Dataset, fractions: Sequence[float] = (0.8, 0.1, 0.1), seed: int = 0,
+                      stratify: str | None = "benchmark") -> Split:
+    """Items split 80/10/10 (seeded, stratified by benchmark); every model is in every part."""
+    _check_fractions(fractions)
+    part = _assign_items(ds, fractions, seed, stratify)
+    rows = np.ones((ds.n_models, 1), dtype=bool)
+    split = Split(rows & (part == 0), rows & (part == 1), rows & (part == 2), f"question-seed{seed}")
+    return split.restrict_to(ds.observed)
+
+
+def split_leave_benchmark_out(ds: Dataset, benchmark: str, val_fraction: float = 0.1,
+                              seed: int = 0) -> Split:
+    """Test on every item of `benchmark`; train and validate on the other benchmarks."""
+    if benchmark not in ds.benchmarks:
+        raise ValueError(f"benchmark={benchmark!r} is not in dataset {ds.name!r}; its benchmarks are "
+                         f"{ds.benchmarks}.")
+    rng = np.random.default_rng(seed)
+    is_test = (ds.items["benchmark"] == benchmark).to_numpy()
+    rest = rng.permutation(np.flatnonzero(~is_test))
+    is_val = np.zeros(ds.n_items, dtype=bool)
+    is_val[rest[:int(round(val_fraction * len(rest)))]] = True
+    rows = np.ones((ds.n_models, 1), dtype=bool)
+    split = Split(rows & ~is_test & ~is_val, rows & is_val, rows & is_test, f"without-{benchmark}")
+    return split.restrict_to(ds.observed)
+
+
+def hold_out_models(ds: Dataset, split: Split, models: Sequence[str] | int, seed: int = 0) -> Split:
+    """Take `models` (names, or a seeded number of them) out of joint training and validation.
+
+    Their training labels move to `split.onboard`, for fitting their vectors afterwards; their test
+    labels stay in `split.test`.
+    """
+    if isinstance(models, int):
+        if not 0 < models < ds.n_models:
+            raise ValueError(f"models={models}; expected between 1 and {ds.n_models - 1}.")
+        rng = np.random.default_rng(seed)
+        models = [ds.models[i] for i in sorted(rng.choice(ds.n_models, size=models, replace=False))]
+    rows = ds.model_index(models)
+    keep = np.ones((ds.n_models, 1), dtype=bool)
+    keep[rows] = False
+    onboard = np.zeros_like(split.train)
+    onboard[rows] = split.train[rows]
+    return Split(split.train & keep, split.val & keep, split.test, f"{split.name}-heldout{len(rows)}",
+                 tuple(models), onboard)
+
+
+def subsample_items(mask: np.ndarray, fraction: float, seed: int = 0) -> np.ndarray:
+    """Keep a seeded `fraction` of each row's True entries (at least one where the row has any)."""
+    if not 0 < fraction <= 1:
+        raise ValueError(f"fraction={fraction}; expected a number in (0, 1].")
+    rng = np.random.default_rng(seed)
+    out = np.zeros_like(mask)
+    for row in np.flatnonzero(mask.any(axis=1)):
+        cols = np.flatnonzero(mask[row])
+        keep = max(1, int(round(fraction * len(cols))))
+        out[row, rng.choice(cols, size=keep, replace=False)] = True
+    return out
+
+
+# ----------------------------------------------------------------------------------------------------
+# Simulation: data drawn from JE-IRT itself, every parameter known
+
+
+@dataclass
+class SimulationTruth:
+    """The parameters that generated a simulated dataset."""
+
+    adapter: "object"  # the torch adapter (frozen) that maps features to question embeddings
+    model_vectors: np.ndarray  # (n_models, d)
+    question_embeddings: np.ndarray  # (n_items, d)
+    probabilities: np.ndarray  # (n_models, n_items)
+
+
+def simulate(n_models: int = 40, n_items: int = 2000, feature_dim: int = 64, d: int = 16,
+             n_benchmarks: int = 4, density: float = 1.0, soft: bool = False,
+             seed: int = 0) -> tuple[Dataset, SimulationTruth]:
+    """Draw a dataset from the JE-IRT model with known question features, adapter and model vectors.
+
+    Features are vectors of varied length around one centre per benchmark; the adapter is a random 2-layer MLP
+    (hidden = 2 x input) scaled so that question norms spread over about 0.5-3; model vectors share a
+    common direction plus a per-model one, so models differ by topic, not just overall skill.
+    `density` < 1 leaves a random share of labels unobserved; `soft` stores probabilities as labels.
+    """
+    import torch
+
+    from jeirt.model import Adapter
+
+    rng = np.random.default_rng(seed)
+    centres = rng.normal(size=(n_benchmarks, feature_dim))
+    bench = rng.integers(n_benchmarks, size=n_items)
+    features = centres[bench] + 0.8 * rng.normal(size=(n_items, feature_dim))
+    features /= np.linalg.norm(features, axis=1, keepdims=True)
+    features *= rng.uniform(0.3, 1.7, size=(n_items, 1))  # feature scale -> spread of difficulties
+    torch.manual_seed(seed)
+    adapter = Adapter(feature_dim, d).eval()
+    with torch.no_grad():
+        for layer in (adapter.net[0], adapter.net[-1]):  # no biases: |E_Q| then scales with |x_q|
+            layer.bias.zero_()
+        raw = adapter(torch.from_numpy(features).float())
+        scale = 1.5 / raw.norm(dim=1).mean()
+        adapter.net[-1].weight.mul_(scale)
+        q = adapter(torch.from_numpy(features).float()).numpy()
+    unit = q / np.linalg.norm(q, axis=1, keepdims=True)  # (n_items, d)
+    # Model vectors: a general skill along the mean question direction, plus a topical profile built
+    # from the benchmarks' mean directions (so models rank differently on different benchmarks).
+    general = unit.mean(axis=0) / np.linalg.norm(unit.mean(axis=0))
+    topics = np.stack([unit[bench == b].mean(axis=0) for b in range(n_benchmarks)])  # (n_benchmarks, d)
+    topics -= np.outer(topics @ general, general)
+    skill = rng.uniform(1.0, 4.0, size=(n_models, 1))
+    profile = rng.normal(scale=1.5, size=(n_models, n_benchmarks)) @ topics
+    vectors = skill * general + profile + rng.normal(scale=0.5 / np.sqrt(d), size=(n_models, d))
+    logits = vectors @ unit.T - np.linalg.norm(q, axis=1)[None, :]  # (n_models, n_items)
+    probs = 1.0 / (1.0 + np.exp(-logits))
+    labels = probs.copy() if soft else (rng.random(probs.shape) < probs).astype(np.float32)
+    if density < 1:
+        labels[rng.random(labels.shape) >= density] = np.nan
+    items = pd.DataFrame({"item_id": [f"q{i}" for i in range(n_items)],
+                          "benchmark": [f"bench{b}" for b in bench], "subject": "",
+                          "text": [f"simulated question {i}" for i in range(n_items)]})
+    ds = Dataset(name=f"simulated-seed{seed}", models=[f"model{m}" for m in range(n_models)], items=items,
+                 labels=labels, embeddings={"simulated": features.astype(np.float32)})
+    return ds, SimulationTruth(adapter, vectors, q, probs)

@@ -1,0 +1,211 @@
+"""`JEIRT`: the model behind a scikit-learn-style interface (fit, predict_proba, onboard, save, load).
+
+Hyperparameters go to the constructor; `fit` learns the adapter and one vector per model from a
+`Dataset` and a `Split`, picking the epoch with the lowest validation loss; learned state ends in `_`.
+Questions can be given as a Dataset, a list of texts, or an array of frozen-encoder features.
+"""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+import torch
+
+from jeirt import __version__
+from jeirt.data import Dataset, Split, split_by_question
+from jeirt.encoders import canonical_name, embed_texts
+from jeirt.model import JEIRTNet, jeirt_logits
+from jeirt.onboard import fit_model_vectors, prior_from_vectors
+from jeirt.train import TrainConfig, TrainHistory, train
+
+Questions = Dataset | Sequence[str] | np.ndarray
+
+
+class NotFittedError(RuntimeError):
+    """Raised when a method needs a fitted model."""
+
+
+@dataclass
+class JEIRTConfig:
+    d: int = 256  # embedding dimension shared by questions and models
+    encoder: str = "all-MiniLM-L6-v2"  # frozen text encoder (see jeirt.encoders.ENCODERS)
+    dropout: float = 0.0  # dropout between the adapter's two layers
+    feature_noise: float = 1.0  # training-time noise on frozen features (chosen on validation loss)
+    lr: float = 1e-3  # see TrainConfig for the training defaults and why
+    weight_decay: float = 1e-4
+    lr_decay: float = 0.95
+    batch_items: int = 256
+    max_epochs: int = 200
+    patience: int = 8
+    random_state: int = 0  # seeds initialisation, batch order and the default split
+    device: str | None = None  # None: CUDA, then MPS, then CPU
+    progress: bool = True
+
+
+class JEIRT:
+    """Joint Embedding IRT: P(m answers q) = sigmoid(<E_Q/|E_Q|, E_M> - |E_Q|)."""
+
+    def __init__(self, d: int = 256, encoder: str = "all-MiniLM-L6-v2", **kwargs):
+        self.config = JEIRTConfig(d=d, encoder=canonical_name(encoder), **kwargs)
+        if self.config.d < 1:
+            raise ValueError(f"d={self.config.d}; expected a positive embedding dimension.")
+
+    # -- fitting ---------------------------------------------------------------------------------
+
+    def fit(self, ds: Dataset, split: Split | None = None) -> "JEIRT":
+        """Learn the adapter and every model's vector on `split.train` (default: question split)."""
+        cfg = self.config
+        split = split or split_by_question(ds, seed=cfg.random_state)
+        if split.train.shape != ds.labels.shape:
+            raise ValueError(f"split masks have shape {split.train.shape}; the dataset's labels have "
+                             f"{ds.labels.shape}. Make the split from this dataset.")
+        features = ds.features(cfg.encoder, progress=cfg.progress)
+        torch.manual_seed(cfg.random_state)
+        self.net_ = JEIRTNet(features.shape[1], ds.n_models, cfg.d, cfg.dropout, cfg.feature_noise)
+        train_cfg = TrainConfig(lr=cfg.lr, weight_decay=cfg.weight_decay, lr_decay=cfg.lr_decay,
+                                batch_items=cfg.batch_items, max_epochs=cfg.max_epochs, patience=cfg.patience,
+                                seed=cfg.random_state, device=cfg.device, progress=cfg.progress)
+        self.history_: TrainHistory = train(self.net_, features, ds.labels, split.train, split.val, train_cfg)
+        self.net_.cpu()
+        self.models_ = list(ds.models)
+        self.feature_dim_ = features.shape[1]
+        self.split_name_ = split.name
+        if split.held_out:  # their vectors were never trained: fit them now from split.onboard
+            self.onboard(ds.subset(models=list(split.held_out)), split.onboard[ds.model_index(split.held_out)],
+                         replace=True)
+        return self
+
+    def onboard(self, ds: Dataset, mask: np.ndarray | None = None, replace: bool = False,
+                prior_scale: float = 1.0) -> "JEIRT":
+        """Fit the vectors of `ds.models` from their labels under `mask`, all else frozen.
+
+        New names are appended; a name the model knows is refused unless `replace=True`. The prior is
+        the empirical distribution of the jointly trained vectors, its variance times `prior_scale`.
+        """
+        self._check_fitted()
+        mask = ds.observed if mask is None else np.asarray(mask, dtype=bool) & ds.observed
+        if mask.shape != ds.labels.shape:
+            raise ValueError(f"mask has shape {mask.shape}; expected the dataset's {ds.labels.shape}.")
+        empty = [m for m, row in zip(ds.models, mask) if not row.any()]
+        if empty:
+            raise ValueError(f"no labels to onboard model(s) {empty[:5]} from; give each some answers.")
+        known = [m for m in ds.models if m in self.models_]
+        if known and not replace:
+            raise ValueError(f"model(s) {known[:5]} are already fitted; pass replace=True to refit them.")
+        emb = self.question_embeddings(ds).astype(np.float64)
+        norms = np.linalg.norm(emb, axis=1)
+        trained = [i for i, m in enumerate(self.models_) if m not in ds.models]
+        mean, var = prior_from_vectors(self.net_.model_vectors.detach().numpy()[trained])
+        result = fit_model_vectors(emb / norms[:, None], norms, ds.labels, mask, mean, var * prior_scale,
+                                   device=self.config.device)
+        vectors = self.net_.model_vectors.detach().clone()
+        for name, vec in zip(ds.models, torch.from_numpy(result.vectors)):
+            if name in self.models_:
+                vectors[self.models_.index(name)] = vec
+            else:
+                vectors = torch.cat([vectors, vec[None]])
+                self.models_.append(name)
+        self.net_.model_vectors = torch.nn.Parameter(vectors)
+        self.onboard_covariances_ = dict(zip(ds.models, result.covariances))
+        return self
+
+    # -- prediction ------------------------------------------------------------------------------
+
+    def question_features(self, questions: Questions) -> np.ndarray:
+        """Frozen-encoder features (n_items, feature_dim) of a Dataset, a list of texts or an array."""
+        self._check_fitted()
+        if isinstance(questions, Dataset):
+            feats = questions.features(self.config.encoder, progress=self.config.progress)
+        elif isinstance(questions, np.ndarray) and questions.dtype != object:
+            feats = questions
+        else:
+            feats = embed_texts(list(questions), self.config.encoder, progress=self.config.progress)
+        if feats.ndim != 2 or feats.shape[1] != self.feature_dim_:
+            raise ValueError(f"question features have shape {feats.shape}; this model was trained on "
+                             f"{self.feature_dim_}-d features from {self.config.encoder}.")
+        return np.asarray(feats, dtype=np.float32)
+
+    @torch.no_grad()
+    def question_embeddings(self, questions: Questions) -> np.ndarray:
+        """E_Q (n_items, d): direction = what a question is about, norm = how hard it is."""
+        self.net_.eval()
+        return self.net_.question_embeddings(torch.from_numpy(self.question_features(questions))).numpy()
+
+    def question_norms(self, questions: Questions) -> np.ndarray:
+        """|E_Q| (n_items,): the model's difficulty of each question."""
+        return np.linalg.norm(self.question_embeddings(questions), axis=1)
+
+    def question_directions(self, questions: Questions) -> np.ndarray:
+        """E_Q / |E_Q| (n_items, d): unit vectors, what each question is about."""
+        emb = self.question_embeddings(questions)
+        return emb / np.linalg.norm(emb, axis=1, keepdims=True)
+
+    @property
+    def model_vectors_(self) -> np.ndarray:
+        """E_M (n_models, d), rows in the order of `models_`."""
+        self._check_fitted()
+        return self.net_.model_vectors.detach().numpy().copy()
+
+    @torch.no_grad()
+    def predict_proba(self, questions: Questions, models: Sequence[str] | None = None) -> np.ndarray:
+        """P(correct) with shape (n_models, n_items), aligned with `Dataset.labels`.
+
+        `models` defaults to the questions' dataset models (when given a Dataset) or all known ones.
+        """
+        if models is None:
+            models = questions.models if isinstance(questions, Dataset) else self.models_
+        rows = self._rows(models)
+        emb = torch.from_numpy(self.question_embeddings(questions))
+        return torch.sigmoid(jeirt_logits(emb, self.net_.model_vectors[rows])).numpy().T
+
+    # -- persistence -----------------------------------------------------------------------------
+
+    def save(self, path: str | Path) -> Path:
+        """Write the weights with the config, model names and encoder id that made them."""
+        self._check_fitted()
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        torch.save({"format": "jeirt-model", "version": __version__, "config": asdict(self.config),
+                    "models": self.models_, "feature_dim": self.feature_dim_, "split": self.split_name_,
+                    "history": asdict(self.history_), "state_dict": self.net_.state_dict()}, path)
+        return path
+
+    @classmethod
+    def load(cls, path: str | Path) -> "JEIRT":
+        """Read a model written by `save`."""
+        try:
+            blob = torch.load(Path(path), map_location="cpu", weights_only=True)
+        except Exception as err:
+            raise ValueError(f"could not read a jeirt model from {path}: {err}") from err
+        if not isinstance(blob, dict) or blob.get("format") != "jeirt-model":
+            raise ValueError(f"{path} is not a model saved by jeirt (JEIRT.save).")
+        self = cls(**blob["config"])
+        self.models_ = list(blob["models"])
+        self.feature_dim_ = blob["feature_dim"]
+        self.split_name_ = blob["split"]
+        self.history_ = TrainHistory(**blob["history"])
+        cfg = self.config
+        self.net_ = JEIRTNet(self.feature_dim_, len(self.models_), cfg.d, cfg.dropout, cfg.feature_noise)
+        self.net_.load_state_dict(blob["state_dict"])
+        self.net_.eval()
+        return self
+
+    # -- helpers ---------------------------------------------------------------------------------
+
+    def _check_fitted(self) -> None:
+        if not hasattr(self, "net_"):
+            raise NotFittedError("this JEIRT is not fitted yet; call fit(dataset) or JEIRT.load(path).")
+
+    def _rows(self, models: Sequence[str]) -> list[int]:
+        lookup = {m: i for i, m in enumerate(self.models_)}
+        unknown = [m for m in models if m not in lookup]
+        if unknown:
+            raise KeyError(f"unknown model(s) {unknown[:5]}: this JEIRT knows {len(self.models_)} models "
+                           f"(e.g. {self.models_[:3]}); add new ones with onboard().")
+        return [lookup[m] for m in models]
+
+    def __repr__(self) -> str:
+        fitted = f", {len(self.models_)} models" if hasattr(self, "models_") else ", not fitted"
+        return f"JEIRT(d={self.config.d}, encoder={self.config.encoder!r}{fitted})"

@@ -1,0 +1,68 @@
+"""The JE-IRT model: questions and LLMs embedded in one space (Eqs. 2-3 of the paper).
+
+A frozen text encoder gives question features x_q. A trainable adapter, a 2-layer MLP with hidden
+width twice its input, maps them to question embeddings (Eq. 2)
+
+    E_Q = W_2 relu(W_1 x_q + b_1) + b_2,
+
+and every LLM m has a free vector E_M. The probability that m answers q correctly is (Eq. 3)
+
+    P(correct) = sigmoid( <E_Q / |E_Q|, E_M> - |E_Q| ),
+
+so the direction of E_Q says what a question is about and its norm how hard it is.
+"""
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+EPS = 1e-8  # keeps E_Q / |E_Q| finite for a zero embedding
+
+
+class Adapter(nn.Module):
+    """Eq. (2): the 2-layer MLP from frozen features (in_dim) to question embeddings (d)."""
+
+    def __init__(self, in_dim: int, d: int, dropout: float = 0.0):
+        super().__init__()
+        self.net = nn.Sequential(
+            nn.Linear(in_dim, 2 * in_dim),
+            nn.ReLU(),
+            nn.Dropout(dropout),
+            nn.Linear(2 * in_dim, d),
+        )
+
+    def forward(self, features: torch.Tensor) -> torch.Tensor:  # (n, in_dim) -> (n, d)
+        return self.net(features)
+
+
+class JEIRTNet(nn.Module):
+    """Adapter plus one learned vector per LLM; scores a batch of questions against every model."""
+
+    def __init__(self, in_dim: int, n_models: int, d: int = 256, dropout: float = 0.0,
+                 feature_noise: float = 0.0, init_scale: float = 0.1):
+        super().__init__()
+        self.adapter = Adapter(in_dim, d, dropout)
+        self.feature_noise = feature_noise  # training only: Gaussian noise, relative to |x_q|
+        self.model_vectors = nn.Parameter(init_scale * torch.randn(n_models, d) / d ** 0.5)  # (n_models, d)
+
+    def question_embeddings(self, features: torch.Tensor) -> torch.Tensor:
+        """E_Q for each question: (n_items, in_dim) -> (n_items, d)."""
+        if self.training and self.feature_noise > 0:
+            # Not in the paper: a regulariser for the adapter, which otherwise memorises the
+            # training questions within a few epochs (see TrainConfig). Noise of norm about
+            # feature_noise x |x_q|, spread evenly over the in_dim coordinates.
+            scale = self.feature_noise * features.norm(dim=-1, keepdim=True) / features.shape[-1] ** 0.5
+            features = features + scale * torch.randn_like(features)
+        return self.adapter(features)
+
+    def forward(self, features: torch.Tensor, model_vectors: torch.Tensor | None = None) -> torch.Tensor:
+        """Logits (n_items, n_models) of Eq. (3); `model_vectors` defaults to the learned ones."""
+        return jeirt_logits(self.question_embeddings(features),
+                            self.model_vectors if model_vectors is None else model_vectors)
+
+
+def jeirt_logits(question_embeddings: torch.Tensor, model_vectors: torch.Tensor) -> torch.Tensor:
+    """Eq. (3) before the sigmoid: <E_Q/|E_Q|, E_M> - |E_Q|, shape (n_items, n_models)."""
+    norms = question_embeddings.norm(dim=-1, keepdim=True)  # (n_items, 1)
+    directions = question_embeddings / (norms + EPS)  # (n_items, d)
+    return directions @ model_vectors.T - norms  # (n_items, n_models)

@@ -1,0 +1,43 @@
+"""Where jeirt finds data and writes its cache, read from the environment in one place.
+
+`JEIRT_DATA`  folder with one sub-folder per local dataset (default: `data/` of this checkout).
+`JEIRT_CACHE` folder for encoder caches and downloads (default: `data/cache/` of this checkout when
+              it is writable, else `~/.cache/jeirt`).
+`JEIRT_DEVICE` torch device to use (default: CUDA, then MPS, then CPU).
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import torch
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+
+
+def data_dir() -> Path:
+    """The folder that holds local datasets (`JEIRT_DATA`)."""
+    return Path(os.environ.get("JEIRT_DATA", REPO_ROOT / "data")).expanduser().resolve()
+
+
+def cache_dir() -> Path:
+    """A writable folder for caches (`JEIRT_CACHE`), created on first use."""
+    if "JEIRT_CACHE" in os.environ:
+        path = Path(os.environ["JEIRT_CACHE"]).expanduser()
+    elif os.access(REPO_ROOT / "data", os.W_OK):
+        path = REPO_ROOT / "data" / "cache"
+    else:
+        path = Path.home() / ".cache" / "jeirt"
+    path.mkdir(parents=True, exist_ok=True)
+    return path.resolve()
+
+
+def default_device() -> torch.device:
+    """`JEIRT_DEVICE` if set, else the fastest device present: CUDA, then Apple MPS, then CPU."""
+    if "JEIRT_DEVICE" in os.environ:
+        return torch.device(os.environ["JEIRT_DEVICE"])
+    if torch.cuda.is_available():
+        return torch.device("cuda")
+    if getattr(torch.backends, "mps", None) is not None and torch.backends.mps.is_available():
+        return torch.device("mps")
+    return torch.device("cpu")

@@ -1,0 +1,211 @@
+"""Open every page of the built book in headless Chromium, wait for MathJax, save full-page PNGs.
+
+A check of what a reader sees, beyond what `check_html.py` can tell from the HTML text:
+- the maths is typeset (each page's maths elements became MathJax output), with the local
+  MathJax copy;
+- every image loaded;
+- the browser asked for nothing outside the local server (no CDN, fonts, analytics).
+Screenshots go to `_build/screenshots/<page>.png` (the top `--max-height` pixels of each page).
+
+    python scripts/screenshots.py [--build _build/html] [--out _build/screenshots] [--chromium PATH]
+
+Needs Chromium (`apt-get install -y chromium`) and tornado (installed with Jupyter). It serves
+the site on 127.0.0.1 and drives the browser over the DevTools protocol. Exit code 1 names any
+page with a problem.
+"""
+from __future__ import annotations
+
+import argparse
+import asyncio
+import base64
+import functools
+import json
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+from tornado.websocket import websocket_connect
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "scripts"))
+from check_html import toc_files  # noqa: E402
+
+CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                  "--disable-component-update", "--disable-sync", "--no-first-run",
+                  "--disable-default-apps", "--disable-extensions", "--hide-scrollbars",
+                  "--mute-audio", "--remote-debugging-port=0"]
+
+# Runs in the page once it has loaded: waits for MathJax's first typeset and the web fonts.
+PAGE_STATE = """(async () => {
+  const t0 = performance.now();
+  while (!(window.MathJax && MathJax.startup && MathJax.startup.promise)
+         && document.querySelector('.math') && performance.now() - t0 < 15000) {
+    await new Promise(r => setTimeout(r, 100));
+  }
+  if (window.MathJax && MathJax.startup && MathJax.startup.promise) await MathJax.startup.promise;
+  await document.fonts.ready;
+  return {
+    math: document.querySelectorAll('span.math, div.math').length,
+    typeset: document.querySelectorAll('mjx-container').length,
+    mathErrors: document.querySelectorAll('mjx-merror').length,
+    images: document.images.length,
+    brokenImages: [...document.images].filter(i => !i.complete || i.naturalWidth === 0)
+                                      .map(i => i.getAttribute('src')),
+    height: Math.ceil(document.documentElement.scrollHeight),
+  };
+})()"""
+
+
+class Quiet(SimpleHTTPRequestHandler):
+    def log_message(self, *args):
+        pass
+
+
+def serve(folder: Path) -> tuple[ThreadingHTTPServer, str]:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Quiet, directory=str(folder)))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server, f"http://127.0.0.1:{server.server_address[1]}"
+
+
+class DevTools:
+    """Minimal Chrome DevTools Protocol client: commands by id, events collected per session."""
+
+    def __init__(self, ws):
+        self.ws, self.next_id, self.pending, self.events = ws, 0, {}, []
+        self.reader = asyncio.ensure_future(self._read())
+
+    async def _read(self):
+        while True:
+            raw = await self.ws.read_message()
+            if raw is None:
+                return
+            msg = json.loads(raw)
+            if "id" in msg and msg["id"] in self.pending:
+                self.pending.pop(msg["id"]).set_result(msg)
+            else:
+                self.events.append(msg)
+
+    async def send(self, method: str, params: dict | None = None, session: str | None = None,
+                   timeout: float = 60):
+        self.next_id += 1
+        msg = {"id": self.next_id, "method": method, "params": params or {}}
+        if session:
+            msg["sessionId"] = session
+        future = asyncio.get_running_loop().create_future()
+        self.pending[self.next_id] = future
+        await self.ws.write_message(json.dumps(msg))
+        reply = await asyncio.wait_for(future, timeout)
+        if "error" in reply:
+            raise RuntimeError(f"{method}: {reply['error']}")
+        return reply.get("result", {})
+
+    async def wait_event(self, method: str, session: str, since: int, timeout: float = 60):
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            for msg in self.events[since:]:
+                if msg.get("method") == method and msg.get("sessionId") == session:
+                    return msg
+            await asyncio.sleep(0.05)
+        raise TimeoutError(f"no {method} within {timeout} s")
+
+
+async def shoot(pages: list[str], base: str, out: Path, port_file: Path, width: int,
+                max_height: int) -> dict[str, list[str]]:
+    for _ in range(300):  # Chromium writes its DevTools port once it is ready
+        if port_file.is_file() and len(port_file.read_text().splitlines()) >= 2:
+            break
+        await asyncio.sleep(0.1)
+    port, path = port_file.read_text().splitlines()[:2]
+    cdp = DevTools(await websocket_connect(f"ws://127.0.0.1:{port}{path}", max_message_size=1 << 30))
+    target = await cdp.send("Target.createTarget", {"url": "about:blank"})
+    session = (await cdp.send("Target.attachToTarget",
+                              {"targetId": target["targetId"], "flatten": True}))["sessionId"]
+    for domain in ("Page", "Network", "Runtime"):
+        await cdp.send(f"{domain}.enable", session=session)
+    problems: dict[str, list[str]] = {}
+    for page in pages:
+        await cdp.send("Emulation.setDeviceMetricsOverride", {"width": width, "height": 900,
+                       "deviceScaleFactor": 1, "mobile": False}, session=session)
+        since = len(cdp.events)
+        await cdp.send("Page.navigate", {"url": f"{base}/{page}"}, session=session)
+        await cdp.wait_event("Page.loadEventFired", session, since)
+        state = (await cdp.send("Runtime.evaluate", {"expression": PAGE_STATE, "awaitPromise": True,
+                                "returnByValue": True}, session=session))["result"]["value"]
+        height = min(state["height"], max_height)
+        await cdp.send("Emulation.setDeviceMetricsOverride", {"width": width, "height": height,
+                       "deviceScaleFactor": 1, "mobile": False}, session=session)
+        await asyncio.sleep(0.3)  # let the layout settle at the new size
+        shot = await cdp.send("Page.captureScreenshot", {"format": "png", "captureBeyondViewport": True,
+                              "clip": {"x": 0, "y": 0, "width": width, "height": height, "scale": 1}},
+                              session=session)
+        png = out / (Path(page).with_suffix("").as_posix().replace("/", "_") + ".png")
+        png.write_bytes(base64.b64decode(shot["data"]))
+        remote = sorted({m["params"]["request"]["url"] for m in cdp.events[since:]
+                         if m.get("method") == "Network.requestWillBeSent"
+                         and m.get("sessionId") == session
+                         and not m["params"]["request"]["url"].startswith((base, "data:", "blob:"))})
+        found = []
+        if state["math"] and state["typeset"] == 0:
+            found.append(f"{state['math']} maths element(s) but nothing typeset by MathJax")
+        if state["mathErrors"]:
+            found.append(f"{state['mathErrors']} MathJax error(s) (bad TeX)")
+        if state["brokenImages"]:
+            found.append(f"images that did not load: {state['brokenImages']}")
+        if remote:
+            found.append(f"requests outside the site: {remote}")
+        print(f"screenshots: {png.relative_to(ROOT)}  maths {state['typeset']}/{state['math']} typeset, "
+              f"{state['images']} images, page height {state['height']} px"
+              + ("" if not found else "  PROBLEMS: " + "; ".join(found)))
+        if found:
+            problems[page] = found
+    cdp.reader.cancel()
+    cdp.ws.close()
+    return problems
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--build", type=Path, default=ROOT / "_build" / "html")
+    parser.add_argument("--out", type=Path, default=ROOT / "_build" / "screenshots")
+    parser.add_argument("--toc", type=Path, default=ROOT / "_toc.yml")
+    parser.add_argument("--chromium", default=shutil.which("chromium") or shutil.which("chromium-browser")
+                        or shutil.which("google-chrome"))
+    parser.add_argument("--width", type=int, default=1280)
+    parser.add_argument("--max-height", type=int, default=8000)
+    args = parser.parse_args(argv)
+    if not args.chromium:
+        print("screenshots: no Chromium found; apt-get install -y chromium, or pass --chromium.",
+              file=sys.stderr)
+        return 1
+    if not args.build.is_dir():
+        print(f"screenshots: no built site at {args.build}; run `make book` first.", file=sys.stderr)
+        return 1
+    args.out.mkdir(parents=True, exist_ok=True)
+    pages = [f"{doc}.html" for doc in toc_files(args.toc)]
+    server, base = serve(args.build)
+    with tempfile.TemporaryDirectory(prefix="jeirt-chromium-", ignore_cleanup_errors=True) as profile:
+        browser = subprocess.Popen([args.chromium, *CHROMIUM_FLAGS, f"--user-data-dir={profile}",
+                                    "about:blank"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            problems = asyncio.run(shoot(pages, base, args.out, Path(profile) / "DevToolsActivePort",
+                                         args.width, args.max_height))
+        finally:
+            browser.terminate()
+            try:
+                browser.wait(10)
+            except subprocess.TimeoutExpired:
+                browser.kill()
+            server.shutdown()
+    for page, found in problems.items():
+        for problem in found:
+            print(f"screenshots: FAIL {page}: {problem}", file=sys.stderr)
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,255 @@
+"""Tests for the book: its settings, figure style, HTML checker, and every chapter run under nbval.
+
+`test_chapter_runs` converts each chapter listed in `_toc.yml` from MyST markdown to a notebook
+(jupytext, into a temporary folder) and runs it with nbval in lax mode (a cell fails only if it
+raises; outputs are not compared, since numbers change with data and library versions), in the
+smoke profile. This is what `make test`, and so CI, runs.
+
+`test_site_builds` builds the whole site with `scripts/build_book.py` (Jupyter Book, `-W`, then
+`scripts/check_html.py`). It runs every chapter a second time, so it is off unless
+`JEIRT_BUILD_SITE=1`; CI builds the site with `make book` instead (see the Makefile).
+"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from jeirt import book, plots
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "scripts"))
+import check_html  # noqa: E402
+
+jupytext = pytest.importorskip("jupytext")
+
+CHAPTERS = [doc for doc in check_html.toc_files(ROOT / "_toc.yml")
+            if (ROOT / f"{doc}.md").is_file() and (ROOT / f"{doc}.md").read_text().startswith("---\njupytext:")]
+
+
+def read_chapter(doc: str):
+    return jupytext.read(ROOT / f"{doc}.md")
+
+
+def data_present() -> bool:
+    from jeirt.data import local_datasets
+    return "mmlu_pro" in local_datasets()
+
+
+# ---------------------------------------------------------------------------------------------
+# Structure of the chapters (house style), cheap and without running anything
+
+
+def test_toc_lists_existing_files():
+    for doc in check_html.toc_files(ROOT / "_toc.yml"):
+        assert (ROOT / f"{doc}.md").is_file(), f"_toc.yml lists {doc}, but {doc}.md does not exist"
+    assert CHAPTERS, "no jupytext chapters found in _toc.yml"
+
+
+@pytest.mark.parametrize("doc", CHAPTERS)
+def test_chapter_follows_house_style(doc):
+    nb = read_chapter(doc)
+    assert nb.metadata["kernelspec"]["name"] == "python3", f"{doc}: kernelspec must be python3"
+    code = [c for c in nb.cells if c.cell_type == "code"]
+    first = code[0]
+    assert first.source.strip() == book.SETUP_CELL.strip(), \
+        f"{doc}: the first code cell must be jeirt.book.SETUP_CELL (the Colab install cell)"
+    assert "hide-output" in first.metadata.get("tags", []), f"{doc}: tag the setup cell hide-output"
+    assert any("print(cfg.describe())" in c.source for c in code[:3]), \
+        f"{doc}: print cfg.describe() near the top so readers see the settings"
+    text = "\n".join(c.source for c in nb.cells if c.cell_type == "markdown")
+    for heading in ("## Overview", "## Summary", "## Exercises"):
+        assert f"\n{heading}\n" in f"\n{text}\n", f"{doc}: missing section {heading!r}"
+    for cell in code:
+        figure = cell.metadata.get("mystnb", {}).get("figure")
+        if figure is not None:
+            assert str(figure.get("name", "")).startswith("fig-"), f"{doc}: figure name must start fig-"
+            assert figure.get("caption"), f"{doc}: figure {figure.get('name')} needs a caption"
+            assert f"{{numref}}`{figure['name']}`" in text, \
+                f"{doc}: figure {figure['name']} is never cited with {{numref}}"
+
+
+def test_setup_cell_is_quiet_outside_colab():
+    namespace = {}
+    # IPython magics are not Python; replace the %pip line, which must not run outside Colab.
+    source = book.SETUP_CELL.replace("%pip", "raise AssertionError  #")
+    exec(compile(source, "<setup>", "exec"), namespace)
+    assert book.REPO_URL in book.SETUP_CELL
+
+
+# ---------------------------------------------------------------------------------------------
+# jeirt.book settings
+
+
+def test_settings_defaults_and_describe(monkeypatch):
+    for var in ("JEIRT_PROFILE", "JEIRT_DATASET", "JEIRT_ENCODER", "JEIRT_SEED"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("JEIRT_DEVICE", "cpu")
+    cfg = book.settings()
+    assert cfg.describe() == "profile=smoke dataset=mmlu_pro encoder=all-MiniLM-L6-v2 device=cpu seed=0"
+    full = book.settings("full")
+    assert (full.dataset, full.max_items, full.max_epochs) == ("embedllm", None, None)
+    with pytest.raises(Exception):
+        cfg.seed = 1  # frozen
+
+
+def test_settings_from_environment(monkeypatch):
+    monkeypatch.setenv("JEIRT_PROFILE", "FULL")
+    monkeypatch.setenv("JEIRT_DATASET", "zeroeval")
+    monkeypatch.setenv("JEIRT_ENCODER", "all-mpnet-base-v2")
+    monkeypatch.setenv("JEIRT_SEED", "7")
+    monkeypatch.setenv("JEIRT_DEVICE", "cpu")
+    cfg = book.settings(max_items=50)
+    assert cfg.describe() == "profile=full dataset=zeroeval encoder=all-mpnet-base-v2 device=cpu seed=7"
+    assert cfg.max_items == 50 and json.dumps(cfg.as_dict())
+
+
+@pytest.mark.parametrize("env, message", [({"JEIRT_PROFILE": "tiny"}, "JEIRT_PROFILE"),
+                                          ({"JEIRT_SEED": "x"}, "JEIRT_SEED")])
+def test_settings_reject_bad_environment(monkeypatch, env, message):
+    for key, value in env.items():
+        monkeypatch.setenv(key, value)
+    with pytest.raises(ValueError, match=message):
+        book.settings()
+
+
+def test_settings_reject_unknown_override():
+    with pytest.raises(TypeError, match="max_itemz"):
+        book.settings(max_itemz=3)
+
+
+def test_sample_items_keeps_each_groups_share():
+    groups = np.array(["a"] * 600 + ["b"] * 300 + ["c"] * 100)
+    picked = book.sample_items(groups, 100, np.random.default_rng(0))
+    assert len(picked) == 100 and len(set(picked)) == 100
+    counts = {g: int((groups[picked] == g).sum()) for g in "abc"}
+    assert counts == {"a": 60, "b": 30, "c": 10}
+    assert np.array_equal(book.sample_items(groups, 5000, np.random.default_rng(0)), np.arange(1000))
+
+
+@pytest.mark.skipif(not data_present(), reason="mmlu_pro not under JEIRT_DATA")
+def test_load_dataset_respects_the_profile():
+    cfg = book.settings("smoke", max_items=300, max_models=10)
+    ds = cfg.load_dataset()
+    assert (ds.n_models, ds.n_items) == (10, 300)
+    again = cfg.load_dataset()
+    assert list(again.items["item_id"]) == list(ds.items["item_id"])  # seeded
+
+
+# ---------------------------------------------------------------------------------------------
+# jeirt.plots
+
+
+def test_p_correct_matches_equation_and_circle():
+    rng = np.random.default_rng(0)
+    model = np.array([1.5, -0.5])
+    q = rng.normal(size=(500, 2))
+    norm = np.linalg.norm(q, axis=1)
+    expected = 1 / (1 + np.exp(-(q @ model / norm - norm)))
+    assert np.allclose(plots.p_correct(q, model), expected)
+    inside = np.linalg.norm(q - model / 2, axis=1) < np.linalg.norm(model) / 2
+    assert np.array_equal(inside, plots.p_correct(q, model) > 0.5)
+
+
+def test_figures_follow_the_house_style():
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import pandas as pd
+
+    plots.use_style()
+    fig, axes = plt.subplots(1, 3, figsize=(12, 4))
+    plots.geometry_toy(axes[0])
+    plots.bar_by_group(axes[1], pd.Series({"m1": 0.3, "m2": 0.7}), highlight=["m2"])
+    plots.heatmap(axes[2], pd.DataFrame({"a": [0.1, 0.9], "b": [0.5, np.nan]}, index=["m1", "m2"]))
+    plots.check_figure(fig)
+    axes[0].set_title("A title")
+    with pytest.raises(AssertionError, match="title"):
+        plots.check_figure(fig)
+    plt.close(fig)
+    assert list(plots.extremes(pd.Series(np.arange(100.0)), 4)) == [0, 1, 98, 99]
+
+
+# ---------------------------------------------------------------------------------------------
+# scripts/check_html.py on small hand-made sites
+
+
+def make_site(tmp_path, body: str, head: str = "") -> Path:
+    site = tmp_path / "html"
+    (site / "book").mkdir(parents=True)
+    (site / "book" / "intro.html").write_text(f"<html><head>{head}</head><body>{body}</body></html>")
+    (site / "book" / "fig.png").write_bytes(b"\x89PNG")
+    (tmp_path / "_toc.yml").write_text("format: jb-book\nroot: book/intro\n")
+    return site
+
+
+@pytest.mark.parametrize("body, head, problem", [
+    ('<figure><img src="fig.png"></figure>', "", None),
+    ('<div class="output traceback">Traceback</div>', "", "error output"),
+    ('<div class="output stderr">UserWarning</div>', "", "error output"),
+    ('<figure><img src="missing.png"></figure>', "", "missing file"),
+    ('<figure></figure>', "", "hold no image"),
+    ("<pre>&lt;Figure size 640x480 with 1 Axes&gt;</pre>", "", "printed as text"),
+    ('<span class="xref std std-numref">fig-x</span>', "", "unresolved"),
+    ('<span class="math">x</span>', "", "no MathJax"),
+    ("", '<script src="https://cdn.jsdelivr.net/npm/mathjax@3/es5/tex-mml-chtml.js"></script>', "remote"),
+    ("", '<link rel="stylesheet" href="//fonts.googleapis.com/css?family=Lato">', "remote"),
+    ('<a href="https://arxiv.org/abs/2509.22888">paper</a>', "", None),
+])
+def test_check_html_finds_problems(tmp_path, capsys, body, head, problem):
+    site = make_site(tmp_path, body, head)
+    code = check_html.main(["--build", str(site), "--toc", str(tmp_path / "_toc.yml")])
+    err = capsys.readouterr().err
+    if problem is None:
+        assert code == 0, err
+    else:
+        assert code == 1 and problem in err and "book/intro.html" in err, err
+
+
+def test_check_html_finds_remote_urls_in_css(tmp_path, capsys):
+    site = make_site(tmp_path, "", '<link rel="stylesheet" href="../_static/s.css">')
+    (site / "_static").mkdir()
+    (site / "_static" / "s.css").write_text("@font-face { src: url(https://fonts.gstatic.com/x.woff2) }")
+    assert check_html.main(["--build", str(site), "--toc", str(tmp_path / "_toc.yml")]) == 1
+    assert "fonts.gstatic.com" in capsys.readouterr().err
+
+
+# ---------------------------------------------------------------------------------------------
+# Every chapter, run as a notebook (nbval, smoke profile)
+
+
+def chapter_env() -> dict:
+    env = dict(os.environ, JEIRT_PROFILE="smoke", MPLBACKEND="module://matplotlib_inline.backend_inline")
+    if env.get("JEIRT_DATA"):  # the kernel runs elsewhere: make a relative path absolute
+        env["JEIRT_DATA"] = str(Path(env["JEIRT_DATA"]).resolve())
+    return env
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not data_present(), reason="the chapters need mmlu_pro under JEIRT_DATA")
+@pytest.mark.parametrize("doc", CHAPTERS)
+def test_chapter_runs(doc, tmp_path):
+    notebook = tmp_path / f"{Path(doc).name}.ipynb"
+    jupytext.write(read_chapter(doc), notebook)
+    (tmp_path / "pytest.ini").write_text("[pytest]\n")  # keep the project's pytest options out
+    cmd = [sys.executable, "-m", "pytest", "--nbval-lax", "--current-env", "--nbval-cell-timeout=600",
+           "-p", "no:cacheprovider", "-q", "-c", str(tmp_path / "pytest.ini"),
+           "--rootdir", str(tmp_path), str(notebook)]
+    result = subprocess.run(cmd, cwd=tmp_path, env=chapter_env(), capture_output=True, text=True,
+                            timeout=1800)
+    assert result.returncode == 0, f"{doc}.md failed under nbval:\n{result.stdout[-6000:]}\n{result.stderr[-2000:]}"
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(os.environ.get("JEIRT_BUILD_SITE") != "1",
+                    reason="set JEIRT_BUILD_SITE=1 to build the whole site (make book does this)")
+def test_site_builds():
+    env = chapter_env()
+    result = subprocess.run([sys.executable, str(ROOT / "scripts" / "build_book.py")], cwd=ROOT,
+                            env=env, capture_output=True, text=True, timeout=3600)
+    assert result.returncode == 0, f"{result.stdout[-6000:]}\n{result.stderr[-3000:]}"
