@@ -154,6 +154,7 @@ class JEIRT:
 
         `models` defaults to the questions' dataset models (when given a Dataset) or all known ones.
         """
+        self._check_fitted()
         if models is None:
             models = questions.models if isinstance(questions, Dataset) else self.models_
         rows = self._rows(models)

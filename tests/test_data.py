@@ -1,0 +1,193 @@
+"""The data container, loaders, splits and simulator: shapes, policies and every bad-input error."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from jeirt.data import (Dataset, Split, embedllm_from_frames, from_long, hold_out_models, load_embedllm,
+                        load_local, read_results_csv, simulate, split_by_question,
+                        split_leave_benchmark_out, subsample_items)
+
+FIXTURES = Path(__file__).resolve().parents[1] / "data" / "fixtures"
+
+
+def long_table() -> pd.DataFrame:
+    return pd.DataFrame({"model": ["a", "a", "b", "b", "c"], "item_id": [1, 2, 1, 3, 3],
+                         "label": [1, 0, 0.5, 1, 0], "benchmark": ["x", "x", "x", "y", "y"],
+                         "text": ["q1", "q2", "q1", "q3", "q3"]})
+
+
+def test_from_long_builds_matrix_with_nan_for_missing_pairs():
+    ds = from_long(long_table())
+    assert ds.models == ["a", "b", "c"]
+    assert ds.items["item_id"].tolist() == ["1", "2", "3"]
+    expected = np.array([[1, 0, np.nan], [0.5, np.nan, 1], [np.nan, np.nan, 0]], dtype=np.float32)
+    np.testing.assert_array_equal(ds.labels, expected)
+    assert ds.items["benchmark"].tolist() == ["x", "x", "y"]
+    np.testing.assert_allclose(ds.accuracy().to_numpy(), [0.5, 0.75, 0.0])
+    back = ds.to_long().sort_values(["model", "item_id"]).reset_index(drop=True)
+    assert len(back) == 5 and back["label"].sum() == pytest.approx(2.5)
+
+
+@pytest.mark.parametrize("change, message", [
+    (lambda df: df.drop(columns="label"), "lacks column"),
+    (lambda df: df.assign(label=[1, 0, np.nan, 1, 0]), "missing, not numbers"),
+    (lambda df: df.assign(label=[1, 0, 2, 1, 0]), "outside"),
+    (lambda df: df.assign(label=["1", "0", "yes", "1", "0"]), "not numbers"),
+    (lambda df: df.iloc[:0], "no rows"),
+    (lambda df: pd.concat([df, df.iloc[:1]]), "repeat a"),
+])
+def test_from_long_rejects_bad_input(change, message):
+    with pytest.raises(ValueError, match=message):
+        from_long(change(long_table()))
+
+
+def test_duplicate_policies():
+    df = pd.concat([long_table(), long_table().iloc[:1].assign(label=0)])
+    assert from_long(df, duplicates="mean").labels[0, 0] == pytest.approx(0.5)
+    assert from_long(df, duplicates="first").labels[0, 0] == 1
+    with pytest.raises(ValueError, match="duplicates="):
+        from_long(df, duplicates="max")
+
+
+def test_items_missing_from_item_table_are_named():
+    items = pd.DataFrame({"item_id": ["1", "2"], "benchmark": "x", "text": ["q1", "q2"]})
+    with pytest.raises(ValueError, match=r"missing from the item table.*'3'"):
+        from_long(long_table()[["model", "item_id", "label"]], items)
+
+
+def test_malformed_csv_gives_clear_error(tmp_path):
+    path = tmp_path / "bad.csv"
+    path.write_text('model,item_id,label\n"a,1,1\nb,2\n')
+    with pytest.raises(ValueError):
+        read_results_csv(path)
+    path.write_text("model,question,label\na,1,1\n")
+    with pytest.raises(ValueError, match="lacks column"):
+        read_results_csv(path)
+
+
+def test_dataset_checks_shapes_and_names():
+    items = pd.DataFrame({"item_id": ["1", "2"], "benchmark": "x", "text": ["a", "b"]})
+    with pytest.raises(ValueError, match="expected \\(n_models, n_items\\)"):
+        Dataset("t", ["m"], items, np.zeros((1, 3)))
+    with pytest.raises(ValueError, match="unique"):
+        Dataset("t", ["m", "m"], items, np.zeros((2, 2)))
+    with pytest.raises(ValueError, match="empty"):
+        Dataset("t", [], items, np.zeros((0, 2)))
+    ds = Dataset("t", ["m", "n"], items, np.zeros((2, 2)))
+    with pytest.raises(KeyError, match="unknown model"):
+        ds.model_index(["zzz"])
+    assert ds.subset(models=["n"], items=np.array([True, False])).labels.shape == (1, 1)
+
+
+def test_local_layout_loads_with_embeddings(tmp_path, mmlu_pro):
+    assert mmlu_pro.labels.shape == (33, 12032)
+    assert set(mmlu_pro.embeddings) >= {"all-MiniLM-L6-v2"}
+    assert mmlu_pro.features("minilm").shape == (12032, 384)
+    # A stale embedding file (texts changed since it was computed) is refused, not silently used.
+    folder = tmp_path / "toy"
+    (folder / "embeddings").mkdir(parents=True)
+    items = mmlu_pro.items.iloc[:3][["item_id", "benchmark", "subject", "text"]]
+    items.to_csv(folder / "items.csv.gz", index=False)
+    mmlu_pro.subset(items=np.arange(3)).to_long().to_csv(folder / "responses.csv.gz", index=False)
+    emb = mmlu_pro.embeddings["all-MiniLM-L6-v2"][:3]
+    sha = np.array(["0" * 64] * 3)
+    np.savez(folder / "embeddings" / "all-MiniLM-L6-v2.npz", item_id=items["item_id"].to_numpy(dtype=str),
+             text_sha256=sha, emb=emb)
+    with pytest.raises(ValueError, match="other texts"):
+        load_local("toy", tmp_path)
+    with pytest.raises(FileNotFoundError, match="JEIRT_DATA"):
+        load_local("nope", tmp_path)
+
+
+def fixture_frames():
+    return [pd.read_csv(FIXTURES / "embedllm" / f"{part}.csv") for part in ("train", "val", "test")]
+
+
+def test_embedllm_fixture_official_split_and_duplicates():
+    ds, split = embedllm_from_frames(*fixture_frames())
+    assert ds.n_models == 3 and ds.n_items == 9
+    col = ds.items["item_id"].tolist().index("4")
+    np.testing.assert_allclose(ds.labels[:, col], 0.5)  # two variants, opposite labels -> soft 0.5
+    for part, n in (("train", 5), ("val", 2), ("test", 2)):
+        mask = getattr(split, part)
+        assert len(split.items_of(part)) == n
+        assert mask[:, split.items_of(part)].all()  # every model in every part
+    assert ds.items.loc[col, "benchmark"] == "truthfulqa"
+
+
+def test_embedllm_rejects_wrong_columns_and_leaks():
+    train, val, test = fixture_frames()
+    with pytest.raises(ValueError, match="lacks column"):
+        embedllm_from_frames(train.drop(columns="category"), val, test)
+    with pytest.raises(ValueError, match="more than one split"):
+        embedllm_from_frames(train, val, pd.concat([test, train.iloc[:3]]))
+
+
+def test_embedllm_offline_fails_fast_naming_jeirt_data(tmp_path, monkeypatch):
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    with pytest.raises(ConnectionError, match="JEIRT_DATA"):
+        load_embedllm(cache=tmp_path)
+
+
+def test_question_split_is_stratified_disjoint_and_seeded(small_sim):
+    ds, _ = small_sim
+    split = split_by_question(ds, seed=3)
+    assert not (split.train & split.test).any()
+    counts = {p: len(split.items_of(p)) for p in ("train", "val", "test")}
+    assert counts == {"train": 480, "val": 60, "test": 60}
+    for bench, idx in ds.items.groupby("benchmark").indices.items():  # stratified: ~10% per benchmark
+        assert abs(split.test[0, idx].mean() - 0.1) < 0.02
+    np.testing.assert_array_equal(split.test, split_by_question(ds, seed=3).test)
+    assert not np.array_equal(split.test, split_by_question(ds, seed=4).test)
+    with pytest.raises(ValueError, match="fractions"):
+        split_by_question(ds, fractions=(0.9, 0.2, 0.1))
+
+
+def test_unobserved_labels_never_enter_a_split():
+    ds, _ = simulate(n_models=5, n_items=200, density=0.5, seed=1)
+    split = split_by_question(ds)
+    for part in (split.train, split.val, split.test):
+        assert not np.isnan(ds.labels[part]).any()
+
+
+def test_leave_benchmark_out_and_empty_split(small_sim):
+    ds, _ = small_sim
+    split = split_leave_benchmark_out(ds, "bench1", seed=0)
+    test_benches = set(ds.items["benchmark"].iloc[split.items_of("test")])
+    assert test_benches == {"bench1"}
+    assert "bench1" not in set(ds.items["benchmark"].iloc[split.items_of("train")])
+    with pytest.raises(ValueError, match="is not in dataset"):
+        split_leave_benchmark_out(ds, "nope")
+    empty = np.zeros_like(split.train)
+    with pytest.raises(ValueError, match="val part is empty"):
+        Split(split.train, empty, split.test, "broken")
+
+
+def test_hold_out_models_and_subsample(small_sim):
+    ds, _ = small_sim
+    base = split_by_question(ds, seed=0)
+    split = hold_out_models(ds, base, 5, seed=0)
+    rows = ds.model_index(split.held_out)
+    assert len(rows) == 5 and not split.train[rows].any() and not split.val[rows].any()
+    np.testing.assert_array_equal(split.onboard[rows], base.train[rows])
+    assert split.test[rows].any()
+    sub = subsample_items(split.onboard, 0.1, seed=0)
+    assert (sub <= split.onboard).all()
+    assert sub[rows].sum(axis=1).tolist() == [48] * 5
+    with pytest.raises(ValueError, match="fraction"):
+        subsample_items(split.onboard, 0)
+
+
+def test_simulation_is_seeded_and_matches_its_truth():
+    a, truth = simulate(n_models=10, n_items=300, seed=5)
+    b, _ = simulate(n_models=10, n_items=300, seed=5)
+    np.testing.assert_array_equal(a.labels, b.labels)
+    q, v = truth.question_embeddings, truth.model_vectors
+    r = np.linalg.norm(q, axis=1)
+    logits = v @ (q / r[:, None]).T - r
+    np.testing.assert_allclose(truth.probabilities, 1 / (1 + np.exp(-logits)), rtol=1e-5)
+    assert 0.3 < np.nanmean(a.labels) < 0.8

@@ -1,0 +1,86 @@
+"""The JEIRT estimator: prediction shapes, onboarding rules, persistence and its errors."""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+
+from jeirt.data import from_long, split_by_question
+from jeirt.estimator import JEIRT, NotFittedError
+
+
+@pytest.fixture(scope="module")
+def fitted(small_sim):
+    ds, _ = small_sim
+    model = JEIRT(d=8, encoder="simulated", max_epochs=5, progress=False).fit(ds, split_by_question(ds))
+    return ds, model
+
+
+def test_predictions_and_geometry_are_consistent(fitted):
+    ds, model = fitted
+    probs = model.predict_proba(ds)
+    assert probs.shape == ds.labels.shape and ((probs > 0) & (probs < 1)).all()
+    emb = model.question_embeddings(ds)
+    norms, dirs = model.question_norms(ds), model.question_directions(ds)
+    np.testing.assert_allclose(dirs * norms[:, None], emb, rtol=1e-5, atol=1e-6)
+    manual = 1 / (1 + np.exp(-(model.model_vectors_ @ dirs.T - norms)))
+    np.testing.assert_allclose(probs, manual, rtol=1e-4, atol=1e-6)
+    sub = model.predict_proba(ds, models=[ds.models[3]])
+    np.testing.assert_allclose(sub[0], probs[3], rtol=1e-6)
+    np.testing.assert_allclose(model.predict_proba(ds.embeddings["simulated"]), probs, rtol=1e-6)
+
+
+def test_save_load_gives_identical_predictions(fitted, tmp_path):
+    ds, model = fitted
+    path = model.save(tmp_path / "m.pt")
+    again = JEIRT.load(path)
+    np.testing.assert_array_equal(again.predict_proba(ds), model.predict_proba(ds))
+    assert again.models_ == model.models_ and again.config == model.config
+
+
+def test_load_rejects_other_files(tmp_path):
+    (tmp_path / "junk.pt").write_bytes(b"not a checkpoint")
+    with pytest.raises(ValueError, match="could not read"):
+        JEIRT.load(tmp_path / "junk.pt")
+    torch.save({"something": 1}, tmp_path / "other.pt")
+    with pytest.raises(ValueError, match="not a model saved by jeirt"):
+        JEIRT.load(tmp_path / "other.pt")
+
+
+def test_unfitted_unknown_models_and_wrong_features(fitted):
+    ds, model = fitted
+    with pytest.raises(NotFittedError, match="not fitted"):
+        JEIRT().predict_proba(ds)
+    with pytest.raises(KeyError, match="onboard"):
+        model.predict_proba(ds, models=["gpt-17"])
+    with pytest.raises(ValueError, match="trained on 32-d"):
+        model.predict_proba(np.zeros((3, 5), dtype=np.float32))
+    with pytest.raises(ValueError, match="d=0"):
+        JEIRT(d=0)
+
+
+def test_onboard_appends_and_refuses_silent_overwrite(fitted, tmp_path):
+    ds, model = fitted
+    model = JEIRT.load(model.save(tmp_path / "copy.pt"))  # a private copy
+    rows = ds.to_long()
+    rows = rows[rows["model"].isin(ds.models[:2])].assign(model=lambda df: df["model"] + "-new")
+    new = from_long(rows, ds.items)
+    new.embeddings = ds.embeddings
+    model.onboard(new)
+    assert model.models_[-2:] == [ds.models[0] + "-new", ds.models[1] + "-new"]
+    assert set(model.onboard_covariances_) == set(new.models)
+    with pytest.raises(ValueError, match="replace=True"):
+        model.onboard(new)
+    model.onboard(new, replace=True)
+    empty = new.subset()
+    empty.labels[:] = np.nan
+    with pytest.raises(ValueError, match="no labels to onboard"):
+        model.onboard(empty, replace=True)
+
+
+def test_fit_refuses_a_split_from_another_dataset(fitted):
+    ds, _ = fitted
+    other = ds.subset(models=ds.models[:5])
+    with pytest.raises(ValueError, match="Make the split from this dataset"):
+        JEIRT(encoder="simulated", progress=False).fit(ds, split_by_question(other))

@@ -1,0 +1,100 @@
+"""The trainer and onboarding on data drawn from JE-IRT itself, where every parameter is known."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from jeirt.data import hold_out_models, simulate, split_by_question
+from jeirt.estimator import JEIRT
+from jeirt.metrics import evaluate
+from jeirt.model import JEIRTNet
+from jeirt.onboard import fit_model_vectors
+from jeirt.train import TrainConfig, train
+
+# Low-dimensional features and many questions per parameter: enough data to recover the truth.
+SIM = dict(n_models=60, n_items=20000, feature_dim=16, d=8, seed=0)
+FIT = dict(d=8, encoder="simulated", feature_noise=0.0, lr=1e-2, batch_items=512, progress=False)
+
+
+@pytest.fixture(scope="module")
+def recovery():
+    ds, truth = simulate(**SIM)
+    split = split_by_question(ds, seed=0)
+    model = JEIRT(**FIT).fit(ds, split)
+    return ds, truth, split, model
+
+
+def test_parameter_recovery(recovery):
+    ds, truth, split, model = recovery
+    probs = model.predict_proba(ds)
+    corr = np.corrcoef(probs[split.test], truth.probabilities[split.test])[0, 1]
+    fitted_auc = evaluate(probs, ds, split.test)["overall"]["auc"]
+    true_auc = evaluate(truth.probabilities, ds, split.test)["overall"]["auc"]
+    assert corr >= 0.95
+    assert abs(fitted_auc - true_auc) <= 0.01
+    # Norms track the true difficulty (the norm of the true question embedding).
+    norm_corr = np.corrcoef(model.question_norms(ds), np.linalg.norm(truth.question_embeddings, axis=1))[0, 1]
+    assert norm_corr > 0.9
+
+
+def test_best_checkpoint_is_restored(recovery):
+    _, _, _, model = recovery
+    h = model.history_
+    assert h.val_loss[h.best_epoch] <= min(h.val_loss) + 1e-5  # later "improvements" under 1e-5 don't count
+    assert len(h.train_loss) - 1 - h.best_epoch <= model.config.patience
+
+
+def test_onboarding_with_all_data_matches_joint_training(recovery):
+    ds, _, split, joint = recovery
+    held = hold_out_models(ds, split, 10, seed=1)
+    rows = ds.model_index(held.held_out)
+    model = JEIRT(**FIT).fit(ds, held)  # held-out vectors are fitted by onboarding inside fit()
+    acc = lambda m: np.mean([evaluate(m.predict_proba(ds), ds, split.test)["per_model"].loc[name, "accuracy"]
+                             for name in held.held_out])
+    assert abs(acc(model) - acc(joint)) <= 0.005
+    assert split.test[rows].any()
+
+
+def test_onboarding_recovers_a_known_vector_exactly_in_the_limit():
+    """With the true question embeddings and probabilities as soft labels, MAP with a weak prior
+    returns the true model vectors."""
+    ds, truth = simulate(n_models=5, n_items=3000, feature_dim=16, d=4, soft=True, seed=2)
+    q = truth.question_embeddings.astype(np.float64)
+    r = np.linalg.norm(q, axis=1)
+    result = fit_model_vectors(q / r[:, None], r, truth.probabilities, np.ones_like(ds.labels, bool),
+                               prior_mean=np.zeros(4), prior_variance=1e6)
+    np.testing.assert_allclose(result.vectors, truth.model_vectors, atol=1e-3)
+    assert result.covariances.shape == (5, 4, 4) and result.iterations < 20
+
+
+def test_same_seed_same_result_on_cpu(small_sim):
+    ds, _ = small_sim
+    split = split_by_question(ds, seed=0)
+    fits = [JEIRT(d=8, encoder="simulated", max_epochs=3, device="cpu", progress=False).fit(ds, split)
+            for _ in range(2)]
+    np.testing.assert_array_equal(fits[0].predict_proba(ds), fits[1].predict_proba(ds))
+    other = JEIRT(d=8, encoder="simulated", max_epochs=3, device="cpu", random_state=1, progress=False)
+    assert not np.array_equal(other.fit(ds, split).predict_proba(ds), fits[0].predict_proba(ds))
+
+
+def test_trainer_refuses_bad_input(small_sim):
+    ds, _ = small_sim
+    split = split_by_question(ds, seed=0)
+    x = ds.embeddings["simulated"].copy()
+    net = JEIRTNet(x.shape[1], ds.n_models, 4)
+    with pytest.raises(ValueError, match="selects no labels"):
+        train(net, x, ds.labels, np.zeros_like(split.train), split.val, TrainConfig(progress=False))
+    x[3, 1] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        train(net, x, ds.labels, split.train, split.val, TrainConfig(progress=False))
+
+
+def test_divergence_is_reported(small_sim):
+    ds, _ = small_sim
+    split = split_by_question(ds, seed=0)
+    net = JEIRTNet(32, ds.n_models, 4)
+    with torch.no_grad():
+        net.adapter.net[-1].weight.fill_(float("inf"))
+    with pytest.raises(FloatingPointError, match="lower the learning rate"):
+        train(net, ds.embeddings["simulated"], ds.labels, split.train, split.val, TrainConfig(progress=False))
