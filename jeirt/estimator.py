@@ -32,7 +32,9 @@ class JEIRTConfig:
     d: int = 256  # embedding dimension shared by questions and models
     encoder: str = "all-MiniLM-L6-v2"  # frozen text encoder (see jeirt.encoders.ENCODERS)
     dropout: float = 0.0  # dropout between the adapter's two layers
-    feature_noise: float = 1.0  # training-time noise on frozen features (chosen on validation loss)
+    feature_noise: float = 1.0  # training-time noise on frozen features, relative to their norm:
+    # without it the adapter memorises the training questions by epoch 2-3 (mmlu_pro validation loss
+    # 0.5979 -> 0.5938 with it; 0.5 and 1.5 were worse); not in the paper
     lr: float = 1e-3  # see TrainConfig for the training defaults and why
     weight_decay: float = 1e-4
     lr_decay: float = 0.95

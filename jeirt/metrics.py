@@ -77,6 +77,6 @@ def evaluate(probs: np.ndarray, ds: Dataset, mask: np.ndarray) -> dict:
         sub = mask[:, cols]
         if sub.any():
             per_bench[bench] = score(probs[:, cols][sub], ds.labels[:, cols][sub])
+    table = lambda rows, name: pd.DataFrame(rows).T.rename_axis(name).astype({"n": int})  # noqa: E731
     return {"overall": score(probs[mask], ds.labels[mask]),
-            "per_model": pd.DataFrame(per_model).T.rename_axis("model"),
-            "per_benchmark": pd.DataFrame(per_bench).T.rename_axis("benchmark")}
+            "per_model": table(per_model, "model"), "per_benchmark": table(per_bench, "benchmark")}

@@ -44,7 +44,7 @@ def _objective(v, u, r, y, w, mu, precision):
 
 def fit_model_vectors(directions: np.ndarray, norms: np.ndarray, labels: np.ndarray, mask: np.ndarray,
                       prior_mean: np.ndarray, prior_variance: float, max_iter: int = 50,
-                      tol: float = 1e-6, chunk: int = 64, device: str | None = None) -> OnboardResult:
+                      tol: float = 1e-6, chunk: int = 16, device: str | None = None) -> OnboardResult:
     """MAP vectors for each row of `labels` (n_new, n_items) from the entries under `mask`.
 
     directions: (n_items, d) unit question directions; norms: (n_items,). Rows are solved in chunks
