@@ -191,3 +191,34 @@ def test_simulation_is_seeded_and_matches_its_truth():
     logits = v @ (q / r[:, None]).T - r
     np.testing.assert_allclose(truth.probabilities, 1 / (1 + np.exp(-logits)), rtol=1e-5)
     assert 0.3 < np.nanmean(a.labels) < 0.8
+
+
+def test_embedllm_download_records_and_enforces_revision_and_checksums(tmp_path, monkeypatch):
+    """With the hub replaced by the fixture files: the first load records the commit and SHA-256s,
+    a later load with changed files at the same commit is refused."""
+    import huggingface_hub
+
+    files = tmp_path / "hub"
+    files.mkdir()
+    for part in ("train", "val", "test"):
+        (files / f"{part}.csv").write_bytes((FIXTURES / "embedllm" / f"{part}.csv").read_bytes())
+    asked = []
+
+    class FakeApi:
+        def dataset_info(self, repo_id, timeout=None):
+            return type("Info", (), {"sha": "abc123"})()
+
+    def fake_download(repo_id, filename, repo_type, revision, cache_dir, etag_timeout):
+        asked.append(revision)
+        return str(files / filename)
+
+    monkeypatch.setattr(huggingface_hub, "HfApi", FakeApi)
+    monkeypatch.setattr(huggingface_hub, "hf_hub_download", fake_download)
+    ds, split = load_embedllm(cache=tmp_path / "cache")
+    assert ds.n_items == 9 and asked == ["abc123"] * 3
+    lock = (tmp_path / "cache" / "embedllm" / "lock.json").read_text()
+    assert "abc123" in lock
+    with open(files / "test.csv", "a") as fh:
+        fh.write("8,What is 10 / 4?,0,gpt-4o,1,0,gsm8k\n")
+    with pytest.raises(ValueError, match="differ from the checksums"):
+        load_embedllm(cache=tmp_path / "cache")
