@@ -30,7 +30,7 @@ from typing import Protocol
 import numpy as np
 import torch
 from sklearn.exceptions import NotFittedError
-from tqdm.auto import tqdm
+from tqdm import tqdm
 
 from jeirt.settings import cache_dir, default_device
 

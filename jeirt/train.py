@@ -19,7 +19,7 @@ import numpy as np
 import torch
 from torch import nn
 from torch.nn import functional as F
-from tqdm.auto import tqdm
+from tqdm import tqdm
 
 from jeirt import settings
 
