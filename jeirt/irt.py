@@ -1,0 +1,487 @@
+"""Classic item response theory (1PL and 2PL) and the analyses of Section 3.1 and Appendix J.
+
+The two-parameter logistic model (2PL, Lord 1980) gives each model i one number, its ability theta_i,
+and each item j a discrimination a_j and a difficulty b_j:
+
+    P(model i answers item j correctly) = sigmoid(a_j (theta_i - b_j))              (2PL)
+
+The one-parameter model (1PL) shares a single discrimination a > 0 across items; it is fitted as
+a Rasch model (slope 1, abilities in log-odds units with prior sd prior_sd_ability *
+prior_sd_discrimination), then put on the 2PL's standardised ability scale, which turns the spread
+of the abilities into the common a. The paper's point
+(Section 3.1) is what the 2PL does on LLM data when a_j is left free: many items get a_j <= 0 or
+a_j close to 0, whose curves are flat or falling in ability. So discriminations are NOT forced
+positive here.
+
+Fitting. Internally the model is in slope-intercept form, z_ij = a_j theta_i + c_j (stable when a_j
+is near 0), and b_j = -c_j / a_j is reported only where |a_j| >= `min_discrimination` (NaN
+elsewhere: a flat curve has no meaningful midpoint). We maximise the posterior (MAP) of the masked
+Bernoulli likelihood under weak Gaussian priors
+
+    theta_i ~ N(0, prior_sd_ability^2),  a_j ~ N(0, prior_sd_discrimination^2),  c_j ~ N(0, prior_sd_intercept^2)
+
+(centred at 0, so the prior does not push a_j either way) with full-batch L-BFGS (torch, strong
+Wolfe line search) over all parameters at once, starting from abilities given by accuracy and one
+Newton step for each item's slope. Each evaluation is a few vectorised passes over the dense
+(n_models, n_items) matrix, in float32 by default with losses summed in float64 (fitted
+probabilities agree with a float64 fit to about 1e-3), on CPU or GPU. On one busy CPU core a
+500-model sample of metabench (500 x 1,075) takes about 2 s and all of it (6,349 x 1,075) about
+80 s (about 200 iterations); a GPU brings the latter to seconds.
+
+Identification. sigmoid(a (theta - b)) is unchanged by theta -> s theta + t, a -> a / s,
+b -> s b + t, for any s != 0. After the fit we (1) standardise the abilities to mean 0 and standard
+deviation 1 over the models that have labels, rescaling a and c so every probability is unchanged,
+and (2) fix the sign so that ability correlates positively with each model's accuracy (flipping
+theta and every a_j together, which leaves every probability unchanged too). Abilities are then in
+units of "standard deviations of the models in this fit", and a_j is the change in log-odds of a
+correct answer per such standard deviation.
+
+An IRT model has parameters only for the items and models it was fitted on: it cannot predict a new
+question (JE-IRT can, from the question's text) nor a new model. `predict_proba` says so.
+
+Helpers for the book: `icc` (the item characteristic curve), `discrimination_shares`,
+`null_dataset` (answers redrawn with no falling item: the chance level of negative slopes),
+`saturation` (does the 2PL predict the same outcome for (nearly) every model?) with
+`expected_unanimity` (the model's own forecast of it), `correct_set_inclusion` and
+`mean_inclusion_gap` (Appendix J: does a stronger model solve everything a weaker one solves?),
+and `pick_icc_examples`.
+"""
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+import torch
+from tqdm import tqdm  # plain tqdm: tqdm.auto warns on stderr in kernels without ipywidgets
+
+from jeirt import settings
+from jeirt.data import Dataset
+
+# Fixed thresholds of the book's analyses (Section 3.1). They are chosen once, not per dataset.
+NEAR_ZERO = 0.25  # |a| < NEAR_ZERO: from -2 to +2 sd of ability the log-odds move by less than 1
+NEAR_UNANIMOUS = 0.05  # an item is near-unanimous when at most 5% of its graded models dissent
+
+
+class NotFittedError(RuntimeError):
+    """Raised when a method needs a fitted IRT model."""
+
+
+@dataclass
+class IRTConfig:
+    prior_sd_ability: float = 1.0  # theta ~ N(0, sd^2); the scale is re-standardised after the fit anyway
+    prior_sd_discrimination: float = 2.0  # a ~ N(0, sd^2): weak, centred at 0 (no sign preferred)
+    prior_sd_intercept: float = 5.0  # c ~ N(0, sd^2): weak; c is the log-odds at average ability
+    min_discrimination: float = 0.05  # b = -c/a is reported only where |a| >= this (NaN elsewhere)
+    max_iter: int = 1000  # L-BFGS iterations at most
+    tol: float = 1e-9  # stop when 25 iterations lower the objective per label by < tol * (1 + its value)
+    device: str | None = None  # torch device; None: CUDA, then MPS, then CPU
+    dtype: str = "float32"  # elementwise passes (losses are summed in float64); "float64" for exactness
+    cpu_threads: int | None = 1  # torch threads while fitting on CPU (None: leave torch's setting).
+    # One by default: the passes are small and memory-bound, and on a shared 2-core machine two
+    # threads made fits 3-10x slower in wall time (and cost more CPU) than one.
+    random_state: int = 0  # the fit starts from a deterministic point; kept for a uniform interface
+    progress: bool = False  # tqdm bar over iterations
+
+
+class _IRT:
+    """Shared fit and predict for the 1PL and 2PL; subclasses set `shared_discrimination`."""
+
+    shared_discrimination: bool
+    chunk = 25  # L-BFGS iterations between convergence checks (and progress-bar updates)
+
+    def __init__(self, prior_sd_ability: float = 1.0, prior_sd_discrimination: float = 2.0,
+                 prior_sd_intercept: float = 5.0, min_discrimination: float = 0.05, max_iter: int = 1000,
+                 tol: float = 1e-9, device: str | None = None, dtype: str = "float32",
+                 cpu_threads: int | None = 1, random_state: int = 0, progress: bool = False):
+        self.config = IRTConfig(prior_sd_ability, prior_sd_discrimination, prior_sd_intercept,
+                                min_discrimination, max_iter, tol, device, dtype, cpu_threads,
+                                random_state, progress)
+        for name in ("prior_sd_ability", "prior_sd_discrimination", "prior_sd_intercept"):
+            value = getattr(self.config, name)
+            if not value > 0:
+                raise ValueError(f"{name}={value}; expected a positive standard deviation.")
+        if self.config.max_iter < 1:
+            raise ValueError(f"max_iter={self.config.max_iter}; expected a positive integer.")
+        if self.config.dtype not in ("float32", "float64"):
+            raise ValueError(f"dtype={self.config.dtype!r}; expected 'float32' or 'float64'.")
+        if self.config.cpu_threads is not None and self.config.cpu_threads < 1:
+            raise ValueError(f"cpu_threads={self.config.cpu_threads}; expected a positive integer or None.")
+
+    # -- fitting ---------------------------------------------------------------------------------
+
+    def fit(self, ds: Dataset, mask: np.ndarray | None = None) -> "_IRT":
+        """MAP abilities and item parameters from the labels of `ds` under `mask` (default: all).
+
+        Models or items without a single label under the mask get NaN parameters, and
+        `predict_proba` refuses them.
+        """
+        cfg = self.config
+        observed = ds.observed
+        if mask is None:
+            mask = observed
+        else:
+            mask = np.asarray(mask, dtype=bool)
+            if mask.shape != ds.labels.shape:
+                raise ValueError(f"mask has shape {mask.shape}; expected the dataset's {ds.labels.shape}.")
+            if (mask & ~observed).any():
+                raise ValueError("mask selects unobserved (NaN) labels; use mask & ds.observed.")
+        has_model, has_item = mask.any(axis=1), mask.any(axis=0)
+        if has_model.sum() < 2:
+            raise ValueError(f"mask leaves {int(has_model.sum())} model(s) with labels; an IRT fit needs "
+                             "at least two.")
+        dev = torch.device(cfg.device) if cfg.device else settings.default_device()
+        dtype = getattr(torch, cfg.dtype)
+        as_t = lambda x: torch.as_tensor(np.asarray(x), dtype=dtype, device=dev)  # noqa: E731
+        y = as_t(np.where(mask, np.nan_to_num(ds.labels), 0.0))  # (n_models, n_items)
+        w = as_t(mask)  # (n_models, n_items) 1 where the label is used
+        threads = torch.get_num_threads()
+        if dev.type == "cpu" and cfg.cpu_threads is not None:
+            torch.set_num_threads(cfg.cpu_threads)
+        try:
+            theta, a, c, n_iter, converged, objective = self._fit_tensors(y, w)
+        finally:
+            torch.set_num_threads(threads)
+
+        # Identification: standardise theta over the models with labels, then fix the sign so that
+        # ability rises with accuracy. Each step maps (theta, a, c) to an equivalent triple.
+        theta, a, c = (t.double().cpu().numpy() for t in (theta, a, c))
+        a = np.broadcast_to(a, c.shape).copy()
+        rows = np.flatnonzero(has_model)
+        mean, sd = theta[rows].mean(), theta[rows].std()
+        sd = sd if sd > 1e-12 else 1.0  # all abilities equal: nothing to scale
+        c = c + a * mean
+        a = a * sd
+        theta = (theta - mean) / sd
+        with np.errstate(invalid="ignore", divide="ignore"):
+            accuracy = (np.nan_to_num(ds.labels) * mask).sum(axis=1) / mask.sum(axis=1)
+            flip = np.corrcoef(theta[rows], accuracy[rows])[0, 1] < 0  # NaN (equal accuracies): keep
+        if flip:
+            theta, a = -theta, -a
+        theta[~has_model] = np.nan
+        a[~has_item], c[~has_item] = np.nan, np.nan
+
+        self.models_ = list(ds.models)
+        self.items_ = ds.items[["item_id", "benchmark"]].reset_index(drop=True).copy()
+        self.ability_ = theta  # (n_models,)
+        self.discrimination_ = a  # (n_items,)
+        self.intercept_ = c  # (n_items,) log-odds of a correct answer at ability 0
+        self.n_iter_, self.converged_ = n_iter, converged
+        self.objective_ = objective  # negative log posterior per label used, at the optimum
+        self.n_labels_ = int(mask.sum())
+        return self
+
+    def _fit_tensors(self, y: torch.Tensor, w: torch.Tensor):
+        """Full-batch L-BFGS on the negative log posterior per label; returns theta, a, c and stats.
+
+        L-BFGS moves all parameters at once, so it follows the strong coupling between abilities and
+        slopes that makes alternating (models, then items) updates crawl.
+        """
+        cfg = self.config
+        n_models, n_items = y.shape
+        n_labels = float(w.sum())
+        count_m, count_i = w.sum(dim=1), w.sum(dim=0)
+        # Start: abilities from each model's (smoothed) accuracy; items at their own log-odds with the
+        # slope of one Newton step from a = 0 (a per-item logistic regression on those abilities), so
+        # the data alone decide the sign of each slope.
+        theta = torch.logit(((y * w).sum(dim=1) + 0.5) / (count_m + 1.0))
+        theta = (theta - theta.mean()) / theta.std().clamp_min(1e-6)
+        c = torch.logit(((y * w).sum(dim=0) + 0.5) / (count_i + 1.0))
+        prior_sd = [cfg.prior_sd_ability, cfg.prior_sd_discrimination, cfg.prior_sd_intercept]
+        if self.shared_discrimination:
+            # 1PL as a Rasch model: slope fixed at 1, abilities in log-odds units with the prior sd of
+            # a * theta under the 2PL's priors. No product of free parameters, so the fit is convex;
+            # `fit` turns the abilities' spread into the common discrimination.
+            a = torch.ones(1, dtype=y.dtype, device=y.device)
+            theta = theta * cfg.prior_sd_discrimination
+            params = [theta, c]
+            inv_var = [1 / (prior_sd[0] * prior_sd[1]) ** 2, 1 / prior_sd[2] ** 2]
+        else:
+            p = torch.sigmoid(c).expand(n_models, n_items)
+            v = w * p * (1 - p)  # (n_models, n_items) curvature at a = 0
+            a = (theta @ (w * (y - p))) / ((theta ** 2) @ v + 1 / prior_sd[1] ** 2)
+            params = [theta, a, c]
+            inv_var = [1 / sd ** 2 for sd in prior_sd]
+        # The Bernoulli loss softplus(z) - y z (soft labels y in [0, 1] allowed) has gradient
+        # sigmoid(z) - y in z; y w is precomputed (0 where a label is not used).
+        yw = y * w  # (n_models, n_items)
+
+        def objective(grad: bool) -> torch.Tensor:
+            """Negative log posterior per label; with grad=True also fills each parameter's .grad."""
+            theta, c = params[0], params[-1]
+            z = torch.addr(c.expand(n_models, n_items), theta, a.expand(n_items))  # theta a^T + c
+            loss = (torch.nn.functional.softplus(z).mul_(w).sum(dtype=torch.float64)
+                    - (yw * z).sum(dtype=torch.float64))
+            loss = loss + sum(0.5 * s * (p.double() ** 2).sum() for s, p in zip(inv_var, params))
+            if grad:
+                r = torch.sigmoid(z).mul_(w).sub_(yw)  # d loss / d z, (n_models, n_items)
+                grads = [r @ a.expand(n_items), theta @ r, r.sum(dim=0)]  # theta, a, c
+                if self.shared_discrimination:
+                    grads = [grads[0], grads[2]]  # the Rasch slope is fixed
+                for p, g, s in zip(params, grads, inv_var):
+                    p.grad = (g + s * p) / n_labels
+            return loss / n_labels  # float64 even when the passes run in float32
+
+        opt = torch.optim.LBFGS(params, lr=1.0, max_iter=self.chunk, history_size=50,
+                                line_search_fn="strong_wolfe", tolerance_grad=1e-12, tolerance_change=0.0)
+
+        def closure() -> torch.Tensor:
+            return objective(grad=True)
+
+        previous = float(objective(grad=False))
+        converged, n_chunks = False, -(-cfg.max_iter // self.chunk)
+        bar = tqdm(range(n_chunks), desc=type(self).__name__, disable=not cfg.progress, leave=False)
+        for _ in bar:
+            opt.step(closure)
+            current = float(objective(grad=False))
+            bar.set_postfix(objective=f"{current:.6f}")
+            if previous - current <= cfg.tol * (1.0 + abs(current)):
+                converged = True
+                break
+            previous = current
+        bar.close()
+        n_iter = opt.state[opt._params[0]].get("n_iter", 0)
+        if not converged:
+            warnings.warn(f"{type(self).__name__} did not converge in max_iter={cfg.max_iter} L-BFGS "
+                          "iterations; raise max_iter or tol.", RuntimeWarning, stacklevel=3)
+        return params[0], a, params[-1], n_iter, converged, current
+
+    # -- fitted parameters -------------------------------------------------------------------------
+
+    @property
+    def difficulty_(self) -> np.ndarray:
+        """b_j = -c_j / a_j (n_items,), the ability at which P = 1/2; NaN where |a_j| < min_discrimination."""
+        self._check_fitted()
+        a, c = self.discrimination_, self.intercept_
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return np.where(np.abs(a) >= self.config.min_discrimination, -c / a, np.nan)
+
+    def item_parameters(self) -> pd.DataFrame:
+        """One row per fitted item: item_id, benchmark, discrimination a, intercept c, difficulty b."""
+        self._check_fitted()
+        return self.items_.assign(discrimination=self.discrimination_, intercept=self.intercept_,
+                                  difficulty=self.difficulty_)
+
+    # -- prediction ------------------------------------------------------------------------------
+
+    def predict_proba(self, ds: Dataset) -> np.ndarray:
+        """P(correct) with shape (n_models, n_items), aligned with `ds.labels`.
+
+        Only models and items this model was fitted on (with at least one label) can be predicted: an
+        IRT model has no parameters for a new question or a new model.
+        """
+        rows, cols = self._positions(ds)
+        z = self.ability_[rows, None] * self.discrimination_[None, cols] + self.intercept_[None, cols]
+        return 1.0 / (1.0 + np.exp(-z))
+
+    def _positions(self, ds: Dataset) -> tuple[np.ndarray, np.ndarray]:
+        self._check_fitted()
+        name = type(self).__name__
+        model_pos = {m: i for i, m in enumerate(self.models_)}
+        item_pos = {q: j for j, q in enumerate(self.items_["item_id"])}
+        new_items = [q for q in ds.items["item_id"] if q not in item_pos]
+        if new_items:
+            raise ValueError(
+                f"{len(new_items)} item(s) of dataset {ds.name!r} were not in the {name} fit (e.g. "
+                f"{new_items[:3]}); {name} predicts only items it was fitted on, since it has no "
+                "parameters for an unseen question. Fit it on these items too, or use JE-IRT, which "
+                "places new questions from their text.")
+        new_models = [m for m in ds.models if m not in model_pos]
+        if new_models:
+            raise ValueError(f"{len(new_models)} model(s) of dataset {ds.name!r} were not in the {name} "
+                             f"fit (e.g. {new_models[:3]}); {name} predicts only models it was fitted on.")
+        rows = np.array([model_pos[m] for m in ds.models], dtype=np.int64)
+        cols = np.array([item_pos[q] for q in ds.items["item_id"]], dtype=np.int64)
+        unlabelled_items = cols[np.isnan(self.intercept_[cols])]
+        if len(unlabelled_items):
+            raise ValueError(f"{len(unlabelled_items)} item(s) had no label in the {name} fit (e.g. "
+                             f"{self.items_['item_id'].iloc[unlabelled_items[:3]].tolist()}); their "
+                             "parameters are unknown.")
+        unlabelled_models = rows[np.isnan(self.ability_[rows])]
+        if len(unlabelled_models):
+            raise ValueError(f"{len(unlabelled_models)} model(s) had no label in the {name} fit (e.g. "
+                             f"{[self.models_[i] for i in unlabelled_models[:3]]}); their abilities are "
+                             "unknown.")
+        return rows, cols
+
+    def _check_fitted(self) -> None:
+        if not hasattr(self, "ability_"):
+            raise NotFittedError(f"this {type(self).__name__} is not fitted yet; call fit(dataset) first.")
+
+
+class TwoPL(_IRT):
+    """2PL: P = sigmoid(a_j (theta_i - b_j)), one discrimination and one difficulty per item (a_j of
+    either sign). Learned: `ability_`, `discrimination_`, `intercept_`, `difficulty_`."""
+
+    shared_discrimination = False
+
+
+class OnePL(_IRT):
+    """1PL: P = sigmoid(a (theta_i - b_j)) with one discrimination a > 0 shared by all items (fitted as a
+    Rasch model), abilities on the same standardised scale as the 2PL's. Learned: as `TwoPL`, with
+    `discrimination_` constant."""
+
+    shared_discrimination = True
+
+
+# -------------------------------------------------------------------------------------------------
+# Analyses for the book
+
+
+def icc(theta: np.ndarray, discrimination: float | np.ndarray, difficulty: float | np.ndarray) -> np.ndarray:
+    """The item characteristic curve sigmoid(a (theta - b)), broadcast over its arguments."""
+    z = np.asarray(discrimination) * (np.asarray(theta, dtype=float) - np.asarray(difficulty))
+    return 1.0 / (1.0 + np.exp(-z))
+
+
+def discrimination_shares(discrimination: np.ndarray, near_zero: float = NEAR_ZERO) -> dict:
+    """Shares of items with a <= 0, with |a| < near_zero, and with a <= -near_zero (NaN a ignored)."""
+    if near_zero <= 0:
+        raise ValueError(f"near_zero={near_zero}; expected a positive threshold.")
+    a = np.asarray(discrimination, dtype=float)
+    a = a[np.isfinite(a)]
+    if a.size == 0:
+        raise ValueError("no finite discrimination to summarise.")
+    return {"items": int(a.size), "nonpositive": float(np.mean(a <= 0)),
+            "near_zero": float(np.mean(np.abs(a) < near_zero)),
+            "clearly_negative": float(np.mean(a <= -near_zero))}
+
+
+def saturation(probs: np.ndarray, labels: np.ndarray, mask: np.ndarray | None = None,
+               tolerance: float = NEAR_UNANIMOUS) -> pd.DataFrame:
+    """Per item: does the model predict (nearly) the same outcome for every graded model, and do the
+    models actually agree?
+
+    A model's predicted outcome on an item is "correct" when its probability is >= 1/2. An item's
+    predicted share is the share of its graded models predicted correct; its actual share is their
+    mean label. An item is (near-)unanimous when its share is <= `tolerance` or >= 1 - `tolerance`
+    (tolerance 0: exactly unanimous). Items without a graded model are left out.
+    Returns columns: models, predicted_share, actual_share, predicted_unanimous, actual_unanimous.
+    """
+    probs, labels = np.asarray(probs, dtype=float), np.asarray(labels, dtype=float)
+    if probs.shape != labels.shape:
+        raise ValueError(f"probs has shape {probs.shape} and labels {labels.shape}; expected equal shapes.")
+    if not 0 <= tolerance < 0.5:
+        raise ValueError(f"tolerance={tolerance}; expected a share in [0, 0.5).")
+    mask = ~np.isnan(labels) if mask is None else np.asarray(mask, dtype=bool) & ~np.isnan(labels)
+    n = mask.sum(axis=0)
+    keep = n > 0
+    predicted = ((probs >= 0.5) & mask).sum(axis=0)[keep] / n[keep]
+    actual = np.where(mask, labels, 0.0).sum(axis=0)[keep] / n[keep]
+    eps = 1e-12  # shares are ratios of counts: compare with a little slack
+    unanimous = lambda s: (s <= tolerance + eps) | (s >= 1 - tolerance - eps)  # noqa: E731
+    return pd.DataFrame({"models": n[keep], "predicted_share": predicted, "actual_share": actual,
+                         "predicted_unanimous": unanimous(predicted), "actual_unanimous": unanimous(actual)},
+                        index=pd.Index(np.flatnonzero(keep), name="item"))
+
+
+def sample_labels(probs: np.ndarray, mask: np.ndarray | None = None, seed: int = 0) -> np.ndarray:
+    """0/1 labels (n_models, n_items) drawn independently with the given probabilities; NaN outside `mask`."""
+    probs = np.asarray(probs, dtype=float)
+    labels = (np.random.default_rng(seed).random(probs.shape) < probs).astype(np.float32)
+    if mask is not None:
+        labels[~np.asarray(mask, dtype=bool)] = np.nan
+    return labels
+
+
+def expected_unanimity(probs: np.ndarray, mask: np.ndarray | None = None, tolerance: float = NEAR_UNANIMOUS,
+                       n_draws: int = 100, seed: int = 0, progress: bool = False) -> np.ndarray:
+    """Per item, the chance that its labels are (near-)unanimous if every graded model answered
+    independently with the given probabilities: the share of `n_draws` seeded draws in which the item
+    is (near-)unanimous, in the sense of `saturation`. It is the model's own forecast of
+    `saturation(...)["actual_unanimous"]`, to set beside the data's."""
+    probs = np.asarray(probs, dtype=float)
+    mask = np.ones(probs.shape, dtype=bool) if mask is None else np.asarray(mask, dtype=bool)
+    if n_draws < 1:
+        raise ValueError(f"n_draws={n_draws}; expected a positive integer.")
+    rng = np.random.default_rng(seed)
+    n = mask.sum(axis=0)
+    keep = n > 0
+    count = np.zeros(probs.shape[1])
+    for _ in tqdm(range(n_draws), desc="draws", disable=not progress, leave=False):
+        share = ((rng.random(probs.shape) < probs) & mask).sum(axis=0)[keep] / n[keep]
+        count[keep] += (share <= tolerance + 1e-12) | (share >= 1 - tolerance - 1e-12)
+    return count[keep] / n_draws
+
+
+def null_dataset(irt: TwoPL, ds: Dataset, seed: int = 0) -> Dataset:
+    """`ds` with its labels (same graded pairs) redrawn from the fitted 2PL after setting every negative
+    discrimination to 0: data in which no item favours weaker models. Refitting a 2PL to it shows how
+    many negative discriminations sampling noise alone produces."""
+    rows, cols = irt._positions(ds)
+    a = np.maximum(irt.discrimination_[cols], 0.0)
+    z = irt.ability_[rows, None] * a[None, :] + irt.intercept_[None, cols]
+    labels = sample_labels(1.0 / (1.0 + np.exp(-z)), ds.observed, seed)
+    return Dataset(f"{ds.name}-null{seed}", ds.models, ds.items, labels)
+
+
+def correct_set_inclusion(labels: np.ndarray, models: list[str] | None = None, mask: np.ndarray | None = None,
+                          order: np.ndarray | None = None) -> pd.DataFrame:
+    """Appendix J: R(M_i, M_j) = |Q(M_i) \\ Q(M_j)| / |Q(M_i)|, the share of the items model i answers
+    correctly that model j gets wrong, counted over the items both were graded on.
+
+    Rows and columns are sorted from least to most accurate model (or by `order`, model positions), so
+    under one ability ordering every model (a perfect Guttman scale) the upper triangle, row weaker
+    than column, would be 0. Probabilities in place of 0/1 labels give the ratio of expected counts
+    under a model that answers independently with those probabilities. The diagonal is NaN, as is
+    any pair where model i has no correct answer on the shared items.
+    """
+    labels = np.asarray(labels, dtype=float)
+    if labels.ndim != 2:
+        raise ValueError(f"labels has shape {labels.shape}; expected (n_models, n_items).")
+    mask = ~np.isnan(labels) if mask is None else np.asarray(mask, dtype=bool) & ~np.isnan(labels)
+    models = list(models) if models is not None else [f"model {i}" for i in range(len(labels))]
+    if len(models) != len(labels):
+        raise ValueError(f"{len(models)} model names for {len(labels)} rows of labels.")
+    w = mask.astype(float)
+    y = np.where(mask, labels, 0.0)  # (n_models, n_items), 0 where not graded
+    if order is None:
+        with np.errstate(invalid="ignore"):
+            accuracy = y.sum(axis=1) / w.sum(axis=1)
+        order = np.argsort(np.nan_to_num(accuracy, nan=-1.0), kind="stable")
+    order = np.asarray(order)
+    y, w = y[order], w[order]
+    solved = y @ w.T  # (n_models, n_models): sum_q y_iq w_jq, i's correct answers on shared items
+    missed = y @ (w * (1.0 - y)).T  # sum_q y_iq (1 - y_jq) w_jq: ... that j got wrong
+    with np.errstate(invalid="ignore", divide="ignore"):
+        ratio = np.where(solved > 0, missed / solved, np.nan)
+    np.fill_diagonal(ratio, np.nan)
+    names = [models[i] for i in order]
+    return pd.DataFrame(ratio, index=pd.Index(names, name="model i"), columns=pd.Index(names, name="model j"))
+
+
+def mean_inclusion_gap(ratio: pd.DataFrame, weakest: float | None = None) -> float:
+    """Mean of R(M_i, M_j) over pairs where i comes before j (weaker than j, as sorted): the average
+    share of a weaker model's correct answers that a stronger model misses; 0 on a perfect scale.
+    `weakest` in (0, 1] keeps only that share of the least accurate models as i (rows)."""
+    values = np.asarray(ratio, dtype=float)
+    n_rows = len(values)
+    if weakest is not None:
+        if not 0 < weakest <= 1:
+            raise ValueError(f"weakest={weakest}; expected a share in (0, 1].")
+        n_rows = max(1, int(round(weakest * len(values))))
+    upper = values[np.triu_indices(n_rows, k=1, m=values.shape[1])]
+    return float(np.nanmean(upper))
+
+
+def pick_icc_examples(irt: TwoPL, ds: Dataset, near_zero: float = NEAR_ZERO) -> dict[str, int]:
+    """Four items to draw (column positions in `ds`): the most negative a, the flattest item on which
+    models split (actual share correct in [0.3, 0.7]), and two positive items on which models split:
+    the sharpest, and the one closest to the median positive a."""
+    params = irt.item_parameters().set_index("item_id").loc[ds.items["item_id"]]
+    a = params["discrimination"].to_numpy()
+    with np.errstate(invalid="ignore"):
+        share = np.nanmean(ds.labels, axis=0)
+    split = (share >= 0.2) & (share <= 0.8) & np.isfinite(a)
+    middle = (share >= 0.3) & (share <= 0.7) & np.isfinite(a)
+    positive = np.flatnonzero(split & (a >= near_zero))
+    if not np.isfinite(a).any() or not middle.any() or len(positive) < 2:
+        raise ValueError("too few items on which models split to pick examples; use more items.")
+    median = np.median(a[positive])
+    sharpest = positive[np.argmax(a[positive])]
+    typical = positive[np.argsort(np.abs(a[positive] - median))]
+    typical = typical[typical != sharpest][0]
+    return {"negative": int(np.nanargmin(a)),
+            "near zero": int(np.flatnonzero(middle)[np.argmin(np.abs(a[middle]))]),
+            "positive, typical": int(typical), "positive, sharpest": int(sharpest)}

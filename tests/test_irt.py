@@ -1,0 +1,263 @@
+"""Tests for jeirt.irt: the 1PL/2PL estimators (recovery, identification, masks, errors) and the
+Section 3.1 / Appendix J analyses on hand-worked toy matrices."""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+
+from jeirt import irt
+from jeirt.data import Dataset
+
+torch.set_num_threads(1)
+
+
+def make_dataset(labels: np.ndarray, name: str = "toy") -> Dataset:
+    n_models, n_items = labels.shape
+    items = pd.DataFrame({"item_id": [f"q{j}" for j in range(n_items)], "benchmark": "b", "subject": "",
+                          "text": [f"question {j}" for j in range(n_items)]})
+    return Dataset(name, [f"m{i}" for i in range(n_models)], items, labels)
+
+
+def simulate_2pl(n_models: int, n_items: int, seed: int = 0, share_negative: float = 0.15,
+                 density: float = 0.9, one_pl: bool = False):
+    """Labels from a known 2PL (a share of items with negative discrimination) and the truth."""
+    rng = np.random.default_rng(seed)
+    theta = rng.normal(size=n_models)
+    if one_pl:
+        a = np.full(n_items, 1.3)
+    else:
+        a = rng.uniform(0.6, 2.5, size=n_items)
+        a[rng.random(n_items) < share_negative] *= -1
+    b = rng.normal(0, 1, size=n_items)
+    labels = irt.sample_labels(irt.icc(theta[:, None], a, b), rng.random((n_models, n_items)) < density, seed)
+    return make_dataset(labels, "simulated"), theta, a, b
+
+
+@pytest.fixture(scope="module")
+def fitted():
+    ds, theta, a, b = simulate_2pl(1200, 120, seed=1)
+    return ds, theta, a, b, irt.TwoPL().fit(ds)
+
+
+# ---------------------------------------------------------------------------------------------
+# Estimators
+
+
+def test_2pl_recovers_parameters_including_negative_discriminations(fitted):
+    ds, theta, a, b, model = fitted
+    assert model.converged_
+    assert (a < 0).sum() >= 10, "the simulation should include negative discriminations"
+    assert np.corrcoef(model.discrimination_, a)[0, 1] >= 0.9
+    assert np.corrcoef(model.ability_, theta)[0, 1] >= 0.9
+    ok = np.isfinite(model.difficulty_)
+    assert np.corrcoef(model.difficulty_[ok], b[ok])[0, 1] >= 0.9
+    # Negative items are found negative: the sign is not forced.
+    assert np.mean(np.sign(model.discrimination_[a < 0]) == -1) >= 0.9
+
+
+def test_2pl_identification_standardises_and_orients_abilities(fitted):
+    ds, *_, model = fitted
+    assert abs(model.ability_.mean()) < 1e-9 and abs(model.ability_.std() - 1) < 1e-9
+    assert np.corrcoef(model.ability_, ds.accuracy().to_numpy())[0, 1] > 0
+    # Probabilities follow the slope-intercept form and the (a, b) form alike.
+    z = model.ability_[:, None] * model.discrimination_ + model.intercept_
+    probs = model.predict_proba(ds)
+    assert np.allclose(probs, 1 / (1 + np.exp(-z)))
+    ok = np.isfinite(model.difficulty_)
+    assert np.allclose(probs[:, ok], irt.icc(model.ability_[:, None], model.discrimination_[ok],
+                                             model.difficulty_[ok]))
+
+
+def test_sign_convention_follows_accuracy_when_labels_flip():
+    ds, *_ = simulate_2pl(300, 40, seed=2, share_negative=0.0)
+    flipped = make_dataset(1 - ds.labels)  # the worst model becomes the best
+    a, b = irt.TwoPL().fit(ds), irt.TwoPL().fit(flipped)
+    assert np.corrcoef(a.ability_, b.ability_)[0, 1] < -0.99  # ability still rises with accuracy
+    assert np.corrcoef(a.discrimination_, b.discrimination_)[0, 1] > 0.99  # so the slopes keep their sign
+
+
+def test_soft_labels_are_fitted_as_expected_counts():
+    rng = np.random.default_rng(8)
+    theta, a, b = rng.normal(size=600), rng.uniform(-2, 2, size=25), rng.normal(size=25)
+    probs = irt.icc(theta[:, None], a, b)
+    model = irt.TwoPL(prior_sd_discrimination=10, prior_sd_intercept=10).fit(make_dataset(probs))
+    # Soft labels equal to the true probabilities carry no sampling noise: the fit returns them.
+    assert np.abs(model.predict_proba(make_dataset(probs)) - probs).max() < 0.03
+
+
+def test_1pl_recovers_difficulty_with_one_positive_slope():
+    ds, theta, a, b = simulate_2pl(800, 60, seed=3, one_pl=True)
+    model = irt.OnePL().fit(ds)
+    assert model.converged_
+    assert np.ptp(model.discrimination_) == 0 and model.discrimination_[0] > 0
+    assert abs(model.discrimination_[0] - 1.3) < 0.2  # abilities are standardised like the truth
+    assert np.corrcoef(model.difficulty_, b)[0, 1] >= 0.95
+    assert np.corrcoef(model.ability_, theta)[0, 1] >= 0.95
+
+
+def test_fit_uses_only_labels_under_the_mask():
+    ds, *_ = simulate_2pl(200, 30, seed=4)
+    mask = ds.observed & (np.random.default_rng(0).random(ds.labels.shape) < 0.7)
+    changed = ds.labels.copy()
+    changed[ds.observed & ~mask] = 1 - changed[ds.observed & ~mask]  # alter every unused label
+    a = irt.TwoPL().fit(ds, mask=mask)
+    b = irt.TwoPL().fit(make_dataset(changed), mask=mask)
+    assert np.allclose(a.discrimination_, b.discrimination_) and np.allclose(a.ability_, b.ability_)
+
+
+def test_unlabelled_items_and_models_get_nan_and_are_refused():
+    ds, *_ = simulate_2pl(50, 12, seed=5)
+    mask = ds.observed.copy()
+    mask[:, 3] = False  # item q3 unused
+    mask[7, :] = False  # model m7 unused
+    model = irt.TwoPL().fit(ds, mask=mask)
+    assert np.isnan(model.discrimination_[3]) and np.isnan(model.ability_[7])
+    with pytest.raises(ValueError, match="no label"):
+        model.predict_proba(ds)
+    keep = ds.subset(models=[m for m in ds.models if m != "m7"], items=[f"q{j}" for j in range(12) if j != 3])
+    assert model.predict_proba(keep).shape == (49, 11)
+
+
+def test_predict_proba_refuses_items_and_models_it_was_not_fitted_on():
+    ds, *_ = simulate_2pl(60, 10, seed=6)
+    model = irt.TwoPL().fit(ds.subset(items=np.arange(8)))
+    with pytest.raises(ValueError, match="predicts only items it was fitted on"):
+        model.predict_proba(ds)
+    other = make_dataset(ds.labels[:, :8])
+    other.models = [f"new{i}" for i in range(ds.n_models)]
+    with pytest.raises(ValueError, match="predicts only models it was fitted on"):
+        model.predict_proba(other)
+    probs = model.predict_proba(ds.subset(models=["m3", "m1"], items=["q5", "q0"]))
+    full = model.predict_proba(ds.subset(items=np.arange(8)))
+    assert np.allclose(probs, full[np.ix_([3, 1], [5, 0])])
+
+
+def test_errors_name_the_argument():
+    with pytest.raises(irt.NotFittedError, match="not fitted"):
+        irt.TwoPL().predict_proba(make_dataset(np.ones((2, 2))))
+    with pytest.raises(ValueError, match="prior_sd_discrimination"):
+        irt.TwoPL(prior_sd_discrimination=0)
+    with pytest.raises(ValueError, match="dtype"):
+        irt.OnePL(dtype="float16")
+    ds = make_dataset(np.array([[1, np.nan], [0, 1], [1, 0]], dtype=np.float32))
+    with pytest.raises(ValueError, match="mask has shape"):
+        irt.TwoPL().fit(ds, mask=np.ones((2, 2), dtype=bool))
+    with pytest.raises(ValueError, match="unobserved"):
+        irt.TwoPL().fit(ds, mask=np.ones((3, 2), dtype=bool))
+
+
+def test_difficulty_is_nan_only_where_discrimination_is_tiny(fitted):
+    *_, model = fitted
+    tiny = np.abs(model.discrimination_) < model.config.min_discrimination
+    assert np.array_equal(np.isnan(model.difficulty_), tiny)
+    table = model.item_parameters()
+    assert list(table.columns) == ["item_id", "benchmark", "discrimination", "intercept", "difficulty"]
+
+
+# ---------------------------------------------------------------------------------------------
+# Analyses on hand-worked matrices
+
+
+def test_icc_midpoint_and_slope():
+    assert irt.icc(0.7, 2.0, 0.7) == pytest.approx(0.5)
+    h = 1e-6
+    slope = (irt.icc(0.7 + h, 2.0, 0.7) - irt.icc(0.7 - h, 2.0, 0.7)) / (2 * h)
+    assert slope == pytest.approx(2.0 / 4)  # a / 4 at theta = b
+    assert irt.icc(1.0, -1.0, 0.0) < 0.5 < irt.icc(-1.0, -1.0, 0.0)  # negative a: falls with ability
+
+
+def test_discrimination_shares_toy():
+    shares = irt.discrimination_shares(np.array([-1.0, -0.1, 0.0, 0.2, 1.0, np.nan]), near_zero=0.25)
+    assert shares == {"items": 5, "nonpositive": 0.6, "near_zero": 0.6, "clearly_negative": 0.2}
+
+
+def test_saturation_matches_hand_worked_toy():
+    labels = np.array([[1, 1, 0],
+                       [1, 0, 0],
+                       [1, 1, 0],
+                       [1, np.nan, 1]])  # 4 models x 3 items
+    probs = np.array([[0.9, 0.4, 0.5],
+                      [0.8, 0.3, 0.1],
+                      [0.6, 0.2, 0.2],
+                      [0.7, 0.9, 0.3]])  # 0.9 on item 1 belongs to an ungraded pair: ignored
+    exact = irt.saturation(probs, labels, tolerance=0.0)
+    assert exact["models"].tolist() == [4, 3, 4]
+    assert np.allclose(exact["predicted_share"], [1, 0, 0.25])  # p = 0.5 counts as correct
+    assert np.allclose(exact["actual_share"], [1, 2 / 3, 0.25])
+    assert exact["predicted_unanimous"].tolist() == [True, True, False]
+    assert exact["actual_unanimous"].tolist() == [True, False, False]
+    near = irt.saturation(probs, labels, tolerance=0.25)  # one dissenter in four allowed
+    assert near["predicted_unanimous"].tolist() == [True, True, True]
+    assert near["actual_unanimous"].tolist() == [True, False, True]
+    with pytest.raises(ValueError, match="tolerance"):
+        irt.saturation(probs, labels, tolerance=0.5)
+
+
+def test_correct_set_inclusion_matches_hand_worked_toy():
+    labels = np.array([[1, 0, 0, 1],  # m0: accuracy 1/2
+                       [1, 1, 0, 0],  # m1: accuracy 1/2
+                       [1, 1, 1, np.nan]])  # m2: accuracy 1, not graded on item 3
+    ratio = irt.correct_set_inclusion(labels, ["m0", "m1", "m2"])
+    assert list(ratio.index) == ["m0", "m1", "m2"]  # least to most accurate, ties in input order
+    expected = np.array([[np.nan, 1 / 2, 0],  # m0 solves {0, 3}; m1 misses 3; on shared {0,1,2} m2 misses none
+                         [1 / 2, np.nan, 0],  # m1 solves {0, 1}; m0 misses 1
+                         [2 / 3, 1 / 3, np.nan]])  # m2 solves {0, 1, 2}; m0 misses 1, 2; m1 misses 2
+    assert np.allclose(ratio.to_numpy(), expected, equal_nan=True)
+    assert irt.mean_inclusion_gap(ratio) == pytest.approx(1 / 6)
+    assert irt.mean_inclusion_gap(ratio, weakest=1 / 3) == pytest.approx(1 / 4)  # row m0 only
+    by_hand_order = irt.correct_set_inclusion(labels, ["m0", "m1", "m2"], order=np.array([2, 0, 1]))
+    assert list(by_hand_order.index) == ["m2", "m0", "m1"]
+    assert by_hand_order.loc["m2", "m0"] == pytest.approx(2 / 3)
+
+
+def test_inclusion_is_zero_above_the_diagonal_on_a_perfect_scale():
+    ability = np.arange(6)[:, None]
+    labels = (ability > np.array([0, 1, 1, 2, 3, 4, 4])[None, :]).astype(float)  # Guttman pattern
+    ratio = irt.correct_set_inclusion(labels)
+    upper = ratio.to_numpy()[np.triu_indices(6, k=1)]
+    assert np.nansum(upper) == 0 and irt.mean_inclusion_gap(ratio) == 0
+
+
+def test_expected_unanimity_on_known_probabilities():
+    certain = np.array([[1.0, 0.0], [1.0, 0.0]])
+    assert np.array_equal(irt.expected_unanimity(certain, tolerance=0.0, n_draws=5), [1.0, 1.0])
+    coin = np.full((3, 4000), 0.5)  # three fair coins agree with probability 2 / 8
+    assert irt.expected_unanimity(coin, tolerance=0.0, n_draws=3).mean() == pytest.approx(0.25, abs=0.02)
+
+
+def test_null_dataset_keeps_graded_pairs_and_has_no_falling_items(fitted):
+    ds, *_, model = fitted
+    null = irt.null_dataset(model, ds, seed=0)
+    assert np.array_equal(null.observed, ds.observed)
+    falling = model.discrimination_ < -1
+    # Where the fitted item falls with ability, the null data are flat in ability instead.
+    top, bottom = model.ability_ > 1, model.ability_ < -1
+    with np.errstate(invalid="ignore"):
+        gap_data = np.nanmean(ds.labels[top][:, falling]) - np.nanmean(ds.labels[bottom][:, falling])
+        gap_null = np.nanmean(null.labels[top][:, falling]) - np.nanmean(null.labels[bottom][:, falling])
+    assert gap_data < -0.3 and abs(gap_null) < 0.05
+
+
+def test_pick_icc_examples_returns_the_four_kinds(fitted):
+    ds, *_, model = fitted
+    picks = irt.pick_icc_examples(model, ds)
+    a = model.discrimination_
+    assert list(picks) == ["negative", "near zero", "positive, typical", "positive, sharpest"]
+    assert len(set(picks.values())) == 4
+    assert a[picks["negative"]] == np.nanmin(a)
+    assert a[picks["positive, sharpest"]] >= a[picks["positive, typical"]] >= irt.NEAR_ZERO
+
+
+def test_fit_restores_torch_threads():
+    ds, *_ = simulate_2pl(40, 8, seed=7)
+    before = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        irt.TwoPL(cpu_threads=1, device="cpu").fit(ds)
+        assert torch.get_num_threads() == 2
+    finally:
+        torch.set_num_threads(before)
+    with pytest.raises(ValueError, match="cpu_threads"):
+        irt.TwoPL(cpu_threads=0)
