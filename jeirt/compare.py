@@ -1,0 +1,312 @@
+"""Side-by-side comparison: every method x several seeds on a dataset, encoder and split.
+
+Each run makes the split with the run's seed, fits the method on its train part (the neural methods
+pick their checkpoint on the val part), predicts the test questions and scores them: accuracy, ROC
+AUC, Brier, ECE and log loss over every test label, plus the wall-clock fit time. `summarize` gives
+mean and sd over seeds per dataset, encoder and method; `margins` says by how much JE-IRT leads (or
+trails) the best other method. Results are written as a CSV of runs plus a JSON that also holds the
+config that made them (methods' hyperparameters, versions, threads) and the summary.
+
+    jeirt compare --dataset mmlu_pro,zeroeval --encoder all-MiniLM-L6-v2 --seeds 0,1,2 \
+        --out results/compare_question_split.csv
+
+JE-IRT is always run with its defaults (only the seed set), so the table tracks the library's defaults.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import time
+import warnings
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Callable, Sequence
+
+import numpy as np
+import pandas as pd
+import torch
+from tqdm import tqdm
+
+from jeirt import __version__, settings
+from jeirt.baselines import KNN, MIRT, BenchmarkAccuracy, EmbedLLMMF, IRTNet, ModelAccuracy
+from jeirt.data import Dataset, Split, load_dataset, split_by_question, split_leave_benchmark_out
+from jeirt.encoders import canonical_name
+from jeirt.estimator import JEIRT
+from jeirt.metrics import evaluate
+
+# name -> factory(encoder, seed) -> an unfitted estimator with fit(ds, split) and predict_proba(ds)
+METHODS: dict[str, Callable[[str, int], object]] = {
+    "je-irt": lambda encoder, seed: JEIRT(encoder=encoder, random_state=seed, progress=False),
+    "embedllm-mf": lambda encoder, seed: EmbedLLMMF(encoder=encoder, random_state=seed),
+    "irt-net": lambda encoder, seed: IRTNet(encoder=encoder, random_state=seed),
+    "mirt": lambda encoder, seed: MIRT(encoder=encoder, random_state=seed),
+    "knn": lambda encoder, seed: KNN(encoder=encoder),
+    "benchmark-accuracy": lambda encoder, seed: BenchmarkAccuracy(),
+    "model-accuracy": lambda encoder, seed: ModelAccuracy(),
+}
+METRICS = ("accuracy", "auc", "brier", "ece", "log_loss")
+RUN_COLUMNS = ("dataset", "encoder", "split", "method", "seed", *METRICS, "n_test", "fit_seconds", "params",
+               "fitted")
+KEYS = ["dataset", "encoder", "method"]
+
+
+def method_params(estimator: object) -> dict:
+    """The hyperparameters an estimator was built with (its config for JEIRT, `get_params` otherwise)."""
+    if isinstance(estimator, JEIRT):
+        from dataclasses import asdict
+
+        return asdict(estimator.config)
+    return estimator.get_params()
+
+
+def fitted_summary(estimator: object) -> dict:
+    """What fitting chose: epochs run and the best one (neural methods), k and weighting (k-NN)."""
+    if hasattr(estimator, "history_"):
+        return {"epochs": len(estimator.history_.val_loss), "best_epoch": estimator.history_.best_epoch + 1,
+                "best_val_loss": min(estimator.history_.val_loss)}
+    if hasattr(estimator, "k_"):
+        return {"k": estimator.k_, "weighting": estimator.weighting_}
+    return {}
+
+
+def make_split(ds: Dataset, split: str, seed: int) -> Split:
+    """`"question"`: seeded 80/10/10 question split; `"without:<benchmark>"`: that benchmark is the test."""
+    if split == "question":
+        return split_by_question(ds, seed=seed)
+    if split.startswith("without:"):
+        return split_leave_benchmark_out(ds, split.split(":", 1)[1], seed=seed)
+    raise ValueError(f"split={split!r}; expected 'question' or 'without:<benchmark>'.")
+
+
+def run_one(ds: Dataset, split: Split, method: str, encoder: str, seed: int) -> dict:
+    """Fit one method on `split.train` (val for early stopping / k), score it on `split.test`."""
+    estimator = METHODS[method](encoder, seed)
+    start = time.perf_counter()
+    estimator.fit(ds, split)
+    seconds = time.perf_counter() - start
+    test_items = split.items_of("test")  # predict only what is scored: KNN's cost grows with items
+    test = ds.subset(items=test_items)
+    probs = estimator.predict_proba(test)  # (n_models, n_test_items)
+    overall = evaluate(probs, test, split.test[:, test_items])["overall"]
+    return {"dataset": ds.name, "encoder": encoder, "split": split.name, "method": method, "seed": seed,
+            **{m: overall[m] for m in METRICS}, "n_test": overall["n"], "fit_seconds": seconds,
+            "params": json.dumps(method_params(estimator), default=str, sort_keys=True),
+            "fitted": json.dumps(fitted_summary(estimator), default=_json_default)}
+
+
+def compare(datasets: Sequence[str | Dataset], encoders: Sequence[str] = ("all-MiniLM-L6-v2",),
+            seeds: Sequence[int] = (0, 1, 2), methods: Sequence[str] | None = None, split: str = "question",
+            out: str | Path | None = None, encode_missing: bool = False, progress: bool = True) -> pd.DataFrame:
+    """Every method x seed on every dataset x encoder; one row per run (columns `RUN_COLUMNS`).
+
+    A dataset without precomputed embeddings for an encoder is skipped (with a warning, and listed in
+    the config) unless `encode_missing`, which encodes its texts (slow on a CPU). With `out`, the CSV
+    and JSON are rewritten after every run, so an interrupted comparison keeps what it finished.
+    The config is in `runs.attrs["config"]`.
+    """
+    methods = list(methods or METHODS)
+    unknown = [m for m in methods if m not in METHODS]
+    if unknown:
+        raise ValueError(f"methods={unknown}; known methods are {list(METHODS)}.")
+    if not seeds:
+        raise ValueError("seeds is empty; give at least one seed, e.g. (0, 1, 2).")
+    encoders = [canonical_name(e) for e in encoders]
+    config = {"datasets": [d if isinstance(d, str) else d.name for d in datasets], "encoders": encoders,
+              "seeds": [int(s) for s in seeds], "methods": methods, "split": split, "skipped": [],
+              "jeirt_version": __version__, "torch_version": torch.__version__,
+              "python": platform.python_version(), "threads": torch.get_num_threads(),
+              "device": str(settings.default_device()),
+              "started": datetime.now(timezone.utc).isoformat(timespec="seconds")}
+    rows: list[dict] = []
+    total = len(datasets) * len(encoders) * len(seeds) * len(methods)
+    bar = tqdm(total=total, desc="runs", disable=not progress)
+    for source in datasets:
+        ds = load_dataset(source) if isinstance(source, str) else source
+        for encoder in encoders:
+            if encoder not in ds.embeddings and not encode_missing:
+                note = f"{ds.name} has no precomputed {encoder} embeddings"
+                warnings.warn(f"skipping {note}; pass encode_missing=True to encode its texts.", stacklevel=2)
+                config["skipped"].append(note)
+                bar.update(len(seeds) * len(methods))
+                continue
+            for seed in seeds:
+                parts = make_split(ds, split, seed)
+                for method in methods:
+                    bar.set_postfix_str(f"{ds.name} {encoder} seed {seed} {method}")
+                    rows.append(run_one(ds, parts, method, encoder, seed))
+                    bar.update()
+                    if out is not None:
+                        save(_frame(rows, config), out)
+    bar.close()
+    config["finished"] = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    runs = _frame(rows, config)
+    if out is not None:
+        save(runs, out)
+    return runs
+
+
+def _frame(rows: list[dict], config: dict) -> pd.DataFrame:
+    runs = pd.DataFrame(rows, columns=list(RUN_COLUMNS))
+    runs.attrs["config"] = config
+    return runs
+
+
+def summarize(runs: pd.DataFrame) -> pd.DataFrame:
+    """Mean and sd over seeds of every metric and the fit time, per dataset, encoder and method.
+
+    Columns `<metric>_mean`, `<metric>_sd`, `seeds`; rows in the order the runs first list them.
+    """
+    if runs.empty:
+        raise ValueError("no runs to summarise.")
+    values = list(METRICS) + ["fit_seconds"]
+    grouped = runs.groupby(KEYS, sort=False)[values]
+    table = grouped.mean().add_suffix("_mean").join(grouped.std(ddof=1).add_suffix("_sd"))
+    table["seeds"] = grouped.size()
+    order = [f"{v}_{s}" for v in values for s in ("mean", "sd")] + ["seeds"]
+    return table[order].reset_index()
+
+
+def margins(summary: pd.DataFrame, reference: str = "je-irt",
+            metrics: Sequence[str] = ("accuracy", "auc")) -> pd.DataFrame:
+    """Per dataset, encoder and metric: `reference`'s mean minus the best other method's (> 0: it leads)."""
+    rows = []
+    for (dataset, encoder), block in summary.groupby(["dataset", "encoder"], sort=False):
+        ref = block[block["method"] == reference]
+        others = block[block["method"] != reference]
+        if ref.empty or others.empty:
+            continue
+        for metric in metrics:
+            best = others.loc[others[f"{metric}_mean"].idxmax()]
+            ours = float(ref[f"{metric}_mean"].iloc[0])
+            rows.append({"dataset": dataset, "encoder": encoder, "metric": metric, reference: ours,
+                         "best_other": best["method"], "best_other_value": float(best[f"{metric}_mean"]),
+                         "margin": ours - float(best[f"{metric}_mean"])})
+    return pd.DataFrame(rows)
+
+
+def format_table(summary: pd.DataFrame, metrics: Sequence[str] = ("accuracy", "auc", "brier", "ece"),
+                 digits: int = 3, markdown: bool = False) -> str:
+    """A readable table: one row per dataset / encoder / method, cells `mean ± sd`; or a Markdown one."""
+    def cell(mean: float, sd: float) -> str:
+        return f"{mean:.{digits}f}" if np.isnan(sd) else f"{mean:.{digits}f} ± {sd:.{digits}f}"
+
+    table = summary[KEYS].copy()
+    for metric in metrics:
+        table[metric] = [cell(m, s) for m, s in zip(summary[f"{metric}_mean"], summary[f"{metric}_sd"])]
+    table["fit s"] = [f"{m:.1f}" for m in summary["fit_seconds_mean"]]
+    table["seeds"] = summary["seeds"].astype(str)
+    if not markdown:
+        return table.to_string(index=False)
+    lines = ["| " + " | ".join(table.columns) + " |", "|" + "---|" * len(table.columns)]
+    lines += ["| " + " | ".join(map(str, row)) + " |" for row in table.itertuples(index=False)]
+    return "\n".join(lines)
+
+
+def merge(*parts: pd.DataFrame) -> pd.DataFrame:
+    """Runs from several `compare` calls as one table; the config lists each part's config."""
+    if not parts:
+        raise ValueError("nothing to merge: give at least one table of runs.")
+    runs = pd.concat(parts, ignore_index=True)
+    dup = runs.duplicated(["dataset", "encoder", "split", "method", "seed"])
+    if dup.any():
+        raise ValueError(f"{int(dup.sum())} runs appear in more than one part, e.g. "
+                         f"{runs.loc[dup, ['dataset', 'encoder', 'method', 'seed']].iloc[0].to_dict()}.")
+    configs = [p.attrs.get("config", {}) for p in parts]
+    union = {key: list(dict.fromkeys(v for c in configs for v in c.get(key, [])))
+             for key in ("datasets", "encoders", "seeds", "methods", "skipped")}
+    splits = sorted({c["split"] for c in configs if "split" in c})
+    runs.attrs["config"] = {**union, "split": splits[0] if len(splits) == 1 else splits, "parts": configs}
+    return runs
+
+
+def save(runs: pd.DataFrame, path: str | Path) -> tuple[Path, Path]:
+    """Write the runs to `path` (CSV) and, beside it, a JSON with the config, the runs and the summary."""
+    path = Path(path)
+    if path.suffix != ".csv":
+        raise ValueError(f"out={str(path)!r}; expected a .csv path (the .json is written beside it).")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    runs.to_csv(path, index=False, float_format="%.6g")
+    summary = summarize(runs) if len(runs) else pd.DataFrame()
+    blob = {"format": "jeirt-compare", "config": runs.attrs.get("config", {}), "runs": _records(runs),
+            "summary": _records(summary), "margins": _records(margins(summary)) if len(runs) else []}
+    json_path = path.with_suffix(".json")
+    json_path.write_text(json.dumps(blob, indent=1, default=_json_default, allow_nan=False))
+    return path, json_path
+
+
+def load(path: str | Path) -> pd.DataFrame:
+    """Read the runs written by `save` (from the .json, so the config comes back in `attrs`)."""
+    path = Path(path).with_suffix(".json")
+    blob = json.loads(path.read_text())
+    if blob.get("format") != "jeirt-compare":
+        raise ValueError(f"{path} was not written by jeirt.compare.save.")
+    return _frame(blob["runs"], blob["config"])
+
+
+def _records(table: pd.DataFrame) -> list[dict]:
+    """Rows as dicts with NaN written as null (strict JSON)."""
+    return table.astype(object).where(table.notna(), None).to_dict("records")
+
+
+def _json_default(value: object) -> object:
+    if isinstance(value, (np.integer, np.floating)):
+        return value.item()
+    return str(value)
+
+
+# ----------------------------------------------------------------------------------------------------
+# Command line: `jeirt compare` (registered by jeirt.cli)
+
+
+def _list(values: Sequence[str] | None) -> list[str]:
+    """Repeatable and comma-separated options flattened: ["a,b", "c"] -> ["a", "b", "c"]."""
+    return [v.strip() for value in values or [] for v in value.split(",") if v.strip()]
+
+
+def add_compare_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    """Add `compare` to the `jeirt` command's subparsers."""
+    text = "fit every method on several seeds of a split and tabulate accuracy, AUC, Brier, ECE, fit time"
+    p = subparsers.add_parser("compare", help=text, description=text)
+    p.add_argument("--dataset", action="append", required=True,
+                   help="dataset name or results CSV; repeat the option or separate names by commas")
+    p.add_argument("--encoder", action="append", default=None,
+                   help="frozen question encoder(s), repeatable or comma-separated (default all-MiniLM-L6-v2)")
+    p.add_argument("--split", default="question", help="'question' (default) or 'without:<benchmark>'")
+    p.add_argument("--seeds", default="0,1,2", help="comma-separated seeds (default 0,1,2)")
+    p.add_argument("--methods", default=",".join(METHODS), help=f"comma-separated subset of {','.join(METHODS)}")
+    p.add_argument("--out", help="write the runs here (.csv; a .json with config and summary goes beside it)")
+    p.add_argument("--json", help="also write the summary table to this JSON file")
+    p.add_argument("--threads", type=int, help="torch CPU threads (default: torch's own)")
+    p.add_argument("--encode-missing", action="store_true",
+                   help="encode texts when a dataset has no precomputed embeddings (slow on a CPU)")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.set_defaults(func=run_compare_command)
+    return p
+
+
+def run_compare_command(args: argparse.Namespace) -> int:
+    """Run `jeirt compare` from parsed arguments; print the table and the margins of JE-IRT."""
+    try:
+        seeds = [int(s) for s in _list([args.seeds])]
+    except ValueError as err:
+        raise ValueError(f"--seeds {args.seeds!r}; expected comma-separated integers such as 0,1,2.") from err
+    if args.threads is not None:
+        if args.threads < 1:
+            raise ValueError(f"--threads {args.threads}; expected a positive integer.")
+        torch.set_num_threads(args.threads)
+    runs = compare(_list(args.dataset), _list(args.encoder) or ["all-MiniLM-L6-v2"], seeds,
+                   _list([args.methods]), split=args.split, out=args.out,
+                   encode_missing=args.encode_missing, progress=not args.quiet)
+    summary = summarize(runs)
+    print(format_table(summary))
+    lead = margins(summary)
+    if len(lead):
+        print("\nJE-IRT minus the best other method (> 0: JE-IRT leads):")
+        print(lead.to_string(index=False, float_format=lambda x: f"{x:.4f}"))
+    if args.out:
+        print(f"\nwrote {args.out} and {Path(args.out).with_suffix('.json')}")
+    if args.json:
+        Path(args.json).write_text(json.dumps({"config": runs.attrs["config"], "summary": _records(summary)},
+                                              indent=1, default=_json_default, allow_nan=False))
+    return 0

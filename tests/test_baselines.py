@@ -1,0 +1,258 @@
+"""Tests for jeirt.baselines: hand-computed plain baselines, exact k-NN, the networks' formulas, every
+baseline above chance on simulated data, and a smoke run of each on every real dataset."""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+
+from conftest import require_dataset
+from jeirt.baselines import (KNN, MIRT, BenchmarkAccuracy, EmbedLLMMF, EmbedLLMNet, IRTNet, IRTNetModule,
+                             MIRTNet, ModelAccuracy)
+from jeirt.data import Dataset, Split, hold_out_models, simulate, split_by_question
+from jeirt.estimator import NotFittedError
+from jeirt.metrics import auc
+
+NAN = np.nan
+
+
+@pytest.fixture(autouse=True, scope="module")
+def one_thread():
+    """One torch thread: on a few shared cores, more threads mostly wait on each other."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
+def neural(cls, **kwargs):
+    """A neural baseline sized for tests: few epochs, no progress bar."""
+    return cls(**{"encoder": "simulated", "max_epochs": 15, "patience": 3, **kwargs})
+
+
+ALL = {
+    "model-accuracy": lambda: ModelAccuracy(),
+    "benchmark-accuracy": lambda: BenchmarkAccuracy(),
+    "knn": lambda: KNN(encoder="simulated"),
+    "embedllm-mf": lambda: neural(EmbedLLMMF),
+    "irt-net": lambda: neural(IRTNet, n_experts=4, hidden=64, expert_dim=32),
+    "mirt": lambda: neural(MIRT),
+}
+
+
+@pytest.fixture(scope="module")
+def tiny() -> tuple[Dataset, Split]:
+    """3 models x 6 items in benchmarks a (items 0-3) and b (4-5), with a hand-made split."""
+    labels = np.array([[1, 0, 1, NAN, 1, 0],
+                       [0, 0, 1, 1, NAN, NAN],
+                       [NAN, NAN, NAN, NAN, 1, 1]], dtype=np.float32)
+    items = pd.DataFrame({"item_id": [f"q{i}" for i in range(6)], "benchmark": list("aaaabb"),
+                          "text": [f"question {i}" for i in range(6)]})
+    features = np.array([[1, 0], [0.9, 0.1], [0, 1], [0.1, 0.9], [-1, 0], [-0.8, 0.3]], dtype=np.float32)
+    ds = Dataset("tiny", ["m0", "m1", "m2"], items, labels, {"toy": features})
+    part = np.array([0, 0, 1, 0, 0, 2])  # items 0, 1, 3, 4 train; 2 val; 5 test
+    rows = np.ones((3, 1), dtype=bool)
+    split = Split(rows & (part == 0), rows & (part == 1), rows & (part == 2), "hand").restrict_to(ds.observed)
+    return ds, split
+
+
+@pytest.fixture(scope="module")
+def sim() -> tuple[Dataset, Split]:
+    ds, _ = simulate(n_models=30, n_items=600, feature_dim=32, d=8, density=0.8, seed=0)
+    return ds, split_by_question(ds, seed=0)
+
+
+# ----------------------------------------------------------------------------- plain baselines by hand
+
+def test_model_accuracy_is_the_mean_training_label(tiny):
+    ds, split = tiny
+    probs = ModelAccuracy().fit(ds, split).predict_proba(ds)
+    # m0 trains on items 0,1,4 -> (1+0+1)/3; m1 on 0,1,3 -> 1/3; m2 on item 4 only -> 1
+    expected = np.array([2 / 3, 1 / 3, 1.0])
+    np.testing.assert_allclose(probs, np.repeat(expected[:, None], 6, axis=1), rtol=1e-6)
+
+
+def test_benchmark_accuracy_with_its_fallback(tiny):
+    ds, split = tiny
+    est = BenchmarkAccuracy().fit(ds, split)
+    # benchmark a (train items 0,1,3): m0 1/2, m1 1/3, m2 none -> its overall 1.0
+    # benchmark b (train item 4):      m0 1,   m1 none -> its overall 1/3, m2 1
+    expected_a, expected_b = np.array([0.5, 1 / 3, 1.0]), np.array([1.0, 1 / 3, 1.0])
+    probs = est.predict_proba(ds)
+    np.testing.assert_allclose(probs[:, :4], np.repeat(expected_a[:, None], 4, axis=1), rtol=1e-6)
+    np.testing.assert_allclose(probs[:, 4:], np.repeat(expected_b[:, None], 2, axis=1), rtol=1e-6)
+    # a benchmark unseen in training falls back to the model's overall training accuracy
+    other = ds.subset(items=[0, 5])
+    other.items.loc[1, "benchmark"] = "new"
+    np.testing.assert_allclose(est.predict_proba(other)[:, 1], [2 / 3, 1 / 3, 1.0], rtol=1e-6)
+
+
+def test_a_model_without_training_labels_gets_the_global_mean(tiny):
+    ds, split = tiny
+    train = split.train.copy()
+    train[2] = False  # m2 loses its only training label
+    split2 = Split(train, split.val, split.test, "hand-2")
+    probs = ModelAccuracy().fit(ds, split2).predict_proba(ds)
+    np.testing.assert_allclose(probs[2], 3 / 6)  # m0, m1 training labels: 1,0,1,0,0,1
+    probs = BenchmarkAccuracy().fit(ds, split2).predict_proba(ds)
+    np.testing.assert_allclose(probs[2], 3 / 6)
+
+
+# ----------------------------------------------------------------------------- k nearest neighbours
+
+def test_knn_with_k1_returns_the_nearest_observed_training_label(tiny):
+    ds, split = tiny
+    est = KNN(encoder="toy", k_grid=(1,), weightings=("uniform",)).fit(ds, split)
+    assert (est.k_, est.weighting_) == (1, "uniform")
+    probs = est.predict_proba(ds)
+    # item 2 = (0, 1): its nearest training item is 3 = (0.1, 0.9), which m0 was not evaluated on; m0's
+    # nearest is item 1 (cosine 0.11) -> 0; m1 -> item 3's label, 1; m2 has only item 4 -> 1
+    np.testing.assert_array_equal(probs[:, 2], [0, 1, 1])
+    # item 5 = (-0.8, 0.3): nearest is item 4 = (-1, 0) for m0 and m2; m1 lacks it -> item 3 (0.1, 0.9) -> 1
+    np.testing.assert_array_equal(probs[:, 5], [1, 1, 1])
+
+
+def test_knn_matches_a_brute_force_neighbour_mean():
+    ds, _ = simulate(n_models=12, n_items=300, feature_dim=16, d=4, density=0.5, seed=3)
+    split = split_by_question(ds, seed=1)
+    est = KNN(encoder="simulated", block_cells=5_000).fit(ds, split)  # tiny blocks: many chunks, doubling
+    x = ds.embeddings["simulated"] / np.linalg.norm(ds.embeddings["simulated"], axis=1, keepdims=True)
+    for weighting in ("uniform", "cosine"):
+        got = est._predict_grid(ds.embeddings["simulated"], np.arange(ds.n_models), (7,), (weighting,))[weighting][0]
+        for m in range(0, ds.n_models, 3):
+            cols = np.flatnonzero(split.train[m])
+            for q in range(0, ds.n_items, 29):
+                sims = x[cols] @ x[q]
+                top = np.argsort(-sims, kind="stable")[:7]
+                w = np.clip(sims[top], 1e-6, None) if weighting == "cosine" else np.ones(len(top))
+                assert got[m, q] == pytest.approx((w * ds.labels[m, cols[top]]).sum() / w.sum(), abs=1e-5)
+
+
+def test_knn_chooses_k_on_validation_and_rejects_bad_grids(sim):
+    ds, split = sim
+    est = KNN(encoder="simulated", k_grid=(1, 25)).fit(ds, split)
+    assert est.k_ == 25  # a single neighbour's 0/1 label has a far worse validation log loss
+    assert est.validation_log_loss_.idxmin() == (est.weighting_, est.k_)
+    with pytest.raises(ValueError, match="weightings"):
+        KNN(encoder="simulated", weightings=("gaussian",)).fit(ds, split)
+    with pytest.raises(ValueError, match="k_grid"):
+        KNN(encoder="simulated", k_grid=(0, 5)).fit(ds, split)
+
+
+# ----------------------------------------------------------------------------- the networks' formulas
+
+def test_embedllm_net_is_w_dot_elementwise_product_plus_c():
+    torch.manual_seed(0)
+    net = EmbedLLMNet(in_dim=5, n_models=3, dim=4).eval()
+    x = torch.randn(2, 5)
+    q = net.project(x)
+    e, w, c = net.model_embeddings.weight, net.classifier.weight[0], net.classifier.bias[0]
+    explicit = torch.stack([torch.stack([(w * (e[m] * q[b])).sum() + c for m in range(3)]) for b in range(2)])
+    torch.testing.assert_close(net(x), explicit)
+
+
+def test_irt_net_routes_top_k_experts_and_balances_them():
+    torch.manual_seed(0)
+    net = IRTNetModule(in_dim=6, n_models=4, d=3, n_experts=5, top_k=2, hidden=8, expert_dim=4)
+    x = torch.randn(32, 6)
+    net.eval()
+    a, b = net.item_parameters(x)
+    assert a.shape == (32, 3) and b.shape == (32, 1)
+    torch.testing.assert_close(net(x), a @ net.ability.T - b)
+    net.train()
+    before = net.gate_bias.clone()
+    net(x)
+    assert not torch.equal(before, net.gate_bias)  # the balancing bias moved
+    with pytest.raises(ValueError, match="top_k"):
+        IRTNetModule(6, 4, n_experts=3, top_k=4)
+
+
+def test_mirt_discriminations_are_non_negative():
+    torch.manual_seed(0)
+    net = MIRTNet(in_dim=6, n_models=4, d=3, hidden=8).eval()
+    a, b = net.item_parameters(torch.randn(50, 6) * 10)
+    assert (a >= 0).all() and b.shape == (50, 1)
+
+
+# ----------------------------------------------------------------------------- all baselines
+
+@pytest.mark.parametrize("method", list(ALL))
+def test_each_baseline_beats_chance_on_simulated_data(sim, method):
+    ds, split = sim
+    est = ALL[method]().fit(ds, split)
+    probs = est.predict_proba(ds)
+    assert probs.shape == ds.labels.shape and np.isfinite(probs).all()
+    assert ((probs >= 0) & (probs <= 1)).all()
+    sel = split.test
+    assert auc(probs[sel], ds.labels[sel]) > 0.6
+
+
+@pytest.mark.parametrize("method", list(ALL))
+def test_fit_returns_self_and_unfitted_or_unknown_models_are_refused(tiny, method):
+    ds, split = tiny
+    est = ALL[method]()
+    if hasattr(est, "encoder"):
+        est.encoder = "toy"
+    with pytest.raises(NotFittedError):
+        est.predict_proba(ds)
+    assert est.fit(ds, split) is est
+    probs = est.predict_proba(ds.subset(models=["m2", "m0"]))  # rows follow the given models
+    np.testing.assert_allclose(probs, est.predict_proba(ds)[[2, 0]], rtol=1e-6)
+    renamed = Dataset("other", ["m0", "stranger", "m2"], ds.items, ds.labels, ds.embeddings)
+    with pytest.raises(KeyError, match="stranger"):
+        est.predict_proba(renamed)
+    wrong = Split(split.train[:2], split.val[:2], split.test[:2], "wrong-shape")
+    with pytest.raises(ValueError, match="shape"):
+        ALL[method]().fit(ds, wrong)
+
+
+def test_neural_baselines_refuse_held_out_models(sim):
+    ds, split = sim
+    with pytest.raises(ValueError, match="onboard"):
+        neural(MIRT).fit(ds, hold_out_models(ds, split, 2))
+    probs = ModelAccuracy().fit(ds, hold_out_models(ds, split, 2)).predict_proba(ds)  # uses split.onboard
+    assert np.isfinite(probs).all()
+
+
+def test_get_params_lists_the_hyperparameters():
+    assert IRTNet(d=7).get_params()["d"] == 7
+    assert KNN().get_params()["k_grid"][0] == 1
+    assert ModelAccuracy().get_params() == {}
+
+
+# ----------------------------------------------------------------------------- real data (smoke)
+
+REAL = ("mmlu_pro", "zeroeval", "metabench")
+
+
+@pytest.fixture(scope="module")
+def real_slices() -> dict[str, Dataset]:
+    """A small slice of each real dataset (best-covered 40 models, 300 questions); missing ones absent."""
+    slices = {}
+    for name in REAL:
+        try:
+            ds = require_dataset(name)
+        except pytest.skip.Exception:
+            continue
+        models = np.argsort(-ds.observed.sum(axis=1), kind="stable")[:40]
+        items = np.random.default_rng(0).choice(ds.n_items, size=300, replace=False)
+        slices[name] = ds.subset(models=np.sort(models), items=np.sort(items))
+    return slices
+
+
+@pytest.mark.parametrize("name", REAL)
+@pytest.mark.parametrize("method", list(ALL))
+def test_each_baseline_runs_on_every_real_dataset(real_slices, name, method):
+    if name not in real_slices:
+        pytest.skip(f"dataset {name!r} not found: set JEIRT_DATA to a folder holding it (CI: ../shared/data)")
+    ds = real_slices[name]
+    split = split_by_question(ds, seed=0)
+    est = ALL[method]()
+    if hasattr(est, "encoder"):
+        est.encoder = "all-MiniLM-L6-v2"
+    if hasattr(est, "max_epochs"):
+        est.max_epochs = 2
+    probs = est.fit(ds, split).predict_proba(ds)
+    assert probs.shape == ds.labels.shape
+    assert np.isfinite(probs).all() and ((probs >= 0) & (probs <= 1)).all()
