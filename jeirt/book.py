@@ -144,3 +144,11 @@ def settings(profile: str | None = None, **overrides) -> BookSettings:
         raise TypeError(f"settings() got unknown field(s) {sorted(unknown)}; fields are "
                         f"{list(BookSettings.__dataclass_fields__)}.")
     return replace(BookSettings(**values), **overrides)
+
+
+def glue(name: str, value, display: bool = False) -> None:
+    """`myst_nb.glue` for numbers in prose: numpy scalars become Python ones, so that `{glue:text}`
+    format specs such as `:.1f` apply (myst-nb cannot format the text form 'np.float64(...)')."""
+    from myst_nb import glue as myst_glue
+
+    myst_glue(name, value.item() if isinstance(value, np.generic) else value, display=display)

@@ -198,12 +198,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--replace", action="store_true", help="refit models the model already knows")
     p.add_argument("--out", help="where to save the extended model (default: overwrite --model)")
 
-    try:  # the comparison of methods lives with the baselines
-        from jeirt.compare import add_compare_parser
-    except ImportError:
-        pass
-    else:
-        add_compare_parser(sub)
+    from jeirt.compare import add_compare_parser
+    from jeirt.evaluation import add_evaluation_parsers
+
+    add_compare_parser(sub)  # jeirt compare: every method side by side
+    add_evaluation_parsers(sub)  # jeirt estimate / suggest: a new model's scores from few questions
     return parser
 
 

@@ -223,3 +223,509 @@ def heatmap(ax: plt.Axes, table: pd.DataFrame, label: str = "accuracy", annotate
                 ax.text(j, i, f"{v:.2f}", ha="center", va="center", fontsize=6,
                         color="white" if v < (vmin + vmax) / 2 else "black")
     return ax
+
+
+# ---------------------------------------------------------------------------------------------
+# Geometry and taxonomy (chapters "Taxonomy" and "Geometry"; numbers from jeirt.analysis)
+
+HATCHES = ["", "///", "...", "xxx", "\\\\\\", "++", "oo", "--"]
+
+
+def group_style(i: int) -> dict:
+    """Colour and marker of group `i` for scatter plots; the pair differs for the first 64 groups
+    (markers shift by one every 8 groups, so colour 0 comes back with a new marker)."""
+    return {"color": PALETTE[i % len(PALETTE)], "marker": MARKERS[(i + i // len(PALETTE)) % len(MARKERS)]}
+
+
+def grouped_bars(ax: plt.Axes, table: pd.DataFrame, ylabel: str = "score") -> plt.Axes:
+    """One group of bars per column of `table` (e.g. a metric), one bar per row (e.g. a
+    representation), told apart by colour and hatching; values printed above the bars."""
+    n_rows, n_cols = table.shape
+    width = 0.8 / n_rows
+    x = np.arange(n_cols)
+    for i, (name, row) in enumerate(table.iterrows()):
+        bars = ax.bar(x + (i - (n_rows - 1) / 2) * width, row.to_numpy(dtype=float), width,
+                      color=PALETTE[i % len(PALETTE)], hatch=HATCHES[i % len(HATCHES)],
+                      edgecolor="white", linewidth=0.5, label=str(name))
+        ax.bar_label(bars, fmt="%.2f", fontsize=6, padding=1)
+    ax.set_xticks(x)
+    ax.set_xticklabels([str(c) for c in table.columns])
+    ax.set_ylabel(ylabel.lower())
+    ax.grid(axis="x", visible=False)
+    ax.legend(ncols=min(n_rows, 3), loc="upper left", bbox_to_anchor=(0, 1.12))
+    return ax
+
+
+def curves(ax: plt.Axes, series: dict, xlabel: str, ylabel: str) -> plt.Axes:
+    """One line per entry of `series` (label -> y values, plotted at x = 1, 2, ...), in the
+    house cycle of colours, markers and line styles."""
+    for i, (label, y) in enumerate(series.items()):
+        y = np.asarray(y, dtype=float)
+        s = style(i)
+        ax.plot(np.arange(1, len(y) + 1), y, label=str(label), color=s["color"], marker=s["marker"],
+                linestyle=s["linestyle"], markevery=max(1, len(y) // 8))
+    ax.set_xlabel(xlabel.lower())
+    ax.set_ylabel(ylabel.lower())
+    ax.legend()
+    return ax
+
+
+def scatter_groups(ax: plt.Axes, xy: np.ndarray, groups, names=None, order=None, size: float = 14,
+                   alpha: float = 0.8, legend_title: str | None = None,
+                   background: str | None = None) -> plt.Axes:
+    """Points `xy` (n, 2) coloured and shaped by `groups` (n,); `names` (n,) are written next to the
+    points when given (for a few dozen points). `order` fixes the legend order of the groups; the
+    `background` group (e.g. "other") is drawn first, in light grey, so it hides no other group."""
+    xy, groups = np.asarray(xy), np.asarray(groups)
+    order = list(order) if order is not None else list(pd.unique(groups))
+    if background is not None and (groups == background).any():
+        rows = groups == background
+        ax.scatter(xy[rows, 0], xy[rows, 1], s=size, alpha=alpha, color="0.75", marker=".",
+                   edgecolor="none", label=f"{background} ({rows.sum()})")
+    present = [g for g in order if g != background and (groups == g).any()]  # styled, drawn on top
+    for i, group in enumerate(present):
+        rows = groups == group
+        ax.scatter(xy[rows, 0], xy[rows, 1], s=size, alpha=alpha, edgecolor="none",
+                   label=f"{group} ({rows.sum()})", **group_style(i))
+    if names is not None:
+        for (x, y), name in zip(xy, names):
+            ax.annotate(str(name), (x, y), fontsize=5, xytext=(2, 2), textcoords="offset points",
+                        color="0.25")
+    ax.set_xticks([])
+    ax.set_yticks([])
+    ax.legend(title=legend_title, loc="center left", bbox_to_anchor=(1.0, 0.5), markerscale=1.5)
+    return ax
+
+
+COSINE_LABELS = {"global": "to the mean direction of all questions",
+                 "own benchmark": "to the mean direction of its benchmark"}
+
+
+def cosine_histograms(ax: plt.Axes, cosines: pd.DataFrame, columns=("global", "own benchmark"),
+                      bins: int = 40, log: bool = True) -> plt.Axes:
+    """Histograms (share of questions) of the cosine columns of `jeirt.analysis.cosine_to_means`,
+    as outlines with different line styles so they read in grey; a log scale (`log`) keeps the
+    thin tail visible next to the peak near 1."""
+    edges = np.linspace(-1, 1, bins + 1)
+    for i, column in enumerate(columns):
+        values = cosines[column].to_numpy()
+        s = style(i)
+        ax.hist(values, bins=edges, weights=np.full(len(values), 1 / len(values)), histtype="step",
+                color=s["color"], linestyle=s["linestyle"], linewidth=1.5,
+                label=COSINE_LABELS.get(column, column))
+    if log:
+        ax.set_yscale("log")
+    ax.set_xlabel("cosine of a question's direction to a mean direction")
+    ax.set_ylabel("share of questions" + (" (log scale)" if log else ""))
+    ax.legend(loc="upper left")
+    return ax
+
+
+def opposite_pair(ax: plt.Axes, models, labels: np.ndarray, probs: np.ndarray,
+                  questions=("question a", "question b"), max_names: int = 40) -> plt.Axes:
+    """Each model's answers to two questions: JE-IRT's P(correct) as lines, the observed answer as
+    a marker on the line (filled: correct, open: wrong, none: not graded). `labels`, `probs`:
+    (n_models, 2), models in the order given; their names label the axis when there are at most
+    `max_names` of them (shortened to the part after the last "/")."""
+    x = np.arange(len(models))
+    for k in range(2):
+        s = style(k)
+        ax.plot(x, probs[:, k], color=s["color"], linestyle=s["linestyle"], marker="none",
+                label=f"{questions[k]}: je-irt p(correct)")
+        right, wrong = labels[:, k] == 1, labels[:, k] == 0
+        ax.scatter(x[right], probs[right, k], marker=s["marker"], color=s["color"], s=28, zorder=3,
+                   label=f"{questions[k]}: answered correctly")
+        ax.scatter(x[wrong], probs[wrong, k], marker=s["marker"], facecolor="white",
+                   edgecolor=s["color"], s=28, zorder=3, label=f"{questions[k]}: answered wrongly")
+    if len(models) <= max_names:
+        short = [_shorten_name(m) for m in models]
+        ax.set_xticks(x)
+        ax.set_xticklabels(short, rotation=70, ha="right", fontsize=6)
+    else:
+        ax.set_xticks([])
+    ax.set_ylabel("p(correct)")
+    ax.set_xlabel("models, least to most accurate overall")
+    ax.grid(axis="x", visible=False)
+    ax.legend(loc="center left", bbox_to_anchor=(1.0, 0.5))
+    return ax
+
+
+def _shorten_name(name, max_chars: int = 28) -> str:
+    """A model name for a tick label: the part after the last "/", at most `max_chars` long."""
+    name = str(name).rsplit("/", 1)[-1]
+    return name if len(name) <= max_chars else name[: max_chars - 1] + "…"
+
+
+def bound_scatter(ax: plt.Axes, bound: np.ndarray, gap: np.ndarray, label: str | None = None,
+                  index: int = 0, max_points: int = 20000, seed: int = 0) -> plt.Axes:
+    """|ΔP| against its bound (one point per question pair and model) with the diagonal y = x:
+    a bound that holds leaves every point on or below it. Shows at most `max_points` points."""
+    bound, gap = np.ravel(bound), np.ravel(gap)
+    if len(bound) > max_points:
+        keep = np.random.default_rng(seed).choice(len(bound), size=max_points, replace=False)
+        bound, gap = bound[keep], gap[keep]
+    s = style(index)
+    ax.scatter(bound, gap, s=3, alpha=0.3, color=s["color"], marker=s["marker"], edgecolor="none",
+               rasterized=True, label=label)
+    top = max(bound.max(), gap.max()) * 1.05
+    ax.plot([0, top], [0, top], color="black", linestyle="--", linewidth=0.8, marker="none")
+    ax.set_xlim(0, top)
+    ax.set_ylim(0, top)
+    ax.set_xlabel(r"bound $(\|E_M\|\,\|u_1 - u_2\| + |r_1 - r_2|)\,/\,4$")
+    ax.set_ylabel(r"$|P_1 - P_2|$")
+    return ax
+
+
+# ---------------------------------------------------------------------------------------------
+# Classic IRT pictures (chapters "An IRT primer" and "Why one number fails", Section 3.1)
+
+
+def icc_curves(ax: plt.Axes, pairs: list[tuple[float, float]], theta_range: tuple[float, float] = (-4, 4)) -> plt.Axes:
+    """One 2PL item characteristic curve sigmoid(a (theta - b)) per (a, b) pair, each in its own style."""
+    theta = np.linspace(*theta_range, 401)
+    for i, (a, b) in enumerate(pairs):
+        s = style(i)
+        ax.plot(theta, 1 / (1 + np.exp(-a * (theta - b))), color=s["color"], linestyle=s["linestyle"],
+                marker=s["marker"], markevery=(10 * i, 80), label=f"a = {a:g}, b = {b:g}")
+    ax.axhline(0.5, color="0.6", linewidth=0.6, linestyle=":")
+    ax.set_ylim(-0.02, 1.02)
+    ax.set_xlabel(r"ability $\theta$")
+    ax.set_ylabel("p(correct)")
+    ax.legend(loc="best")
+    return ax
+
+
+def parameter_recovery(ax: plt.Axes, true: np.ndarray, fitted: np.ndarray, name: str = "discrimination a") -> plt.Axes:
+    """Fitted against true values of one parameter, with the identity line and their correlation."""
+    ok = np.isfinite(true) & np.isfinite(fitted)
+    ax.scatter(true[ok], fitted[ok], s=10, alpha=0.6, color=PALETTE[0], edgecolor="none")
+    lo, hi = np.nanmin([true[ok].min(), fitted[ok].min()]), np.nanmax([true[ok].max(), fitted[ok].max()])
+    ax.plot([lo, hi], [lo, hi], color="0.3", linewidth=0.8, linestyle="--", marker="")
+    ax.text(0.03, 0.95, f"r = {np.corrcoef(true[ok], fitted[ok])[0, 1]:.2f}", transform=ax.transAxes, va="top")
+    ax.set_xlabel(f"true {name}")
+    ax.set_ylabel(f"fitted {name}")
+    return ax
+
+
+def discrimination_scatter(ax: plt.Axes, discrimination: np.ndarray, difficulty: np.ndarray,
+                           near_zero: float = 0.25, limit: float = 6.0) -> plt.Axes:
+    """Difficulty b against discrimination a, one point per item (the paper's Fig. 1, left). The band
+    |a| < near_zero is shaded; b beyond +-limit is drawn on the edge as a triangle."""
+    a, b = np.asarray(discrimination, float), np.asarray(difficulty, float)
+    ok = np.isfinite(a) & np.isfinite(b)
+    inside = ok & (np.abs(b) <= limit)
+    ax.axvspan(-near_zero, near_zero, color="0.85", zorder=0, label=f"|a| < {near_zero:g}")
+    ax.axvline(0, color="0.4", linewidth=0.6)
+    ax.scatter(a[inside], b[inside], s=9, alpha=0.55, color=PALETTE[0], edgecolor="none", marker="o",
+               label="item")
+    out = ok & ~inside
+    ax.scatter(a[out], np.clip(b[out], -limit, limit), s=14, alpha=0.7, color=PALETTE[5], marker="^",
+               edgecolor="none", label=f"|b| > {limit:g} (drawn at the edge)")
+    ax.set_ylim(-limit * 1.05, limit * 1.05)
+    ax.set_xlabel("discrimination a")
+    ax.set_ylabel("difficulty b")
+    ax.legend(loc="lower right", fontsize=7)
+    return ax
+
+
+def icc_with_answers(ax: plt.Axes, ability: np.ndarray, answers: np.ndarray, discrimination: float,
+                     intercept: float, n_bins: int = 10, seed: int = 0) -> plt.Axes:
+    """A fitted item's curve sigmoid(a theta + c), every graded model's answer as a dot at its ability
+    (1 = correct, 0 = wrong, jittered up or down), and the share correct in `n_bins` ability bins."""
+    ok = np.isfinite(answers) & np.isfinite(ability)
+    theta, y = ability[ok], answers[ok]
+    rng = np.random.default_rng(seed)
+    jitter = rng.uniform(0, 0.06, size=len(y)) * np.where(y > 0.5, -1, 1)
+    alpha = float(np.clip(30 / max(len(y), 1), 0.15, 0.8))
+    ax.scatter(theta, y + jitter, s=8, alpha=alpha, color=PALETTE[0], edgecolor="none", label="a model's answer")
+    grid = np.linspace(theta.min() - 0.3, theta.max() + 0.3, 200)
+    ax.plot(grid, 1 / (1 + np.exp(-(discrimination * grid + intercept))), color=PALETTE[1], marker="",
+            linewidth=2, label="fitted 2PL")
+    edges = np.quantile(theta, np.linspace(0, 1, min(n_bins, len(theta)) + 1))
+    which = np.clip(np.searchsorted(edges, theta, side="right") - 1, 0, len(edges) - 2)
+    centres = [theta[which == k].mean() for k in range(len(edges) - 1) if (which == k).any()]
+    shares = [y[which == k].mean() for k in range(len(edges) - 1) if (which == k).any()]
+    ax.plot(centres, shares, color="black", marker="s", markersize=3.5, linestyle="--", linewidth=1,
+            label="share correct per bin")
+    ax.set_ylim(-0.1, 1.1)
+    ax.set_xlabel(r"fitted ability $\theta$")
+    ax.set_ylabel("correct")
+    return ax
+
+
+def saturation_scatter(ax: plt.Axes, actual_share: np.ndarray, predicted_share: np.ndarray,
+                       tolerance: float = 0.05) -> plt.Axes:
+    """Per item: the share of models the 2PL predicts correct (p >= 1/2) against the share actually
+    correct; shaded bands mark (near-)unanimous shares (within `tolerance` of 0 or 1)."""
+    for lo, hi in ((-0.05, tolerance), (1 - tolerance, 1.05)):
+        ax.axhspan(lo, hi, color="0.88", zorder=0)
+        ax.axvspan(lo, hi, color="0.93", zorder=0)
+    ax.scatter(actual_share, predicted_share, s=9, alpha=0.5, color=PALETTE[0], edgecolor="none")
+    ax.plot([0, 1], [0, 1], color="0.4", linestyle=":", linewidth=0.8, marker="")
+    ax.set_xlim(-0.03, 1.03)
+    ax.set_ylim(-0.03, 1.03)
+    ax.set_xlabel("share of models actually correct")
+    ax.set_ylabel("share predicted correct")
+    return ax
+
+
+def inclusion_heatmap(ax: plt.Axes, ratio: pd.DataFrame, max_cells: int = 120, label: str | None = None) -> plt.Axes:
+    """R(M_i, M_j) (Appendix J) as an image, models from least (top, left) to most accurate. With more
+    than `max_cells` models, consecutive models are pooled into `max_cells` groups (mean of R)."""
+    import warnings  # local: this block is appended to a shared module
+
+    values = ratio.to_numpy(dtype=float)
+    n = len(values)
+    if n > max_cells:
+        starts = np.array([g[0] for g in np.array_split(np.arange(n), max_cells)])
+        pooled = lambda x: np.add.reduceat(np.add.reduceat(x, starts, axis=0), starts, axis=1)  # noqa: E731
+        with np.errstate(invalid="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN blocks stay NaN
+            values = pooled(np.nan_to_num(values)) / pooled(np.isfinite(values).astype(float))
+    image = ax.imshow(values, cmap=SEQUENTIAL, vmin=0, vmax=1, interpolation="nearest")
+    plt.colorbar(image, ax=ax, shrink=0.8, label=label or "share of row's correct answers\nthe column model misses")
+    ax.grid(False)
+    unit = "" if n <= max_cells else f", pooled by {n / max_cells:.0f}"
+    ax.set_xlabel(f"model j, least to most accurate{unit}")
+    ax.set_ylabel(f"model i{unit}")
+    if n <= 40:
+        ax.set_xticks(np.arange(n))
+        ax.set_yticks(np.arange(n))
+        ax.set_xticklabels([str(m)[:18] for m in ratio.columns], rotation=90, fontsize=5)
+        ax.set_yticklabels([str(m)[:18] for m in ratio.index], fontsize=5)
+    else:
+        ax.set_xticks([])
+        ax.set_yticks([])
+    return ax
+
+
+# ---------------------------------------------------------------------------------------------
+# Out of distribution and difficulty (chapters "Out of distribution" and "Difficulty and norm")
+
+
+def labelled_scatter(ax: plt.Axes, x, y, names=None, xlabel: str = "x", ylabel: str = "y",
+                     size: float = 18, label: str | None = None, i: int = 0) -> plt.Axes:
+    """Points (x, y) in series style `i`, each written next to its name when `names` are given (for a
+    few dozen points, e.g. one per benchmark); `label` names the series in a legend."""
+    x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+    s = style(i)
+    ax.scatter(x, y, s=size, color=s["color"], marker=s["marker"], edgecolor="none", alpha=0.85, label=label)
+    if names is not None:
+        for xi, yi, name in zip(x, y, names):
+            ax.annotate(str(name), (xi, yi), fontsize=6, xytext=(3, 2), textcoords="offset points", color="0.25")
+    # Lowercase labels (house style), except those with mathtext, where case carries meaning.
+    ax.set_xlabel(xlabel if "$" in xlabel else xlabel.lower())
+    ax.set_ylabel(ylabel if "$" in ylabel else ylabel.lower())
+    return ax
+
+
+def roc_curves(ax: plt.Axes, curves: dict) -> plt.Axes:
+    """One ROC(-like) curve per entry of `curves` (label -> DataFrame with columns fpr, tpr, e.g. from
+    `jeirt.analysis.difficulty_roc`), in the house cycle, with the chance diagonal."""
+    ax.plot([0, 1], [0, 1], color="0.6", linewidth=0.8, linestyle=":", marker="", label="chance")
+    for i, (label, table) in enumerate(curves.items()):
+        s = style(i)
+        ax.plot(table["fpr"], table["tpr"], color=s["color"], linestyle=s["linestyle"], marker=s["marker"],
+                markevery=max(1, len(table) // 8), label=str(label))
+    ax.set_xlim(0, 1)
+    ax.set_ylim(0, 1)
+    ax.set_aspect("equal")
+    ax.set_xlabel("share of correct answers above the threshold")
+    ax.set_ylabel("share of wrong answers above the threshold")
+    ax.legend(loc="lower right")
+    return ax
+
+
+# ---------------------------------------------------------------------------------------------
+# Embedding dimension and onboarding (chapters "Embedding dimension" and "Onboarding new LLMs";
+# numbers from jeirt.experiments)
+
+
+def accuracy_vs_dimension(ax: plt.Axes, summary: pd.DataFrame, baselines: pd.DataFrame | None = None) -> plt.Axes:
+    """Test accuracy against d (log axis), one line per encoder with a band from the worst to the best
+    seed (`jeirt.experiments.sweep_summary`); `baselines` (method, encoder, accuracy) as horizontal
+    lines in the encoder's colour, one line style per method."""
+    encoders = list(dict.fromkeys(summary["encoder"]))
+    methods = [] if baselines is None else list(dict.fromkeys(baselines["method"]))
+    for i, encoder in enumerate(encoders):
+        rows = summary[summary["encoder"] == encoder].sort_values("d")
+        s = style(i)
+        ax.fill_between(rows["d"], rows["accuracy_min"], rows["accuracy_max"], color=s["color"], alpha=0.15,
+                        linewidth=0)
+        ax.plot(rows["d"], rows["accuracy_mean"], color=s["color"], marker=s["marker"], linestyle="-",
+                label=f"je-irt, {encoder}")
+        for j, method in enumerate(methods):
+            value = baselines[(baselines["encoder"] == encoder) & (baselines["method"] == method)]["accuracy"]
+            if len(value):
+                ax.axhline(float(value.mean()), color=s["color"], linestyle=LINESTYLES[(j + 1) % len(LINESTYLES)],
+                           linewidth=1, label=f"{method}, {encoder}")
+    grid = sorted(summary["d"].unique())
+    ax.set_xscale("log", base=2)
+    ax.set_xticks(grid)
+    ax.set_xticklabels([str(d) for d in grid])
+    ax.minorticks_off()
+    ax.set_xlabel("embedding dimension d (log scale)")
+    ax.set_ylabel("test accuracy")
+    ax.legend(loc="center left", bbox_to_anchor=(1.0, 0.5))
+    return ax
+
+
+def dots_by_group(ax: plt.Axes, table: pd.DataFrame, xlabel: str = "test accuracy",
+                  mean_lines: bool = True) -> plt.Axes:
+    """One row per group (index of `table`, sorted by its first column, largest on top) and one
+    marker per column (e.g. a method); `mean_lines` adds each column's mean as a vertical line."""
+    table = table.sort_values(table.columns[0])
+    y = np.arange(len(table))
+    for i, column in enumerate(table.columns):
+        s = style(i)
+        values = table[column].to_numpy(dtype=float)
+        ax.scatter(values, y, color=s["color"], marker=s["marker"], s=18, zorder=3, label=str(column),
+                   facecolor=s["color"] if i == 0 else "none")
+        if mean_lines:
+            ax.axvline(np.nanmean(values), color=s["color"], linestyle=s["linestyle"], linewidth=0.9)
+    ax.set_yticks(y)
+    ax.set_yticklabels([_shorten_name(r) for r in table.index], fontsize=6 if len(table) > 20 else 7)
+    ax.set_ylim(-0.7, len(table) - 0.3)
+    ax.set_xlabel(xlabel.lower())
+    ax.grid(axis="y", visible=False)
+    return ax
+
+
+def onboarding_curves(ax: plt.Axes, tables: dict[str, pd.DataFrame]) -> plt.Axes:
+    """Accuracy of onboarded LLMs against the share of their training items (log axis), mean with a
+    +-1 sd band, one line per table of `jeirt.experiments.onboarding_table`; each table's "All"
+    column (joint training) as a horizontal line in the same colour."""
+    for i, (label, table) in enumerate(tables.items()):
+        s = style(i)
+        shares = [c for c in table.columns if c != "All"]
+        x = np.array([float(c.rstrip("%")) / 100 for c in shares])
+        mean, sd = table.loc["mean", shares].to_numpy(float), table.loc["sd", shares].to_numpy(float)
+        ax.fill_between(x, mean - sd, mean + sd, color=s["color"], alpha=0.12, linewidth=0)
+        ax.plot(x, mean, color=s["color"], marker=s["marker"], linestyle="-", label=f"{label}: onboarded")
+        if "All" in table.columns:
+            ax.axhline(table.at["mean", "All"], color=s["color"], linestyle="--", linewidth=1,
+                       label=f"{label}: trained jointly (all)")
+    ax.set_xscale("log")
+    ticks = [0.01, 0.05, 0.1, 0.2, 0.4, 1.0]
+    ax.set_xticks(ticks)
+    ax.set_xticklabels([f"{t:.0%}" for t in ticks])
+    ax.minorticks_off()
+    ax.set_xlabel("share of the new model's training items used (log scale)")
+    ax.set_ylabel("test accuracy of the new models")
+    ax.legend(loc="lower right")
+    return ax
+
+
+def rate_accuracy(ax: plt.Axes, summaries: dict[int, pd.DataFrame]) -> plt.Axes:
+    """Mean test accuracy of new LLMs against the items each was onboarded from (log axis), one line
+    per d (`jeirt.experiments.rate_summary`); the all-items accuracy dashed in the same colour."""
+    for i, (d, summary) in enumerate(summaries.items()):
+        s = style(i)
+        rows = summary.drop(index="all", errors="ignore")
+        ax.plot(rows["items"], rows["accuracy"], color=s["color"], marker=s["marker"], linestyle="-", label=f"d = {d}")
+        if "all" in summary.index:
+            ax.axhline(summary.at["all", "accuracy"], color=s["color"], linestyle="--", linewidth=0.9)
+    _budget_ticks(ax, summaries)
+    ax.set_xlabel("items seen per new model, n (log scale)")
+    ax.set_ylabel("test accuracy")
+    ax.legend(loc="lower right")
+    return ax
+
+
+def _budget_ticks(ax: plt.Axes, summaries: dict[int, pd.DataFrame]) -> None:
+    """A base-2 log x axis with every other budget of `summaries` as a plain-number tick."""
+    seen = sorted({int(n) for sm in summaries.values() for n in sm["items"].drop(index="all", errors="ignore")})
+    ax.set_xscale("log", base=2)
+    ax.set_xticks(seen[::2] if len(seen) > 6 else seen)
+    ax.set_xticklabels([str(n) for n in (seen[::2] if len(seen) > 6 else seen)])
+    ax.minorticks_off()
+
+
+def rate_loglog(ax: plt.Axes, summaries: dict[int, pd.DataFrame], column: str = "kl",
+                ylabel: str = "excess log loss over the all-items fit") -> plt.Axes:
+    """`column` of each `rate_summary` against the items seen, both axes logarithmic, one line per d;
+    non-positive values cannot be drawn on a log axis and are left out. A grey line of slope -1
+    (through the first d's value at the middle budget) shows the O(d/n) rate's shape."""
+    anchor = None
+    for i, (d, summary) in enumerate(summaries.items()):
+        s = style(i)
+        rows = summary.drop(index="all", errors="ignore")
+        rows = rows[rows[column] > 0]
+        ax.plot(rows["items"], rows[column], color=s["color"], marker=s["marker"], linestyle="-", label=f"d = {d}")
+        if anchor is None and len(rows):
+            anchor = rows.iloc[len(rows) // 2]
+    if anchor is not None:
+        seen = pd.concat([sm["items"].drop(index="all", errors="ignore") for sm in summaries.values()])
+        n = np.array([seen.min(), seen.max()], dtype=float)
+        ax.plot(n, anchor[column] * anchor["items"] / n, color="0.45", linestyle=":", marker="", linewidth=1.2,
+                label="slope -1 (rate 1/n)")
+    _budget_ticks(ax, summaries)
+    ax.set_yscale("log")
+    ax.set_xlabel("items seen per new model, n (log scale)")
+    ax.set_ylabel(ylabel.lower())
+    ax.legend(loc="lower left")
+    return ax
+
+
+# ---------------------------------------------------------------------------------------------
+# Efficient evaluation (chapter "Efficient evaluation"; numbers from jeirt.evaluation)
+
+
+def error_by_k(ax: plt.Axes, summary: pd.DataFrame, value: str = "mae", ylabel: str = "mean absolute error",
+               baseline: str = "plain mean", rules: list[str] | None = None) -> plt.Axes:
+    """`value` against the number of questions asked k, one line per selection rule of `summary`
+    (columns rule, k, value), both axes logarithmic; the `baseline` rule is drawn in black and
+    dashed so that every rule reads against it."""
+    rules = rules or [r for r in pd.unique(summary["rule"]) if r != baseline]
+    for i, rule in enumerate(rules):
+        rows = summary[summary["rule"] == rule].sort_values("k")
+        s = style(i)
+        ax.plot(rows["k"], rows[value], color=s["color"], marker=s["marker"], linestyle="-", label=rule)
+    if baseline in set(summary["rule"]):
+        rows = summary[summary["rule"] == baseline].sort_values("k")
+        ax.plot(rows["k"], rows[value], color="black", marker="x", linestyle="--", label=baseline)
+    ks = sorted(summary["k"].unique())
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xticks(ks)
+    ax.set_xticklabels([str(k) for k in ks])
+    ax.minorticks_off()
+    ax.set_xlabel("questions asked, k (log scale)")
+    ax.set_ylabel(ylabel.lower())
+    ax.legend()
+    return ax
+
+
+def estimates_with_intervals(ax: plt.Axes, table: pd.DataFrame, truth: pd.Series,
+                             label: str = "estimate, 90% interval") -> plt.Axes:
+    """One row per group (index of `table`, columns estimate, lower, upper): the estimate as a dot
+    with its interval as a bar, and the true value (`truth`, same index) as a cross."""
+    rows = np.arange(len(table))[::-1]
+    ax.errorbar(table["estimate"], rows, xerr=[table["estimate"] - table["lower"], table["upper"] - table["estimate"]],
+                fmt="o", color=PALETTE[0], capsize=2, label=label)
+    ax.scatter(truth.reindex(table.index), rows, marker="x", color="black", zorder=3, label="true accuracy")
+    ax.set_yticks(rows)
+    ax.set_yticklabels([str(g) for g in table.index])
+    ax.set_xlabel("accuracy")
+    ax.grid(axis="y", visible=False)
+    ax.legend(loc="lower right")
+    return ax
+
+
+def curves_by_n(ax: plt.Axes, table: pd.DataFrame, value: str = "accuracy", by: str = "method",
+                references: dict[str, float] | None = None, ylabel: str | None = None) -> plt.Axes:
+    """Mean `value` of `table` against n (models whose answers are known), one line per `by`, with
+    the spread over seeds as error bars; `references` are horizontal lines (label -> value)."""
+    for i, (name, rows) in enumerate(table.groupby(by, sort=False)):
+        stats = rows.groupby("n")[value].agg(["mean", "std"])
+        s = style(i)
+        ax.errorbar(stats.index, stats["mean"], yerr=stats["std"].fillna(0), color=s["color"], marker=s["marker"],
+                    linestyle=s["linestyle"], capsize=2, label=str(name))
+    for j, (name, level) in enumerate((references or {}).items()):
+        ax.axhline(level, color="0.4", linestyle=LINESTYLES[(j + 1) % len(LINESTYLES)], linewidth=1, label=name)
+    ns = sorted(table["n"].unique())
+    ax.set_xticks(ns)
+    ax.set_xlabel("models whose answers are known, n")
+    ax.set_ylabel((ylabel or value).lower())
+    ax.legend()
+    return ax
