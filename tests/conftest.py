@@ -5,6 +5,7 @@ import os
 from pathlib import Path
 
 import pytest
+import torch
 
 from jeirt.data import load_local, local_datasets, simulate
 
@@ -31,3 +32,12 @@ def mmlu_pro():
 def small_sim():
     """A quick simulated dataset (40 models x 600 items) and its truth."""
     return simulate(n_models=40, n_items=600, feature_dim=32, d=8, seed=0)
+
+
+@pytest.fixture(scope="module")
+def one_thread():
+    """One torch thread: on a few shared cores, more threads mostly wait on each other."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)

@@ -17,13 +17,7 @@ from jeirt.metrics import auc
 NAN = np.nan
 
 
-@pytest.fixture(autouse=True, scope="module")
-def one_thread():
-    """One torch thread: on a few shared cores, more threads mostly wait on each other."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+pytestmark = pytest.mark.usefixtures("one_thread")
 
 
 def neural(cls, **kwargs):

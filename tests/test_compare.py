@@ -7,7 +7,6 @@ import json
 import numpy as np
 import pandas as pd
 import pytest
-import torch
 
 from jeirt import compare as cmp
 from jeirt.data import simulate, split_by_question
@@ -15,13 +14,7 @@ from jeirt.data import simulate, split_by_question
 FAST = ["knn", "benchmark-accuracy", "model-accuracy"]
 
 
-@pytest.fixture(autouse=True, scope="module")
-def one_thread():
-    """One torch thread: on a few shared cores, more threads mostly wait on each other."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+pytestmark = pytest.mark.usefixtures("one_thread")
 
 
 @pytest.fixture(scope="module")
