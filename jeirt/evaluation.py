@@ -33,11 +33,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
 import pandas as pd
@@ -45,11 +44,15 @@ import torch
 from sklearn.cluster import KMeans
 from sklearn.covariance import ledoit_wolf
 from sklearn.decomposition import PCA
-from tqdm import tqdm
+from tqdm import tqdm  # plain tqdm: tqdm.auto warns on stderr in kernels without ipywidgets
 
 from jeirt.book import sample_items
 from jeirt.data import Dataset, Split
+from jeirt.metrics import score
 from jeirt.onboard import fit_model_vectors
+
+if TYPE_CHECKING:
+    from jeirt.estimator import JEIRT
 
 RULES = ("random", "stratified", "kmeans", "adaptive", "adaptive-accuracy")
 PRIORS = ("full", "isotropic")
@@ -120,7 +123,7 @@ class QuestionBank:
                              f"must match the embedding dimension d = {d}.")
 
     @classmethod
-    def from_model(cls, model, ds: Dataset, prior_models: Sequence[str] | None = None,
+    def from_model(cls, model: "JEIRT", ds: Dataset, prior_models: Sequence[str] | None = None,
                    prior: str = "full") -> "QuestionBank":
         """The questions of `ds` embedded by a fitted `JEIRT`, with the prior fitted to the vectors of
         `prior_models` (default: every model `model` knows; leave out the ones under evaluation)."""
@@ -184,8 +187,8 @@ class QuestionBank:
         answers under `asked`. Rows with nothing asked get the prior."""
         labels, asked = self._check(labels, asked)
         n_new, d = len(labels), self.features.shape[1]
-        start = self.prior(n_new)
-        mean, cov = start.mean, start.cov
+        prior = self.prior(n_new)
+        mean, cov = prior.mean, prior.cov
         # A Newton step costs chunk x (columns asked by any model of the chunk) x d^2: fit models
         # one by one when d is large, in chunks over the union of their questions when it is small.
         chunk = 1 if d > 32 else 32
@@ -238,7 +241,8 @@ def estimate_scores(bank: QuestionBank, labels: np.ndarray, asked: np.ndarray,
     models = [f"new{i}" for i in range(n_new)] if models is None else list(models)
     if len(models) != n_new:
         raise ValueError(f"{len(models)} model names for {n_new} rows of labels.")
-    posterior = posterior or bank.posterior(labels, asked)
+    if posterior is None:
+        posterior = bank.posterior(labels, asked)
     names = [OVERALL] + bank.benchmarks
     onehot = np.column_stack([np.ones(bank.n_items)] + [bank.groups == g for g in bank.benchmarks])
     rng = np.random.default_rng(seed)
@@ -275,20 +279,22 @@ def estimate_scores(bank: QuestionBank, labels: np.ndarray, asked: np.ndarray,
     return pd.DataFrame(rows)
 
 
-def plain_means(bank: QuestionBank, labels: np.ndarray, asked: np.ndarray) -> pd.DataFrame:
+def plain_means(bank: QuestionBank, labels: np.ndarray, asked: np.ndarray,
+                models: Sequence[str] | None = None) -> pd.DataFrame:
     """The no-model baseline: each model's mean answer over the asked questions, overall and per
     benchmark (a benchmark with no asked question gets the overall mean). Columns as
     `estimate_scores` without the interval."""
     labels, asked = bank._check(labels, asked)
+    models = [f"new{i}" for i in range(len(labels))] if models is None else list(models)
     rows = []
-    for i in range(len(labels)):
+    for i, name in enumerate(models):
         if not asked[i].any():
-            raise ValueError(f"row {i} asked no question; the plain mean needs at least one answer.")
+            raise ValueError(f"model {name!r} was asked no question; the plain mean needs at least one answer.")
         overall = labels[i, asked[i]].mean()
-        rows.append({"model": f"new{i}", "group": OVERALL, "asked": int(asked[i].sum()), "estimate": overall})
+        rows.append({"model": name, "group": OVERALL, "asked": int(asked[i].sum()), "estimate": overall})
         for g in bank.benchmarks:
             sel = asked[i] & (bank.groups == g)
-            rows.append({"model": f"new{i}", "group": g, "asked": int(sel.sum()),
+            rows.append({"model": name, "group": g, "asked": int(sel.sum()),
                          "estimate": labels[i, sel].mean() if sel.any() else overall})
     return pd.DataFrame(rows)
 
@@ -330,10 +336,9 @@ def select_items(bank: QuestionBank, k: int, rule: str = "adaptive", *, candidat
         labels = np.atleast_2d(np.asarray(labels, dtype=np.float64))
         n_new = len(labels)
     cand = _candidates(bank, candidates, labels, n_new)
-    short = np.flatnonzero(cand.sum(axis=1) < k)
-    if k < 1 or len(short):
-        raise ValueError(f"k={k}; expected 1 <= k <= the candidates of every model (row {short[:3]} has "
-                         f"{cand.sum(axis=1).min()}).")
+    fewest = int(cand.sum(axis=1).min())
+    if not 1 <= k <= fewest:
+        raise ValueError(f"k={k}; expected 1 <= k <= {fewest}, the fewest candidate questions of a model.")
     rng = np.random.default_rng(seed)
     if rule == "random":
         return np.stack([rng.choice(np.flatnonzero(row), size=k, replace=False) for row in cand])
@@ -394,7 +399,7 @@ def next_items(bank: QuestionBank, posterior: Posterior, k: int, candidates: np.
             sq = cov @ F[q]  # (d,)
             scale = w[q] / (1 + w[q] * s[q])
             proj = F @ sq  # f_r^T Sigma f_q for every r
-            s -= scale * proj ** 2
+            s = np.maximum(s - scale * proj ** 2, 0.0)  # a variance; the clip absorbs float32 drift
             if h is not None:
                 h = h - scale * sq * (F[q] @ h)
             cov -= scale * np.outer(sq, sq)
@@ -409,8 +414,7 @@ def _kmeans_items(bank: QuestionBank, k: int, candidates: np.ndarray, seed: int)
     if x.shape[1] > 32:
         x = PCA(32, random_state=seed).fit_transform(x)
     centres = KMeans(n_clusters=k, n_init=1, random_state=seed).fit(x).cluster_centers_  # (k, p)
-    dist = ((x[:, None, :] - centres[None]) ** 2).sum(-1) if len(pool) * k <= 2_000_000 else \
-        (x ** 2).sum(1)[:, None] - 2 * x @ centres.T + (centres ** 2).sum(1)[None]  # (n_pool, k)
+    dist = (x ** 2).sum(1)[:, None] - 2 * x @ centres.T + (centres ** 2).sum(1)[None]  # (n_pool, k)
     picks = np.zeros((len(candidates), k), dtype=np.int64)
     for i, row in enumerate(candidates):
         d = np.where(row[pool][:, None], dist, np.inf)
@@ -437,7 +441,7 @@ def few_item_experiment(bank: QuestionBank, labels: np.ndarray, ks: Sequence[int
     largest k, reading each smaller k as a prefix. With rule "random" the plain mean of the same k
     answers is reported under rule "plain mean". Returns one row per (rule, k, seed, model): true,
     estimate, error, abs_error, bench_mae (mean absolute error over benchmarks), sd, covered (the
-    truth inside the 90% interval).
+    overall truth inside the 90% interval) and bench_covered (the share of benchmarks where it is).
     """
     labels = np.atleast_2d(np.asarray(labels, dtype=np.float64))
     unknown = [r for r in rules if r not in RULES]
@@ -447,11 +451,14 @@ def few_item_experiment(bank: QuestionBank, labels: np.ndarray, ks: Sequence[int
     graded = ~np.isnan(labels)
     ks = sorted(int(k) for k in ks)
     truth = _true_scores(bank, labels, models)
-    runs = [(rule, seed) for rule in rules for seed in (seeds if rule in ("random", "stratified", "kmeans") else [seeds[0]])]
+    seeded = ("random", "stratified", "kmeans")  # the adaptive rules are deterministic
+    runs = [(rule, seed) for rule in rules for seed in (seeds if rule in seeded else seeds[:1])]
     bar = tqdm(total=len(runs) * len(ks), desc="few-item estimates", disable=not progress)
     rows = []
     for rule, seed in runs:
-        nested = rule != "kmeans" and rule != "stratified"
+        # A random order's first k questions are a random sample of k, and an adaptive order's are
+        # the adaptive run to k: one order to the largest k serves every k. Not so for the others.
+        nested = rule in ("random", "adaptive", "adaptive-accuracy")
         order = select_items(bank, ks[-1], rule, labels=labels, seed=seed) if nested else None
         for k in ks:
             picks = order[:, :k] if nested else select_items(bank, k, rule, labels=labels, seed=seed)
@@ -460,8 +467,7 @@ def few_item_experiment(bank: QuestionBank, labels: np.ndarray, ks: Sequence[int
             est = estimate_scores(bank, labels, asked, targets=graded, draws=draws, seed=seed, models=models)
             rows += _score_rows(est, truth, rule, k, seed)
             if rule == "random":
-                plain = plain_means(bank, labels, asked).assign(model=np.repeat(models, 1 + len(bank.benchmarks)))
-                rows += _score_rows(plain, truth, PLAIN, k, seed)
+                rows += _score_rows(plain_means(bank, labels, asked, models), truth, PLAIN, k, seed)
             bar.update()
     bar.close()
     return pd.DataFrame(rows)
@@ -482,43 +488,49 @@ def _score_rows(est: pd.DataFrame, truth: pd.DataFrame, rule: str, k: int, seed:
     """One row per model: overall error, per-benchmark mean absolute error, interval coverage."""
     table = est.join(truth, on=["model", "group"])
     table["abs_error"] = (table["estimate"] - table["true"]).abs()
-    rows = []
-    for model, block in table.groupby("model", sort=False):
-        overall = block[block["group"] == OVERALL].iloc[0]
-        benches = block[block["group"] != OVERALL]
-        row = {"rule": rule, "k": k, "seed": seed, "model": model, "true": overall["true"],
-               "estimate": overall["estimate"], "error": overall["estimate"] - overall["true"],
-               "abs_error": overall["abs_error"], "bench_mae": benches["abs_error"].mean()}
-        if "sd" in block:
-            row |= {"sd": overall["sd"],
-                    "covered": bool(overall["lower"] <= overall["true"] <= overall["upper"])
-                    if np.isfinite(overall["lower"]) else np.nan}
-        rows.append(row)
-    return rows
+    is_overall = table["group"] == OVERALL
+    overall = table[is_overall].set_index("model")
+    benches = table[~is_overall].groupby("model", sort=False)
+    out = pd.DataFrame({"rule": rule, "k": k, "seed": seed, "model": overall.index, "true": overall["true"].to_numpy(),
+                        "estimate": overall["estimate"].to_numpy()})
+    out["error"] = out["estimate"] - out["true"]
+    out["abs_error"] = out["error"].abs()
+    out["bench_mae"] = benches["abs_error"].mean().reindex(overall.index).to_numpy()
+    if "sd" in table:
+        inside = ((table["lower"] <= table["true"]) & (table["true"] <= table["upper"])).astype(float)
+        inside[table["lower"].isna() | table["true"].isna()] = np.nan  # no interval (draws=0) or no truth
+        out["sd"] = overall["sd"].to_numpy()
+        out["covered"] = inside[is_overall].to_numpy()
+        out["bench_covered"] = inside[~is_overall].groupby(table.loc[~is_overall, "model"], sort=False).mean() \
+            .reindex(overall.index).to_numpy()
+    return out.to_dict("records")
 
 
 def summarize_few_item(results: pd.DataFrame) -> pd.DataFrame:
     """Mean absolute error of the overall and per-benchmark estimates (over models and seeds), mean
-    predicted sd and interval coverage, per rule and k."""
+    predicted sd, and the coverage of the intervals overall and per benchmark, per rule and k."""
     if results.empty:
         raise ValueError("no results to summarise.")
     grouped = results.groupby(["rule", "k"], sort=False)
     table = grouped.agg(mae=("abs_error", "mean"), bench_mae=("bench_mae", "mean"), runs=("abs_error", "size"))
     if "sd" in results:
         table["mean_sd"] = grouped["sd"].mean()
-        table["coverage"] = grouped["covered"].apply(lambda c: c.dropna().astype(float).mean())
+        table["coverage"] = grouped["covered"].mean()
+        table["bench_coverage"] = grouped["bench_covered"].mean()
     return table.reset_index()
 
 
 def expected_errors(bank: QuestionBank, labels: np.ndarray, ks: Sequence[int]) -> pd.DataFrame:
     """What the answers' own noise allows, per k: the expected absolute error of the plain mean of k
-    random answers and of an estimate from a model that knew each answer's probability p.
+    random answers, and of a model-based estimate whose knowledge of the vector comes from the k
+    answers alone (no prior).
 
-    The plain mean of k of a model's n answers has variance a(1 - a)/k (1 - k/n) (a its accuracy);
-    a model-based estimate, at best, mean p(1 - p)/k (1 - k/n): what is left unexplained by p,
-    each asked answer's Bernoulli noise, stays in the estimate of the vector. p is taken from the
-    posterior given all of a model's answers (the best the model can do). An absolute error of a
-    normal with standard deviation s is sqrt(2/pi) s on average; rows are means over models.
+    The plain mean of k of a model's n answers has variance a(1 - a)/k (1 - k/n) (a its accuracy).
+    A model-based estimate has about mean p(1 - p)/k (1 - k/n): the Bernoulli noise of each asked
+    answer, what p leaves unexplained, passes into the fitted vector (exactly so for a model with
+    one ability; a prior lowers it, most for small k). p is taken from the posterior given all of
+    a model's answers, the sharpest the model gets. The absolute error of a normal with standard
+    deviation s is sqrt(2/pi) s on average; rows are means over models.
     """
     labels = np.atleast_2d(np.asarray(labels, dtype=np.float64))
     graded = ~np.isnan(labels)
@@ -531,7 +543,7 @@ def expected_errors(bank: QuestionBank, labels: np.ndarray, ks: Sequence[int]) -
     for k in ks:
         fpc = np.clip(1 - k / n, 0, 1)
         rows.append({"k": int(k), "plain mean": float(np.mean(np.sqrt(2 / np.pi * acc * (1 - acc) / k * fpc))),
-                     "model, best case": float(np.mean(np.sqrt(2 / np.pi * noise / k * fpc))),
+                     "model, answers only": float(np.mean(np.sqrt(2 / np.pi * noise / k * fpc))),
                      "mean p(1-p)": float(noise.mean()), "a(1-a)": float((acc * (1 - acc)).mean())})
     return pd.DataFrame(rows)
 
@@ -618,7 +630,7 @@ def split_without_benchmarks(ds: Dataset, benchmarks: Sequence[str], val_fractio
                  "without-" + "+".join(benchmarks)).restrict_to(ds.observed)
 
 
-def question_onboarding_experiment(model, ds: Dataset, benchmark: str, ns: Sequence[int] = (0, 1, 3, 5, 10),
+def question_onboarding_experiment(model: "JEIRT", ds: Dataset, benchmark: str, ns: Sequence[int] = (0, 1, 3, 5, 10),
                                    prior_scales: Sequence[float] = (1.0,), whats: Sequence[str] = ("embedding",),
                                    seeds: Sequence[int] = (0,), progress: bool = True) -> pd.DataFrame:
     """How well a new benchmark's answers are predicted from its texts plus n known models' answers.
@@ -629,12 +641,11 @@ def question_onboarding_experiment(model, ds: Dataset, benchmark: str, ns: Seque
     ones for every n). Each question's text embedding is refined (`refine_questions`, prior sd =
     prior_scale x the mean text-embedding norm / sqrt(d)) and the scored models' answers predicted.
     The row method "known mean" predicts every scored model's answer by the n known models' share
-    of right answers to the question, (right + 1/2) / (n + 1) (no geometry, no text). Returns one row per (method, prior_scale, n, seed):
-    accuracy, log_loss, auc over the scored (model, question) pairs, and acc_mae, the mean absolute
-    error of the scored models' predicted accuracy on the benchmark.
+    of right answers to the question, (right + 1/2) / (n + 1) (no geometry, no text). Returns one
+    row per (method, prior_scale, n, seed): accuracy, log_loss, auc over the scored (model,
+    question) pairs, and acc_mae, the mean absolute error of the scored models' predicted accuracy
+    on the benchmark.
     """
-    from jeirt.metrics import score
-
     if benchmark not in ds.benchmarks:
         raise ValueError(f"benchmark={benchmark!r} is not in {ds.name!r}; its benchmarks are {ds.benchmarks}.")
     ns = sorted(int(n) for n in ns)
@@ -669,11 +680,11 @@ def question_onboarding_experiment(model, ds: Dataset, benchmark: str, ns: Seque
                 preds[("known mean", np.nan)] = np.broadcast_to(share, labels.shape)
             for (what, s), probs in preds.items():
                 pred_acc = np.array([probs[m, test[m]].mean() for m in range(ds.n_models) if test[m].any()])
-                metrics = score(probs[test], labels[test])
+                scores = score(probs[test], labels[test])
                 rows.append({"method": what, "prior_scale": s, "n": n, "seed": seed,
-                             "accuracy": metrics["accuracy"], "log_loss": metrics["log_loss"],
-                             "auc": metrics["auc"], "acc_mae": float(np.abs(pred_acc - truth).mean()),
-                             "pairs": metrics["n"]})
+                             "accuracy": scores["accuracy"], "log_loss": scores["log_loss"],
+                             "auc": scores["auc"], "acc_mae": float(np.abs(pred_acc - truth).mean()),
+                             "pairs": scores["n"]})
                 bar.update()
     bar.close()
     return pd.DataFrame(rows)
@@ -683,9 +694,9 @@ def question_onboarding_experiment(model, ds: Dataset, benchmark: str, ns: Seque
 # Command line: `jeirt estimate` and `jeirt suggest` (registered by jeirt.cli)
 
 
-def _bank_and_answers(args: argparse.Namespace):
-    """The saved model, the dataset's questions as a bank, and the results CSV (if any) as a
-    (n_new, n_items) label matrix aligned with the bank."""
+def _bank_and_answers(args: argparse.Namespace) -> tuple[Dataset, QuestionBank, list[str], np.ndarray]:
+    """The dataset, its questions as a bank of the saved model, the models of the results CSV and
+    their answers as a (n_new, n_items) label matrix aligned with the bank (NaN: not answered)."""
     from jeirt.cli import _dataset
     from jeirt.estimator import JEIRT
 
@@ -693,7 +704,7 @@ def _bank_and_answers(args: argparse.Namespace):
     ds = _dataset(args.dataset)
     bank = QuestionBank.from_model(model, ds, prior=args.prior)
     if not getattr(args, "results", None):
-        return model, ds, bank, [], np.full((1, ds.n_items), np.nan)
+        return ds, bank, [], np.full((1, ds.n_items), np.nan)
     table = pd.read_csv(args.results, dtype={"item_id": str, "model": str})
     missing = [c for c in ("model", "item_id", "label") if c not in table.columns]
     if missing:
@@ -711,12 +722,21 @@ def _bank_and_answers(args: argparse.Namespace):
     models = list(pd.unique(table["model"]))
     matrix = np.full((len(models), bank.n_items), np.nan)
     matrix[pd.Index(models).get_indexer(table["model"]), pd.Index(bank.item_ids).get_indexer(table["item_id"])] = labels
-    return model, ds, bank, models, matrix
+    return ds, bank, models, matrix
+
+
+def _json_number(value: object) -> int | float:
+    """numpy scalars as JSON numbers."""
+    if isinstance(value, np.integer):
+        return int(value)
+    if isinstance(value, np.floating):
+        return float(value)
+    raise TypeError(f"{type(value).__name__} is not JSON serialisable")
 
 
 def cmd_estimate(args: argparse.Namespace) -> None:
     """`jeirt estimate`: a new model's accuracy on every question of a dataset from a few answers."""
-    _, ds, bank, models, labels = _bank_and_answers(args)
+    ds, bank, models, labels = _bank_and_answers(args)
     scores = estimate_scores(bank, labels, ~np.isnan(labels), draws=args.draws, level=args.level,
                              seed=args.seed, models=models)
     summary = {"dataset": ds.name, "questions": bank.n_items, "level": args.level,
@@ -732,14 +752,14 @@ def cmd_estimate(args: argparse.Namespace) -> None:
               f"({bank.n_items} questions), {args.level:.0%} predictive interval")
         print(block.drop(columns="model").to_string(index=False, float_format=lambda x: f"{x:.3f}"))
     if args.json:
-        Path(args.json).write_text(json.dumps(summary, indent=2, default=float))
+        Path(args.json).write_text(json.dumps(summary, indent=2, default=_json_number))
 
 
 def cmd_suggest(args: argparse.Namespace) -> None:
     """`jeirt suggest`: which k questions a new model should answer next."""
     from jeirt.cli import _emit
 
-    _, ds, bank, models, labels = _bank_and_answers(args)
+    ds, bank, models, labels = _bank_and_answers(args)
     if len(models) > 1:
         raise ValueError(f"{args.results} holds {len(models)} models; suggest questions for one at a time.")
     asked = ~np.isnan(labels)
@@ -784,7 +804,9 @@ def add_evaluation_parsers(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser("suggest", help=text, description=text)
     common(p)
     p.add_argument("--k", type=int, required=True, help="how many questions to suggest")
-    p.add_argument("--rule", choices=RULES, default="adaptive", help="selection rule (default adaptive)")
+    p.add_argument("--rule", choices=RULES, default="stratified",
+                   help="selection rule (default stratified; random and stratified are the safe choices, the "
+                        "others trust the model about the questions they skip)")
     p.add_argument("--results", help="long CSV model,item_id,label of one model's answers so far (optional)")
     p.add_argument("--out", help="write the suggested questions here (CSV item_id,benchmark,text)")
     p.set_defaults(func=cmd_suggest)

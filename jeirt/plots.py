@@ -673,8 +673,8 @@ def rate_loglog(ax: plt.Axes, summaries: dict[int, pd.DataFrame], column: str = 
 
 def error_by_k(ax: plt.Axes, summary: pd.DataFrame, value: str = "mae", ylabel: str = "mean absolute error",
                baseline: str = "plain mean", rules: list[str] | None = None) -> plt.Axes:
-    """`value` against the number of questions asked k, one line per selection rule of `summary`
-    (columns rule, k, value), both axes logarithmic; the `baseline` rule is drawn in black and
+    """`value` against the number of questions asked k, both axes logarithmic, one line per
+    selection rule of `summary` (columns rule, k, value); the `baseline` rule is drawn in black and
     dashed so that every rule reads against it."""
     rules = rules or [r for r in pd.unique(summary["rule"]) if r != baseline]
     for i, rule in enumerate(rules):
@@ -686,12 +686,14 @@ def error_by_k(ax: plt.Axes, summary: pd.DataFrame, value: str = "mae", ylabel: 
         ax.plot(rows["k"], rows[value], color="black", marker="x", linestyle="--", label=baseline)
     ks = sorted(summary["k"].unique())
     ax.set_xscale("log")
-    ax.set_yscale("log")
     ax.set_xticks(ks)
     ax.set_xticklabels([str(k) for k in ks])
+    ax.set_yscale("log")  # errors fall like 1/sqrt(k): a straight line of slope -1/2 on these axes
+    ax.yaxis.set_major_locator(mpl.ticker.LogLocator(subs=(1.0, 2.0, 3.0, 5.0)))
+    ax.yaxis.set_major_formatter(mpl.ticker.FormatStrFormatter("%g"))
     ax.minorticks_off()
     ax.set_xlabel("questions asked, k (log scale)")
-    ax.set_ylabel(ylabel.lower())
+    ax.set_ylabel(f"{ylabel.lower()} (log scale)")
     ax.legend()
     return ax
 
