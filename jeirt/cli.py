@@ -148,7 +148,7 @@ def cmd_onboard(args: argparse.Namespace) -> None:
     fit = score(probs[new.observed], new.labels[new.observed])
     path = model.save(args.out or args.model)
     _emit({"onboarded": new.models, "items": new.n_items, "labels": int(new.observed.sum()),
-           "fit_on_own_labels": fit, "saved": str(path)}, args)
+           "prior_scale": model.onboard_prior_scale_, "fit_on_own_labels": fit, "saved": str(path)}, args)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -27,7 +27,7 @@ from tqdm import tqdm
 from jeirt.data import Dataset, Split, split_leave_benchmark_out
 from jeirt.metrics import METRICS
 from jeirt.data import hold_out_models, split_by_question, subsample_items  # onboarding, dimension sweep
-from jeirt.metrics import accuracy, evaluate, log_loss
+from jeirt.metrics import evaluate
 
 
 class Estimator(Protocol):
@@ -269,7 +269,6 @@ def available_encoders(ds: Dataset, wanted: Sequence[str] = PAPER_ENCODERS,
 ONBOARD_FRACTIONS = (0.01, 0.05, 0.1, 0.2, 0.4, 0.6, 0.8, 1.0)  # Table 1's shares of a model's training items
 RATE_COUNTS = (2, 4, 8, 16, 32, 64, 128, 256, 512)  # items seen per new model, for the O(d/n) rate
 RATE_DIMS = (4, 16, 64)  # dimensions compared for the rate: the items a new model needs grow with d
-PRIOR_SCALES = (1.0, 10.0, 100.0, 1000.0)  # widths of the onboarding prior tried (x the trained vectors' variance)
 
 # Public release month of each mmlu_pro model (vendor announcements and model cards; month precision),
 # to pick "recent" models for the analogue of Table 2.
@@ -313,7 +312,7 @@ def joint_models(ds: Dataset, make_model: Callable[[int], Estimator], seeds: Seq
 
 def onboarding_curve(ds: Dataset, make_model: Callable[[int], Estimator], held_out: int | Sequence[str],
                      fractions: Sequence[float] = ONBOARD_FRACTIONS, seeds: Sequence[int] = (0,),
-                     joint: dict[int, Estimator] | None = None, prior_scale: float | Sequence[float] = 1.0,
+                     joint: dict[int, Estimator] | None = None, prior_scale: float | str = "auto",
                      progress: bool = True) -> pd.DataFrame:
     """Tables 1-2: test accuracy of LLMs left out of training, onboarded from a share of their items.
 
@@ -324,17 +323,17 @@ def onboarding_curve(ds: Dataset, make_model: Callable[[int], Estimator], held_o
     items. `joint[s]`, a model fitted on the same split with every LLM, gives the "All" rows: the same
     LLMs, the same test labels, when trained jointly.
 
-    `prior_scale` widens the onboarding prior (`JEIRT.onboard`); given several, the one with the lowest
-    validation loss on the held-out LLMs' own training items is used (`choose_prior_scale`, per seed).
+    `prior_scale` is the onboarding prior's width (`JEIRT.onboard`; "auto": by Laplace evidence, for
+    each fraction; the rows record the width used).
 
     Returns one row per seed, setting ("1%", ..., "100%", "All") and held-out LLM: accuracy, log_loss,
     items (training items seen), n (test labels), seconds (onboarding all of them; the joint fit for All),
-    prior_scale. `curve.attrs["prior_validation"]` holds the validation losses behind each choice.
+    prior_scale.
     """
     bad = [f for f in fractions if not 0 < f <= 1]
     if bad or not fractions:
         raise ValueError(f"fractions={list(fractions)}; expected shares in (0, 1].")
-    rows, validation = [], []
+    rows = []
     for seed in tqdm(seeds, desc="onboarding", disable=not progress):
         split = split_by_question(ds, seed=seed)
         held = hold_out_models(ds, split, held_out if isinstance(held_out, int) else list(held_out), seed)
@@ -344,16 +343,14 @@ def onboarding_curve(ds: Dataset, make_model: Callable[[int], Estimator], held_o
         items = np.flatnonzero(split.test[idx].any(axis=0))
         test, test_mask = new.subset(items=items), split.test[np.ix_(idx, items)]
         model = make_model(int(seed)).fit(ds, held)
-        scale, losses = _pick_scale(model, new, held.onboard[idx], prior_scale, seed)
-        validation.append(losses.assign(seed=int(seed)))
         for fraction in fractions:
             mask = subsample_items(held.onboard[idx], fraction, seed)
             start = time.perf_counter()
-            model.onboard(new, mask, replace=True, prior_scale=scale)
+            model.onboard(new, mask, replace=True, prior_scale=prior_scale)
             seconds = time.perf_counter() - start
             rows += _per_model_rows(model, test, test_mask, mask.sum(axis=1),
                                     {"seed": int(seed), "setting": fraction_label(fraction), "fraction": fraction,
-                                     "seconds": seconds, "prior_scale": scale})
+                                     "seconds": seconds, "prior_scale": model.onboard_prior_scale_})
         if joint is not None:
             full = joint[int(seed)]
             if getattr(full, "split_name_", split.name) != split.name:
@@ -364,44 +361,7 @@ def onboarding_curve(ds: Dataset, make_model: Callable[[int], Estimator], held_o
                                     {"seed": int(seed), "setting": "All", "fraction": np.nan, "seconds": seconds,
                                      "prior_scale": np.nan})
     curve = pd.DataFrame(rows)
-    curve.attrs["prior_validation"] = pd.concat(validation, ignore_index=True)
     return curve
-
-
-def choose_prior_scale(model: Estimator, new: Dataset, mask: np.ndarray, scales: Sequence[float] = PRIOR_SCALES,
-                       seed: int = 0, holdout: float = 0.2) -> pd.DataFrame:
-    """Validation log loss of onboarding `new.models` with each prior width in `scales`.
-
-    Only their training labels (`mask`) are used: a seeded `holdout` share of each LLM's items is set
-    aside, the vectors are fitted on the rest with each `prior_scale`, and the set-aside answers are
-    scored. Returns one row per scale (prior_scale, log_loss, accuracy); the lowest log loss wins.
-    The model's vectors for `new.models` are left fitted with the last scale: onboard again afterwards.
-    """
-    if not scales or min(scales) <= 0:
-        raise ValueError(f"scales={list(scales)}; expected positive prior widths.")
-    if not 0 < holdout < 1:
-        raise ValueError(f"holdout={holdout}; expected a share in (0, 1).")
-    mask = np.asarray(mask, dtype=bool) & new.observed
-    fit = subsample_items(mask, 1 - holdout, seed)
-    check = mask & ~fit
-    if not check.any():
-        raise ValueError("no answers left to validate on: each LLM needs at least two training answers.")
-    rows = []
-    for scale in scales:
-        model.onboard(new, fit, replace=True, prior_scale=float(scale))
-        probs = model.predict_proba(new)  # (n_new, n_items)
-        rows.append({"prior_scale": float(scale), "log_loss": log_loss(probs[check], new.labels[check]),
-                     "accuracy": accuracy(probs[check], new.labels[check])})
-    return pd.DataFrame(rows)
-
-
-def _pick_scale(model: Estimator, new: Dataset, mask: np.ndarray, prior_scale: float | Sequence[float],
-                seed: int) -> tuple[float, pd.DataFrame]:
-    """`prior_scale` itself, or the best of several by `choose_prior_scale`, with the validation table."""
-    if np.ndim(prior_scale) == 0:
-        return float(prior_scale), pd.DataFrame({"prior_scale": [float(prior_scale)]})
-    losses = choose_prior_scale(model, new, mask, prior_scale, seed)
-    return float(losses.loc[losses["log_loss"].idxmin(), "prior_scale"]), losses
 
 
 def _per_model_rows(model: Estimator, test: Dataset, test_mask: np.ndarray, items: np.ndarray,
@@ -453,7 +413,7 @@ def first_items(mask: np.ndarray, n: int, seed: int = 0) -> np.ndarray:
 
 
 def onboarding_rate(ds: Dataset, make_model: Callable[[int], Estimator], held_out: int | Sequence[str],
-                    counts: Sequence[int] = RATE_COUNTS, seed: int = 0, prior_scale: float | Sequence[float] = 1.0,
+                    counts: Sequence[int] = RATE_COUNTS, seed: int = 0, prior_scale: float | str = "auto",
                     progress: bool = True) -> pd.DataFrame:
     """Appendix D: many new LLMs onboarded at once from n items each; how their error falls with n.
 
@@ -485,19 +445,18 @@ def onboarding_rate(ds: Dataset, make_model: Callable[[int], Estimator], held_ou
     items = np.flatnonzero(split.test[idx].any(axis=0))
     test, test_mask = new.subset(items=items), split.test[np.ix_(idx, items)] & new.observed[:, items]
     model = make_model(int(seed)).fit(ds, held)
-    scale, losses = _pick_scale(model, new, held.onboard[idx], prior_scale, seed)
     rows, reference = [], None
     for n in tqdm([None, *counts], desc="items per new model", disable=not progress):
         mask = held.onboard[idx] if n is None else first_items(held.onboard[idx], int(n), seed)
         start = time.perf_counter()
-        model.onboard(new, mask, replace=True, prior_scale=scale)
+        model.onboard(new, mask, replace=True, prior_scale=prior_scale)
         seconds = time.perf_counter() - start
         probs = model.predict_proba(test)  # (n_new, n_test_items)
         reference = probs if n is None else reference
         kl = (_bernoulli_kl(reference, probs) * test_mask).sum(axis=1) / test_mask.sum(axis=1).clip(1)
         scored = _per_model_rows(model, test, test_mask, mask.sum(axis=1),
                                  {"budget": "all" if n is None else int(n), "seconds": seconds,
-                                  "prior_scale": scale}, probs)
+                                  "prior_scale": model.onboard_prior_scale_}, probs)
         rows += [{**row, "kl": kl[names.index(row["model"])]} for row in scored]
     table = pd.DataFrame(rows)
     ref = table[table["budget"] == "all"].set_index("model")
@@ -505,7 +464,6 @@ def onboarding_rate(ds: Dataset, make_model: Callable[[int], Estimator], held_ou
     table["accuracy_gap"] = table["model"].map(ref["accuracy"]) - table["accuracy"]
     order = [*counts, "all"]  # rows by budget, the all-items fit last
     table = table.sort_values("budget", key=lambda b: b.map(order.index), kind="stable").reset_index(drop=True)
-    table.attrs["prior_validation"] = losses
     return table
 
 

@@ -25,6 +25,10 @@ class OnboardResult:
     vectors: np.ndarray  # (n_new, d) MAP model vectors
     covariances: np.ndarray  # (n_new, d, d) Laplace posterior covariance of each vector
     iterations: int  # Newton iterations run
+    log_evidence: np.ndarray  # (n_new,) Laplace approximation of each model's log marginal likelihood
+
+
+PRIOR_SCALES = (1.0, 10.0, 100.0, 1000.0, 10000.0)  # prior widths (x the known vectors' variance) "auto" tries
 
 
 def prior_from_vectors(vectors: np.ndarray) -> tuple[np.ndarray, float]:
@@ -55,7 +59,7 @@ def fit_model_vectors(directions: np.ndarray, norms: np.ndarray, labels: np.ndar
     if labels.shape != mask.shape or labels.shape[1] != len(directions):
         raise ValueError(f"labels {labels.shape} and mask {mask.shape} must both be (n_new, n_items) with "
                          f"n_items = {len(directions)}.")
-    if prior_variance <= 0:
+    if not prior_variance > 0:  # also refuses NaN
         raise ValueError(f"prior_variance={prior_variance}; expected a positive number.")
     if np.isnan(labels[mask]).any():
         raise ValueError("the mask selects unobserved (NaN) labels; remove them from the mask.")
@@ -65,7 +69,7 @@ def fit_model_vectors(directions: np.ndarray, norms: np.ndarray, labels: np.ndar
     mu, precision = as_t(prior_mean), 1.0 / prior_variance
     d = u.shape[1]
     eye = torch.eye(d, dtype=torch.float64, device=dev)
-    vectors, covariances, iters = [], [], 0
+    vectors, covariances, evidence, iters = [], [], [], 0
     for start in range(0, len(labels), chunk):
         y = as_t(np.nan_to_num(labels[start:start + chunk]))
         w = as_t(mask[start:start + chunk])
@@ -91,4 +95,8 @@ def fit_model_vectors(directions: np.ndarray, norms: np.ndarray, labels: np.ndar
         hess = torch.einsum("mn,nd,ne->mde", w * p * (1 - p), u, u) + precision * eye
         vectors.append(v.cpu().numpy())
         covariances.append(torch.linalg.inv(hess).cpu().numpy())
-    return OnboardResult(np.concatenate(vectors).astype(np.float32), np.concatenate(covariances), iters)
+        # log p(y) ~ log p(y | v) + log N(v; mu, I / precision) + (d/2) log 2 pi - (1/2) log det H
+        evidence.append((-_objective(v, u, r, y, w, mu, precision) + 0.5 * d * np.log(precision)
+                         - 0.5 * torch.linalg.slogdet(hess).logabsdet).cpu().numpy())
+    return OnboardResult(np.concatenate(vectors).astype(np.float32), np.concatenate(covariances), iters,
+                         np.concatenate(evidence))

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 import torch
 
-from jeirt.data import hold_out_models, simulate, split_by_question
+from jeirt.data import Dataset, hold_out_models, simulate, split_by_question
 from jeirt.estimator import JEIRT
 from jeirt.metrics import evaluate
 from jeirt.model import JEIRTNet
@@ -98,3 +98,41 @@ def test_divergence_is_reported(small_sim):
         net.adapter.net[-1].weight.fill_(float("inf"))
     with pytest.raises(FloatingPointError, match="lower the learning rate"):
         train(net, ds.embeddings["simulated"], ds.labels, split.train, split.val, TrainConfig(progress=False))
+
+
+def test_log_evidence_matches_numerical_integration_in_one_dimension():
+    """Laplace evidence against the marginal likelihood integrated on a grid (d = 1, 200 answers:
+    the posterior is near Gaussian, so the two agree to a small fraction of a nat)."""
+    rng = np.random.default_rng(0)
+    u, r = np.ones((200, 1)), rng.normal(0, 1, 200)
+    y = (rng.random(200) < 1 / (1 + np.exp(-(0.7 - r)))).astype(float)
+    result = fit_model_vectors(u, r, y[None], np.ones((1, 200), bool), prior_mean=np.zeros(1), prior_variance=2.0)
+    grid = np.linspace(-6, 6, 20001)
+    z = grid[:, None] - r[None]
+    log_lik = (y * -np.logaddexp(0, -z) + (1 - y) * -np.logaddexp(0, z)).sum(axis=1)
+    log_prior = -grid ** 2 / 4 - 0.5 * np.log(2 * np.pi * 2.0)
+    peak = (log_lik + log_prior).max()
+    exact = peak + np.log(np.trapezoid(np.exp(log_lik + log_prior - peak), grid))
+    assert abs(result.log_evidence[0] - exact) < 0.05
+
+
+def test_auto_prior_widens_for_new_models_far_from_the_known_ones(small_sim, one_thread):
+    """'auto' picks the width with the largest evidence; new vectors drawn 10x wider than the known
+    ones' spread need a wider prior than the known vectors' own variance."""
+    ds, _ = small_sim
+    split = split_by_question(ds, seed=0)
+    model = JEIRT(d=4, encoder="simulated", max_epochs=5, device="cpu", progress=False).fit(ds, split)
+    emb = model.question_embeddings(ds).astype(np.float64)
+    norms = np.linalg.norm(emb, axis=1)
+    rng = np.random.default_rng(1)
+    known = model.net_.model_vectors.detach().numpy()
+    vectors = known.mean(0) + rng.normal(0, 10 * known.std(0).mean(), (20, 4))
+    labels = (rng.random((20, ds.n_items)) < 1 / (1 + np.exp(-(vectors @ (emb / norms[:, None]).T - norms))))
+    new = Dataset("new", [f"new{i}" for i in range(20)], ds.items, labels.astype(np.float32), ds.embeddings)
+    model.onboard(new)
+    assert model.onboard_prior_scale_ == max(model.onboard_evidence_, key=model.onboard_evidence_.get)
+    assert model.onboard_prior_scale_ >= 10
+    model.onboard(new, replace=True, prior_scale=1.0)
+    assert list(model.onboard_evidence_) == [1.0]
+    with pytest.raises(ValueError, match="auto"):
+        model.onboard(new, replace=True, prior_scale="wide")
