@@ -459,6 +459,17 @@ class IRTNet(_NeuralBaseline):
         return IRTNetModule(in_dim, n_models, self.d, self.n_experts, self.top_k, self.hidden,
                             self.expert_dim, self.dropout, self.noise, self.balance_speed)
 
+    @torch.no_grad()
+    def difficulty(self, ds: Dataset) -> np.ndarray:
+        """b_q (n_items,): each question's difficulty output (higher: every model less likely right)."""
+        self._check_fitted()
+        features = np.asarray(ds.features(self.encoder, progress=self.progress), dtype=np.float32)
+        if features.shape[1] != self.feature_dim_:
+            raise ValueError(f"question features have {features.shape[1]} dimensions; this model was "
+                             f"trained on {self.feature_dim_}-d features from {self.encoder}.")
+        x = torch.from_numpy(features)
+        return torch.cat([self.net_.item_parameters(x[s:s + 4096])[1] for s in range(0, len(x), 4096)])[:, 0].numpy()
+
 
 @dataclass(eq=False)
 class MIRT(_NeuralBaseline):

@@ -5,6 +5,7 @@
     jeirt evaluate --model model.pt --dataset mmlu_pro
     jeirt predict --model model.pt --questions q.csv --out probs.csv
     jeirt onboard --model model.pt --results new.csv --out model2.pt
+    jeirt route --model model.pt --questions q.csv [--prices p.csv] [--lam 0.0] [--out routes.csv]
 
 Each command prints a short summary; `--json FILE` also writes it as JSON.
 """
@@ -151,6 +152,34 @@ def cmd_onboard(args: argparse.Namespace) -> None:
            "prior_scale": model.onboard_prior_scale_, "fit_on_own_labels": fit, "saved": str(path)}, args)
 
 
+def cmd_route(args: argparse.Namespace) -> None:
+    """Route each question to the model with the largest P(correct) - lam * cost (jeirt.routing)."""
+    from jeirt import routing
+    from jeirt.estimator import JEIRT
+
+    model = JEIRT.load(args.model)
+    questions = pd.read_csv(args.questions)
+    if "text" not in questions.columns or questions["text"].isna().any() or questions.empty:
+        raise ValueError(f"{args.questions} needs a 'text' column with at least one question and no empty "
+                         "cells (optionally item_id and benchmark).")
+    costs = routing.question_costs(routing.read_prices(args.prices), model.models_)  # USD per 1,000 questions
+    probs = model.predict_proba(questions["text"].astype(str).tolist())  # (n_models, n_questions)
+    choice = routing.choose(probs, costs=costs.to_numpy(), lam=args.lam)
+    cols = np.arange(len(questions))
+    table = pd.DataFrame({"item_id": questions["item_id"] if "item_id" in questions.columns else cols,
+                          "model": np.asarray(model.models_, dtype=object)[choice], "p_correct": probs[choice, cols],
+                          "usd_per_1k_questions": costs.to_numpy()[choice]})
+    if "benchmark" in questions.columns:
+        table.insert(1, "benchmark", questions["benchmark"].to_numpy())
+    if args.out:
+        table.to_csv(args.out, index=False)
+    print(table.head(20).to_string(index=False, float_format=lambda x: f"{x:.4f}"))
+    _emit({"questions": len(table), "lam": args.lam, "out": args.out,
+           "mean_p_correct": float(table["p_correct"].mean()),
+           "mean_usd_per_1k_questions": float(table["usd_per_1k_questions"].mean()),
+           "routed_to": table["model"].value_counts().head(5).to_dict()}, args)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="jeirt", description=__doc__.split("\n")[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -197,6 +226,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--duplicates", choices=["error", "mean", "first"], default="error")
     p.add_argument("--replace", action="store_true", help="refit models the model already knows")
     p.add_argument("--out", help="where to save the extended model (default: overwrite --model)")
+
+    p = add("route", cmd_route, "send each new question to the model most likely right, net of lam x cost")
+    p.add_argument("--model", required=True)
+    p.add_argument("--questions", required=True, help="CSV with columns text and optionally item_id, benchmark")
+    p.add_argument("--prices", help="price table CSV (model,usd_per_mtok_input,usd_per_mtok_output,...); "
+                                    "default: data/prices.csv of this checkout")
+    p.add_argument("--lam", type=float, default=0.0,
+                   help="probability given up per USD per 1,000 questions (default 0: ignore cost)")
+    p.add_argument("--out", help="write item_id, model, p_correct, usd_per_1k_questions here (CSV)")
 
     from jeirt.compare import add_compare_parser
     from jeirt.evaluation import add_evaluation_parsers

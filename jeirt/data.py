@@ -578,3 +578,33 @@ def simulate(n_models: int = 40, n_items: int = 2000, feature_dim: int = 64, d: 
     ds = Dataset(name=f"simulated-seed{seed}", models=[f"model{m}" for m in range(n_models)], items=items,
                  labels=labels, embeddings={"simulated": features.astype(np.float32)})
     return ds, SimulationTruth(adapter, vectors, q, probs)
+
+
+def draw_labels(probabilities: np.ndarray, n_draws: int, seed: int = 0) -> np.ndarray:
+    """`n_draws` independent 0/1 gradings (n_draws, n_models, n_items) of every pair, each correct
+    with its probability (n_models, n_items); NaN where the probability is NaN (not evaluated)."""
+    p = np.asarray(probabilities, dtype=np.float64)
+    if n_draws < 1:
+        raise ValueError(f"n_draws={n_draws}; expected a positive number of gradings per pair.")
+    seen = ~np.isnan(p)
+    if (p[seen] < 0).any() or (p[seen] > 1).any():
+        raise ValueError("probabilities must lie in [0, 1] (NaN = not evaluated).")
+    rng = np.random.default_rng(seed)
+    draws = (rng.random((n_draws, *p.shape)) < np.nan_to_num(p)).astype(np.float32)
+    draws[:, ~seen] = np.nan
+    return draws
+
+
+def soft_labels_from_draws(draws: np.ndarray) -> np.ndarray:
+    """Soft labels (n_models, n_items) from repeated gradings (n_draws, n_models, n_items): each pair's
+    share correct, a pass rate, over the draws that graded it (NaN = this draw did not); NaN where none did."""
+    draws = np.asarray(draws, dtype=np.float64)
+    if draws.ndim != 3:
+        raise ValueError(f"draws has shape {draws.shape}; expected (n_draws, n_models, n_items).")
+    seen = ~np.isnan(draws)
+    if (draws[seen] < 0).any() or (draws[seen] > 1).any():
+        raise ValueError("gradings must lie in [0, 1] (NaN = not graded in that draw).")
+    count = seen.sum(axis=0)
+    total = np.where(seen, draws, 0.0).sum(axis=0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(count > 0, total / count, np.nan).astype(np.float32)

@@ -731,3 +731,97 @@ def curves_by_n(ax: plt.Axes, table: pd.DataFrame, value: str = "accuracy", by: 
     ax.set_ylabel((ylabel or value).lower())
     ax.legend()
     return ax
+
+
+# ---------------------------------------------------------------------------------------------
+# Routing (chapter "Routing"; numbers from jeirt.routing)
+
+REFERENCE_MARKERS = {"best single model": "s", "per-benchmark best": "D", "random model": "v", "oracle": "*"}
+
+
+def routing_frontier(ax: plt.Axes, frontiers: dict[str, pd.DataFrame], references: pd.DataFrame | None = None,
+                     singles: pd.DataFrame | None = None, unit: str = "usd per 1,000 questions") -> plt.Axes:
+    """Accuracy against mean cost per question (log axis): one line per router (label -> a
+    `jeirt.routing.frontier` table, lambda = 0 at its costly end, marked with a larger marker), the
+    reference policies (index: policy; columns accuracy, cost) as black markers, and each single model
+    (`routing.single_models`) as a small grey dot."""
+    if singles is not None and len(singles):
+        ax.scatter(singles["cost"], singles["accuracy"], s=8, color="0.7", marker="o", zorder=1,
+                   label="single models")
+    for i, (name, table) in enumerate(frontiers.items()):
+        s = style(i)
+        table = table.sort_values("lam")
+        ax.plot(table["cost"], table["accuracy"], color=s["color"], linestyle=s["linestyle"], marker=s["marker"],
+                markersize=2.5, markevery=max(1, len(table) // 10), label=str(name), zorder=2)
+        ax.scatter(table["cost"].iloc[:1], table["accuracy"].iloc[:1], s=30, color=s["color"], marker=s["marker"],
+                   edgecolor="black", linewidth=0.5, zorder=3)
+    if references is not None:
+        for policy, row in references.iterrows():
+            ax.scatter(row["cost"], row["accuracy"], s=36, facecolor="none", edgecolor="black", linewidth=1,
+                       marker=REFERENCE_MARKERS.get(str(policy), "o"), zorder=4, label=str(policy))
+    ax.set_xscale("log")
+    ax.set_xlabel(f"mean cost ({unit}, log scale)")
+    ax.set_ylabel("routed accuracy")
+    ax.legend(loc="center left", bbox_to_anchor=(1.0, 0.5))
+    return ax
+
+
+def difficulty_vs_share(ax: plt.Axes, difficulty: np.ndarray, share_wrong: np.ndarray, label: str,
+                        i: int = 0) -> plt.Axes:
+    """One point per question: a model's difficulty score (x) against the share of graded models that
+    answered it wrong (y), in series style `i`, with the Spearman correlation in the legend label."""
+    from scipy.stats import spearmanr
+
+    x, y = np.asarray(difficulty, dtype=float), np.asarray(share_wrong, dtype=float)
+    keep = np.isfinite(x) & np.isfinite(y)
+    rho = spearmanr(x[keep], y[keep]).statistic
+    s = style(i)
+    ax.scatter(x[keep], y[keep], s=6, alpha=0.5, color=s["color"], marker=s["marker"], edgecolor="none",
+               label=f"{label} (spearman {rho:.2f})")
+    ax.set_xlabel(f"difficulty: {label}".lower())
+    ax.set_ylabel("share of models wrong")
+    ax.legend(loc="lower right", markerscale=2)
+    return ax
+
+
+# ---------------------------------------------------------------------------------------------
+# Ability probes and soft labels (chapter "Beyond the paper"; numbers from jeirt.probes)
+
+
+def probe_histograms(ax: plt.Axes, scores: np.ndarray, marked: np.ndarray, bins: int = 30,
+                     names: tuple[str, str] = ("marked", "not marked"),
+                     xlabel: str = "projection on the probe direction") -> plt.Axes:
+    """Distributions (densities) of `scores` for marked and unmarked questions: a filled histogram
+    and a hatched one in two colours, so they differ in grey print too."""
+    scores, marked = np.asarray(scores, dtype=float), np.asarray(marked, dtype=bool)
+    edges = np.histogram_bin_edges(scores, bins=bins)
+    for i, (sel, name, hatch) in enumerate([(~marked, names[1], "///"), (marked, names[0], "")]):
+        ax.hist(scores[sel], bins=edges, density=True, color=PALETTE[i], alpha=0.45 if hatch == "" else 0.25,
+                hatch=hatch, edgecolor=PALETTE[i], linewidth=0.8, label=f"{name} ({sel.sum()})")
+    ax.set_xlabel(xlabel.lower())
+    ax.set_ylabel("density")
+    ax.legend()
+    return ax
+
+
+def soft_label_curves(ax: plt.Axes, table: pd.DataFrame, value: str, ylabel: str | None = None,
+                      reference: str = "true probabilities") -> plt.Axes:
+    """Mean `value` of `table` (columns labels, gradings, value; one row per fit) against the number
+    of gradings per pair (log axis), with the spread over seeds as error bars; the rows whose
+    `labels` is `reference` (trained on the truth) as a dashed horizontal line."""
+    rows = table[table["labels"] != reference]
+    stats = rows.groupby("gradings")[value].agg(["mean", "std"])
+    s = style(0)
+    ax.errorbar(stats.index, stats["mean"], yerr=stats["std"].fillna(0), color=s["color"], marker=s["marker"],
+                linestyle="-", capsize=2, label="mean of k 0/1 gradings")
+    if (table["labels"] == reference).any():
+        ax.axhline(table.loc[table["labels"] == reference, value].mean(), color="black", linestyle="--",
+                   linewidth=1, label=f"trained on the {reference}")
+    ax.set_xscale("log")
+    ax.set_xticks(list(stats.index))
+    ax.set_xticklabels([str(int(k)) for k in stats.index])
+    ax.minorticks_off()
+    ax.set_xlabel("gradings per pair, k (log scale)")
+    ax.set_ylabel((ylabel or value).lower())
+    ax.legend()
+    return ax
