@@ -355,7 +355,8 @@ def embedllm_from_frames(train: pd.DataFrame, val: pd.DataFrame, test: pd.DataFr
 def load_embedllm(cache: Path | None = None) -> tuple[Dataset, "Split"]:
     """Download (once) and load EmbedLLM with its official split; offline it fails at once."""
     try:
-        from huggingface_hub import HfApi, hf_hub_download
+        HfApi = settings.import_quietly("huggingface_hub", "HfApi")
+        hf_hub_download = settings.import_quietly("huggingface_hub", "hf_hub_download")
     except ImportError as err:  # pragma: no cover - depends on the environment
         raise ImportError("EmbedLLM needs huggingface_hub: pip install 'jeirt[encoders]'.") from err
     folder = (Path(cache) if cache else settings.cache_dir()) / "embedllm"

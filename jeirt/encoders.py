@@ -32,7 +32,7 @@ import torch
 from sklearn.exceptions import NotFittedError
 from tqdm import tqdm
 
-from jeirt.settings import cache_dir, default_device
+from jeirt.settings import cache_dir, default_device, import_quietly
 
 
 class Encoder(Protocol):
@@ -170,7 +170,7 @@ def _package_weights(spec: EncoderSpec) -> Path:
 
 def _hub_weights(spec: EncoderSpec) -> Path:
     """Download (or find in the local Hugging Face cache) a snapshot of the model; offline when HF_HUB_OFFLINE=1."""
-    from huggingface_hub import snapshot_download
+    snapshot_download = import_quietly("huggingface_hub", "snapshot_download")
     offline = os.environ.get("HF_HUB_OFFLINE", "0").lower() in ("1", "true", "yes")
     return Path(snapshot_download(spec.hub_id, local_files_only=offline))
 
@@ -203,7 +203,7 @@ class SentenceTransformerEncoder:
 
     def __init__(self, name: str, path: str | Path, *, device: str | None = None, batch_size: int = 32,
                  max_length: int | None = None):
-        from sentence_transformers import SentenceTransformer
+        SentenceTransformer = import_quietly("sentence_transformers", "SentenceTransformer")
         self.model = SentenceTransformer(str(path), device=str(device or default_device()))
         if max_length is not None:
             self.model.max_seq_length = max_length
@@ -224,7 +224,8 @@ class CLSEncoder:
 
     def __init__(self, name: str, path: str | Path, *, device: str | None = None, batch_size: int = 32,
                  max_length: int = 512):
-        from transformers import AutoModel, AutoTokenizer
+        AutoModel = import_quietly("transformers", "AutoModel")
+        AutoTokenizer = import_quietly("transformers", "AutoTokenizer")
         self.device = torch.device(device) if device else default_device()
         self.tokenizer = AutoTokenizer.from_pretrained(str(path))
         self.model = AutoModel.from_pretrained(str(path)).to(self.device).eval()

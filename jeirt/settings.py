@@ -7,7 +7,9 @@
 """
 from __future__ import annotations
 
+import importlib
 import os
+import warnings
 from pathlib import Path
 
 import torch
@@ -41,3 +43,14 @@ def default_device() -> torch.device:
     if getattr(torch.backends, "mps", None) is not None and torch.backends.mps.is_available():
         return torch.device("mps")
     return torch.device("cpu")
+
+
+def import_quietly(module: str, name: str) -> object:
+    """`module.name` from a Hugging Face library, without tqdm's "IProgress not found" warning that
+    their `tqdm.auto` import writes to stderr in a notebook without ipywidgets (the book fails such
+    pages). The attribute is read inside the filter too: huggingface_hub imports submodules lazily."""
+    from tqdm import TqdmWarning
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", TqdmWarning)
+        return getattr(importlib.import_module(module), name)
