@@ -30,9 +30,9 @@ from typing import Callable, Sequence
 import numpy as np
 import pandas as pd
 from scipy import stats
-from sklearn.metrics import roc_auc_score
 
 from jeirt.analysis import unit_rows
+from jeirt.metrics import auc
 
 # ---------------------------------------------------------------------------------------------
 # 1. The rule: "needs arithmetic"
@@ -120,14 +120,6 @@ def project(x: np.ndarray, direction: np.ndarray) -> np.ndarray:
     return unit_rows(x) @ np.asarray(direction, dtype=np.float64)
 
 
-def probe_auc(scores: np.ndarray, marked: np.ndarray) -> float:
-    """ROC AUC of `scores` for `marked` (ties count one half); NaN when only one kind is present."""
-    marked = np.asarray(marked, dtype=bool)
-    if marked.all() or not marked.any():
-        return float("nan")
-    return float(roc_auc_score(marked, scores))
-
-
 def within_group_auc(scores: np.ndarray, marked: np.ndarray, groups: Sequence,
                      min_each: int = 1) -> tuple[float, pd.DataFrame]:
     """AUC of `scores` for `marked` inside each group with at least `min_each` of both kinds.
@@ -145,7 +137,7 @@ def within_group_auc(scores: np.ndarray, marked: np.ndarray, groups: Sequence,
         n_marked = int(marked[sel].sum())
         if min(n_marked, int(sel.sum()) - n_marked) >= min_each:
             rows.append({"group": g, "questions": int(sel.sum()), "marked": n_marked,
-                         "auc": probe_auc(scores[sel], marked[sel])})
+                         "auc": auc(scores[sel], marked[sel])})
     table = pd.DataFrame(rows, columns=["group", "questions", "marked", "auc"]).set_index("group")
     return (float(table["auc"].mean()) if len(table) else float("nan")), table
 
@@ -183,7 +175,7 @@ def probe_report(x: np.ndarray, marked: np.ndarray, groups: Sequence, train: np.
     projection = project(x, direction)
     within, table = within_group_auc(projection[held_out], marked[held_out], groups[held_out], min_each)
     return {"direction": direction, "projection": projection,
-            "auc": probe_auc(projection[held_out], marked[held_out]), "within auc": within,
+            "auc": auc(projection[held_out], marked[held_out]), "within auc": within,
             "per group": table, "groups compared": len(table)}
 
 

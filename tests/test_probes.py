@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from jeirt import probes
+from jeirt import metrics, probes
 from jeirt.data import Dataset, draw_labels, simulate, soft_labels_from_draws, split_by_question
 from jeirt.estimator import JEIRT
 from jeirt.model import JEIRTNet
@@ -81,7 +81,7 @@ def test_within_group_auc_worked_by_hand():
     np.testing.assert_allclose(table["auc"], [1.0, 0.25])
     assert mean == pytest.approx(0.625)
     pairs = [(s > t) + 0.5 * (s == t) for s in scores[marked] for t in scores[~marked]]  # ties: one half
-    assert probes.probe_auc(scores, marked) == pytest.approx(np.mean(pairs))
+    assert metrics.auc(scores, marked) == pytest.approx(np.mean(pairs))
     # A score that only knows the group: 0.5 within every group, whatever the overall AUC.
     base = probes.group_baseline(marked, groups, groups)
     np.testing.assert_allclose(probes.within_group_auc(base, marked, groups)[1]["auc"], 0.5)
