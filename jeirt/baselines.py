@@ -400,16 +400,20 @@ class _NeuralBaseline(_Params):
         self.models_ = list(ds.models)
         return self
 
+    def _features(self, ds: Dataset) -> torch.Tensor:
+        """The frozen-encoder features of `ds`'s questions (n_items, dim), checked against training."""
+        features = ds.features(self.encoder, progress=self.progress)
+        if features.shape[1] != self.feature_dim_:
+            raise ValueError(f"question features have {features.shape[1]} dimensions; this model was "
+                             f"trained on {self.feature_dim_}-d features from {self.encoder}.")
+        return torch.from_numpy(np.asarray(features, dtype=np.float32))
+
     @torch.no_grad()
     def predict_proba(self, ds: Dataset) -> np.ndarray:
         """(n_models, n_items) probabilities, aligned with `ds.labels`."""
         self._check_fitted()
         rows = torch.from_numpy(_model_rows(self.models_, ds.models))
-        features = ds.features(self.encoder, progress=self.progress)
-        if features.shape[1] != self.feature_dim_:
-            raise ValueError(f"question features have {features.shape[1]} dimensions; this model was "
-                             f"trained on {self.feature_dim_}-d features from {self.encoder}.")
-        x = torch.from_numpy(np.asarray(features, dtype=np.float32))
+        x = self._features(ds)
         logits = torch.cat([self.net_(x[s:s + 4096]) for s in range(0, len(x), 4096)])  # (n_items, n_models)
         return torch.sigmoid(logits[:, rows]).T.numpy()
 
@@ -463,11 +467,7 @@ class IRTNet(_NeuralBaseline):
     def difficulty(self, ds: Dataset) -> np.ndarray:
         """b_q (n_items,): each question's difficulty output (higher: every model less likely right)."""
         self._check_fitted()
-        features = np.asarray(ds.features(self.encoder, progress=self.progress), dtype=np.float32)
-        if features.shape[1] != self.feature_dim_:
-            raise ValueError(f"question features have {features.shape[1]} dimensions; this model was "
-                             f"trained on {self.feature_dim_}-d features from {self.encoder}.")
-        x = torch.from_numpy(features)
+        x = self._features(ds)
         return torch.cat([self.net_.item_parameters(x[s:s + 4096])[1] for s in range(0, len(x), 4096)])[:, 0].numpy()
 
 

@@ -770,11 +770,11 @@ def difficulty_vs_share(ax: plt.Axes, difficulty: np.ndarray, share_wrong: np.nd
                         i: int = 0) -> plt.Axes:
     """One point per question: a model's difficulty score (x) against the share of graded models that
     answered it wrong (y), in series style `i`, with the Spearman correlation in the legend label."""
-    from scipy.stats import spearmanr
+    from jeirt.probes import spearman
 
     x, y = np.asarray(difficulty, dtype=float), np.asarray(share_wrong, dtype=float)
     keep = np.isfinite(x) & np.isfinite(y)
-    rho = spearmanr(x[keep], y[keep]).statistic
+    rho = spearman(x, y)
     s = style(i)
     ax.scatter(x[keep], y[keep], s=6, alpha=0.5, color=s["color"], marker=s["marker"], edgecolor="none",
                label=f"{label} (spearman {rho:.2f})")

@@ -390,11 +390,11 @@ def references(ds: Dataset, train_mask: np.ndarray, test: RoutingSet,
     """Accuracy (and mean cost) of best single, per-benchmark best, random and oracle on `test`."""
     cost = None if costs is None else align_costs(costs, test.models)
     choices = reference_choices(ds, train_mask, test)
-    per_bench = best_per_benchmark(ds, train_mask, test)
-    single = choices["best single model"]
+    single, per_bench = choices["best single model"], choices["per-benchmark best"]
+    first = {b: np.flatnonzero(test.benchmarks == b)[0] for b in pd.unique(test.benchmarks)}  # one question each
     out = {"best single model": {**outcome(single, test, cost), "choice": test.models[single[0]]},
-           "per-benchmark best": {**outcome(choices["per-benchmark best"], test, cost),
-                                  "choice": ", ".join(f"{b}: {m}" for b, m in per_bench.items())}}
+           "per-benchmark best": {**outcome(per_bench, test, cost),
+                                  "choice": ", ".join(f"{b}: {test.models[per_bench[q]]}" for b, q in first.items())}}
     graded, labels = test.graded, test.labels
     random = {"accuracy": float(np.nanmean(labels, axis=0).mean()), "choice": "uniform over graded models"}
     right = np.nan_to_num(labels, nan=-1.0)

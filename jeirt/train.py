@@ -45,11 +45,12 @@ class TrainConfig:
 
 
 def batch_for_steps(n_items: int, steps: int = 48, smallest: int = 16) -> int:
-    """Questions per step so that an epoch over `n_items` questions takes about `steps` optimiser steps.
+    """Questions per step, `n_items // steps` (at least `smallest`): `steps` steps per pass over `n_items`.
 
     The learning rate decays once an epoch, so with the default 256 questions a step a small dataset
-    gets few steps before the rate is gone (metabench's 1,075 questions: 4 an epoch). 48 is what the
-    default gives on the whole of mmlu_pro (9,600 training questions / 256 ~ 38-48 steps).
+    gets few steps before the rate is gone (metabench's 1,075 questions: 4). Given all of a dataset's
+    questions, of which a question split trains on 80%, 48 gives about 38 steps an epoch: what the
+    default gives the whole of mmlu_pro (9,626 training questions / 256).
     """
     if n_items < 1 or steps < 1 or smallest < 1:
         raise ValueError(f"n_items={n_items}, steps={steps}, smallest={smallest}; expected positive integers.")
