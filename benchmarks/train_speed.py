@@ -23,7 +23,8 @@ import numpy as np
 import torch
 from torch.utils.data import DataLoader, TensorDataset
 
-from jeirt.data import simulate, split_by_question
+from jeirt.simulate import simulate
+from jeirt.splits import split_by_question
 from jeirt.model import JEIRTNet
 from jeirt.settings import default_device
 from jeirt.train import TrainConfig, masked_bce, train
@@ -80,10 +81,10 @@ def main() -> None:
 
     # Alternate the two trainers in rounds so that both see the same machine load.
     batched_seconds = batched_rows = row_seconds = row_rows = 0.0
-    cfg = TrainConfig(max_epochs=1, patience=1, device=str(device), progress=False)
+    cfg = TrainConfig(max_epochs=1, patience=1)
     for round_ in range(args.rounds):
         torch.manual_seed(round_)
-        history = train(JEIRTNet(768, ds.n_models, 256), features, ds.labels, split.train, split.val, cfg)
+        history = train(JEIRTNet(768, ds.n_models, 256), features, ds.labels, split.train, split.val, cfg, device=device, progress=False)
         batched_seconds += history.seconds
         batched_rows += n_rows
         torch.manual_seed(round_)

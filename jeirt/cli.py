@@ -15,17 +15,19 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import Sequence
 
 import numpy as np
 import pandas as pd
 
 from jeirt import settings
+from jeirt.files import json_number
 
 
 def _dataset(name: str, limit_items: int | None = None, seed: int = 0):
     """Load a dataset by name or CSV path, optionally cut to a seeded per-benchmark item sample."""
-    from jeirt.book import sample_items
     from jeirt.data import load_dataset
+    from jeirt.splits import sample_items
 
     ds = load_dataset(name)
     if limit_items and ds.n_items > limit_items:
@@ -72,16 +74,16 @@ def _scores(model, ds, mask) -> dict:
 
 
 def cmd_fit(args: argparse.Namespace) -> None:
-    from jeirt.data import split_by_question
     from jeirt.estimator import JEIRT
+    from jeirt.splits import split_by_question
 
     ds = _dataset(args.dataset, args.limit_items, args.seed)
     split = split_by_question(ds, seed=args.seed)
     model = JEIRT(d=args.d, encoder=args.encoder, random_state=args.seed, device=args.device,
-                  max_epochs=args.max_epochs, progress=not args.quiet).fit(ds, split)
+                  training={"max_epochs": args.max_epochs}, progress=not args.quiet).fit(ds, split)
     overall, per_bench = _scores(model, ds, split.test)
     h = model.history_
-    summary = {"dataset": ds.name, "models": ds.n_models, "items": ds.n_items, "encoder": model.config.encoder,
+    summary = {"dataset": ds.name, "models": ds.n_models, "items": ds.n_items, "encoder": model.encoder_,
                "d": args.d, "split": split.name, "epochs": len(h.train_loss), "best_epoch": h.best_epoch + 1,
                "train_seconds": h.seconds, "test": overall}
     if args.out:
@@ -92,8 +94,8 @@ def cmd_fit(args: argparse.Namespace) -> None:
 
 
 def cmd_evaluate(args: argparse.Namespace) -> None:
-    from jeirt.data import split_by_question
     from jeirt.estimator import JEIRT
+    from jeirt.splits import split_by_question
 
     model = JEIRT.load(args.model)
     ds = _dataset(args.dataset)
@@ -141,7 +143,7 @@ def cmd_onboard(args: argparse.Namespace) -> None:
         new.embeddings = base.embeddings
     else:
         new = read_results_csv(args.results, args.items, duplicates=args.duplicates)
-    if (new.items["text"] == "").any() and model.config.encoder not in new.embeddings:
+    if (new.items["text"] == "").any() and model.encoder_ not in new.embeddings:
         raise ValueError(f"{args.results}: some questions have no text to embed; give --dataset (whose "
                          "item table has the texts) or --items, or add a 'text' column.")
     model.onboard(new, replace=args.replace)
@@ -154,8 +156,8 @@ def cmd_onboard(args: argparse.Namespace) -> None:
 
 def cmd_route(args: argparse.Namespace) -> None:
     """Route each question to the model with the largest P(correct) - lam * cost (jeirt.routing)."""
-    from jeirt import routing
     from jeirt.estimator import JEIRT
+    from jeirt.tasks import routing
 
     model = JEIRT.load(args.model)
     questions = pd.read_csv(args.questions)
@@ -178,6 +180,186 @@ def cmd_route(args: argparse.Namespace) -> None:
            "mean_p_correct": float(table["p_correct"].mean()),
            "mean_usd_per_1k_questions": float(table["usd_per_1k_questions"].mean()),
            "routed_to": table["model"].value_counts().head(5).to_dict()}, args)
+
+
+# ----------------------------------------------------------------------------------------------------
+# `jeirt estimate` and `jeirt suggest`: a new model's scores from a few questions
+
+
+def _bank_and_answers(args: argparse.Namespace) -> tuple:
+    """The dataset, its questions as a bank of the saved model, the models of the results CSV and
+    their answers as a (n_new, n_items) label matrix aligned with the bank (NaN: not answered)."""
+    from jeirt.estimator import JEIRT
+    from jeirt.tasks.evaluation import QuestionBank
+
+    model = JEIRT.load(args.model)
+    ds = _dataset(args.dataset)
+    bank = QuestionBank.from_model(model, ds, prior=args.prior)
+    if not getattr(args, "results", None):
+        return ds, bank, [], np.full((1, ds.n_items), np.nan)
+    table = pd.read_csv(args.results, dtype={"item_id": str, "model": str})
+    missing = [c for c in ("model", "item_id", "label") if c not in table.columns]
+    if missing:
+        raise ValueError(f"{args.results} lacks column(s) {missing}; expected model,item_id,label (one row "
+                         "per question asked).")
+    unknown = sorted(set(table["item_id"]) - set(bank.item_ids))
+    if unknown:
+        raise ValueError(f"{len(unknown)} item_id(s) of {args.results} are not questions of {ds.name!r}, "
+                         f"e.g. {unknown[:5]}.")
+    if table.duplicated(["model", "item_id"]).any():
+        raise ValueError(f"{args.results} repeats a (model, item_id) pair; give one answer per question.")
+    labels = pd.to_numeric(table["label"], errors="coerce")
+    if labels.isna().any() or not labels.between(0, 1).all():
+        raise ValueError(f"{args.results}: every label must be a number in [0, 1].")
+    models = list(pd.unique(table["model"]))
+    matrix = np.full((len(models), bank.n_items), np.nan)
+    matrix[pd.Index(models).get_indexer(table["model"]), pd.Index(bank.item_ids).get_indexer(table["item_id"])] = labels
+    return ds, bank, models, matrix
+
+
+def cmd_estimate(args: argparse.Namespace) -> None:
+    """`jeirt estimate`: a new model's accuracy on every question of a dataset from a few answers."""
+    from jeirt.tasks.evaluation import estimate_scores
+
+    ds, bank, models, labels = _bank_and_answers(args)
+    scores = estimate_scores(bank, labels, ~np.isnan(labels), draws=args.draws, level=args.level,
+                             seed=args.seed, models=models)
+    summary = {"dataset": ds.name, "questions": bank.n_items, "level": args.level,
+               "interval": "predictive: posterior draws of the vector, then Bernoulli draws of the answers "
+                           "not asked",
+               "models": {m: {"asked": int(block["asked"].iloc[0]),
+                              **{row.group: {"estimate": row.estimate, "sd": row.sd, "lower": row.lower,
+                                             "upper": row.upper, "asked": row.asked}
+                                 for row in block.itertuples()}}
+                          for m, block in scores.groupby("model", sort=False)}}
+    for m, block in scores.groupby("model", sort=False):
+        print(f"{m}: {int(block['asked'].iloc[0])} answers, estimated accuracy on {ds.name} "
+              f"({bank.n_items} questions), {args.level:.0%} predictive interval")
+        print(block.drop(columns="model").to_string(index=False, float_format=lambda x: f"{x:.3f}"))
+    if args.json:
+        Path(args.json).write_text(json.dumps(summary, indent=2, default=json_number))
+
+
+def cmd_suggest(args: argparse.Namespace) -> None:
+    """`jeirt suggest`: which k questions a new model should answer next."""
+    from jeirt.tasks.evaluation import next_items, select_items
+
+    ds, bank, models, labels = _bank_and_answers(args)
+    if len(models) > 1:
+        raise ValueError(f"{args.results} holds {len(models)} models; suggest questions for one at a time.")
+    asked = ~np.isnan(labels)
+    candidates = ~asked
+    if args.rule in ("adaptive", "adaptive-accuracy"):
+        target = "vector" if args.rule == "adaptive" else "accuracy"
+        posterior = bank.posterior(np.nan_to_num(labels), asked)
+        picks = next_items(bank, posterior, args.k, candidates, target=target)[0]
+    else:
+        picks = select_items(bank, args.k, args.rule, candidates=candidates, seed=args.seed)[0]
+    table = pd.DataFrame({"item_id": bank.item_ids[picks], "benchmark": bank.groups[picks], "text": bank.texts[picks]})
+    if args.out:
+        table.to_csv(args.out, index=False)
+    summary = {"dataset": ds.name, "rule": args.rule, "k": args.k, "already_answered": int(asked.sum()),
+               "per_benchmark": table["benchmark"].value_counts().to_dict(), "out": args.out,
+               "item_ids": table["item_id"].tolist()}
+    _emit({k: v for k, v in summary.items() if k != "item_ids"}, args)
+    if args.json:
+        Path(args.json).write_text(json.dumps(summary, indent=2))
+
+
+def add_evaluation_parsers(subparsers: argparse._SubParsersAction) -> None:
+    """Add `estimate` and `suggest` to the `jeirt` command's subparsers."""
+    from jeirt.tasks.evaluation import PRIORS, RULES
+
+    def common(p: argparse.ArgumentParser) -> None:
+        p.add_argument("--model", required=True, help="a model saved by `jeirt fit` (.pt)")
+        p.add_argument("--dataset", required=True, help="the questions: a dataset name or results CSV; their "
+                       "texts or precomputed embeddings place them in the model's geometry")
+        p.add_argument("--prior", choices=PRIORS, default="full",
+                       help="prior on the new model's vector, from the saved model's vectors (default full)")
+        p.add_argument("--seed", type=int, default=0)
+        p.add_argument("--json", help="also write the summary to this JSON file")
+
+    text = "estimate a new model's accuracy overall and per benchmark from its answers to a few questions"
+    p = subparsers.add_parser("estimate", help=text, description=text)
+    common(p)
+    p.add_argument("--results", required=True, help="long CSV model,item_id,label: the answers so far")
+    p.add_argument("--draws", type=int, default=200, help="posterior draws for the interval (default 200)")
+    p.add_argument("--level", type=float, default=0.9, help="interval level (default 0.9)")
+    p.set_defaults(func=cmd_estimate)
+
+    text = "choose which k questions a new model should answer next"
+    p = subparsers.add_parser("suggest", help=text, description=text)
+    common(p)
+    p.add_argument("--k", type=int, required=True, help="how many questions to suggest")
+    p.add_argument("--rule", choices=RULES, default="stratified",
+                   help="selection rule (default stratified; random and stratified are the safe choices, the "
+                        "others trust the model about the questions they skip)")
+    p.add_argument("--results", help="long CSV model,item_id,label of one model's answers so far (optional)")
+    p.add_argument("--out", help="write the suggested questions here (CSV item_id,benchmark,text)")
+    p.set_defaults(func=cmd_suggest)
+
+
+# ----------------------------------------------------------------------------------------------------
+# `jeirt compare`: every method side by side
+
+
+def _list(values: Sequence[str] | None) -> list[str]:
+    """Repeatable and comma-separated options flattened: ["a,b", "c"] -> ["a", "b", "c"]."""
+    return [v.strip() for value in values or [] for v in value.split(",") if v.strip()]
+
+
+def add_compare_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    """Add `compare` to the `jeirt` command's subparsers."""
+    from jeirt.tasks.compare import METHODS
+
+    text = "fit every method on several seeds of a split and tabulate accuracy, AUC, Brier, ECE, fit time"
+    p = subparsers.add_parser("compare", help=text, description=text)
+    p.add_argument("--dataset", action="append", required=True,
+                   help="dataset name or results CSV; repeat the option or separate names by commas")
+    p.add_argument("--encoder", action="append", default=None,
+                   help="frozen question encoder(s), repeatable or comma-separated (default all-MiniLM-L6-v2)")
+    p.add_argument("--split", default="question", help="'question' (default) or 'without:<benchmark>'")
+    p.add_argument("--seeds", default="0,1,2", help="comma-separated seeds (default 0,1,2)")
+    p.add_argument("--methods", default=",".join(METHODS), help=f"comma-separated subset of {','.join(METHODS)}")
+    p.add_argument("--out", help="write the runs here (.csv; a .json with config and summary goes beside it)")
+    p.add_argument("--json", help="also write the summary table to this JSON file")
+    p.add_argument("--threads", type=int, help="torch CPU threads (default: torch's own)")
+    p.add_argument("--encode-missing", action="store_true",
+                   help="encode texts when a dataset has no precomputed embeddings (slow on a CPU)")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.set_defaults(func=run_compare_command)
+    return p
+
+
+def run_compare_command(args: argparse.Namespace) -> int:
+    """Run `jeirt compare` from parsed arguments; print the table and the margins of JE-IRT."""
+    import torch
+
+    from jeirt.tasks.compare import compare, format_table, margins, records, summarize
+
+    try:
+        seeds = [int(s) for s in _list([args.seeds])]
+    except ValueError as err:
+        raise ValueError(f"--seeds {args.seeds!r}; expected comma-separated integers such as 0,1,2.") from err
+    if args.threads is not None:
+        if args.threads < 1:
+            raise ValueError(f"--threads {args.threads}; expected a positive integer.")
+        torch.set_num_threads(args.threads)
+    runs = compare(_list(args.dataset), _list(args.encoder) or ["all-MiniLM-L6-v2"], seeds,
+                   _list([args.methods]), split=args.split, out=args.out,
+                   encode_missing=args.encode_missing, progress=not args.quiet)
+    summary = summarize(runs)
+    print(format_table(summary))
+    lead = margins(summary)
+    if len(lead):
+        print("\nJE-IRT minus the best other method (> 0: JE-IRT leads):")
+        print(lead.to_string(index=False, float_format=lambda x: f"{x:.4f}"))
+    if args.out:
+        print(f"\nwrote {args.out} and {Path(args.out).with_suffix('.json')}")
+    if args.json:
+        Path(args.json).write_text(json.dumps({"config": runs.attrs["config"], "summary": records(summary)},
+                                              indent=1, default=json_number, allow_nan=False))
+    return 0
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -231,13 +413,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--model", required=True)
     p.add_argument("--questions", required=True, help="CSV with columns text and optionally item_id, benchmark")
     p.add_argument("--prices", help="price table CSV (model,usd_per_mtok_input,usd_per_mtok_output,...); "
-                                    "default: data/prices.csv of this checkout")
+                                    "default: the table that ships with jeirt (jeirt/tasks/prices.csv)")
     p.add_argument("--lam", type=float, default=0.0,
                    help="probability given up per USD per 1,000 questions (default 0: ignore cost)")
     p.add_argument("--out", help="write item_id, model, p_correct, usd_per_1k_questions here (CSV)")
-
-    from jeirt.compare import add_compare_parser
-    from jeirt.evaluation import add_evaluation_parsers
 
     add_compare_parser(sub)  # jeirt compare: every method side by side
     add_evaluation_parsers(sub)  # jeirt estimate / suggest: a new model's scores from few questions

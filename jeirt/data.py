@@ -6,14 +6,12 @@ soft values in [0, 1] are allowed, and NaN means "not evaluated" (never read as 
 
 Sources: a long table (model, item_id, label) as users have it (`from_long`, `read_results_csv`); the
 local layout of `$JEIRT_DATA/<name>/` (`load_local`); EmbedLLM from the Hugging Face hub
-(`load_embedllm`). Splits are boolean masks over the label matrix (`Split`), and `simulate` draws data
-from the JE-IRT model itself, with every parameter known.
+(`jeirt.embedllm`). Splits live in `jeirt.splits`, simulated data in `jeirt.simulate`.
 """
 from __future__ import annotations
 
 import hashlib
 import json
-import os
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,6 +21,7 @@ import numpy as np
 import pandas as pd
 
 from jeirt import settings
+from jeirt.files import atomic_write
 
 ITEM_COLUMNS = ["item_id", "benchmark", "subject", "text"]
 LONG_COLUMNS = ["model", "item_id", "label"]
@@ -262,7 +261,11 @@ def read_results_csv(path: str | Path, items_path: str | Path | None = None, *, 
 
 
 # ----------------------------------------------------------------------------------------------------
-# Local datasets: $JEIRT_DATA/<name>/{items,responses}.csv.gz and embeddings/<encoder>.npz
+# Local datasets: $JEIRT_DATA/<name>/{items,responses}.csv.gz and embeddings/<encoder>.npz, with a
+# checksum manifest $JEIRT_DATA/checksums.json
+
+
+MANIFEST = "checksums.json"  # in the data folder: {"files": {relative path: {"size", "sha256"}}}
 
 
 def local_datasets(root: Path | None = None) -> list[str]:
@@ -274,19 +277,93 @@ def local_datasets(root: Path | None = None) -> list[str]:
 
 
 def load_local(name: str, root: Path | None = None) -> Dataset:
-    """Load `root/name` (default root `$JEIRT_DATA`) with its precomputed embeddings, checked by hash."""
+    """Load `root/name` (default root `$JEIRT_DATA`) with its precomputed embeddings, checked by hash.
+
+    Every file the folder's checksum manifest lists is checked first (`verify_files`), so a damaged or
+    edited file is named before anything is computed from it.
+    """
     root = Path(root) if root is not None else settings.data_dir()
+    if Path(name).name != name or name in ("", ".", ".."):
+        raise ValueError(f"dataset name {name!r} is not a folder name; give the name of a folder under "
+                         f"JEIRT_DATA ({root}), or a path to a results CSV.")
     folder = root / name
     if not (folder / "responses.csv.gz").is_file():
         raise FileNotFoundError(
-            f"no dataset {name!r} under {root} (looked for {folder}/responses.csv.gz). Set JEIRT_DATA to "
-            f"the folder that holds it; datasets found there: {local_datasets(root) or 'none'}.")
+            f"no dataset {name!r} under {root} (looked for {folder}/responses.csv.gz); datasets found there: "
+            f"{local_datasets(root) or 'none'}. The datasets ship in the data/ folder of the jeirt "
+            f"repository, not in the installed package: clone it (git clone {settings.REPO_URL}) and set "
+            "JEIRT_DATA to its data/ folder, or to a folder of your own datasets.")
+    verify_files(root, prefix=f"{name}/")
     items = pd.read_csv(folder / "items.csv.gz", dtype={"item_id": str}, keep_default_na=False)
     responses = pd.read_csv(folder / "responses.csv.gz", dtype={"item_id": str, "model": str})
     ds = from_long(responses, items, name=name)
     for path in sorted((folder / "embeddings").glob("*.npz")):
         ds.embeddings[path.stem] = _read_embeddings(path, ds.items)
     return ds
+
+
+def sha256_file(path: Path) -> str:
+    """Hex SHA-256 of a file, read in 1 MiB blocks."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def write_manifest(root: Path | None = None) -> Path:
+    """Record size and SHA-256 of every dataset file under `root` in `root/checksums.json`."""
+    root = Path(root) if root is not None else settings.data_dir()
+    files = {p.relative_to(root).as_posix(): {"size": p.stat().st_size, "sha256": sha256_file(p)}
+             for name in local_datasets(root) for p in sorted((root / name).rglob("*")) if p.is_file()}
+    text = json.dumps({"files": files}, indent=1, sort_keys=True) + "\n"
+    return atomic_write(root / MANIFEST, lambda f: f.write(text.encode()))
+
+
+def verify_files(root: Path | None = None, prefix: str = "", full: bool = False) -> list[str]:
+    """Check the files of `root/checksums.json` (those whose path starts with `prefix`); their paths.
+
+    Size first; the SHA-256 only when a file's size or modification time differs from when it last
+    matched (remembered in the cache), or always with `full`. A folder without a manifest (your own
+    datasets) is not checked. Raises ValueError naming the first bad file and how to restore it.
+    """
+    root = Path(root) if root is not None else settings.data_dir()
+    manifest_path = root / MANIFEST
+    if not manifest_path.is_file():
+        return []
+    try:
+        manifest = json.loads(manifest_path.read_text())["files"]
+    except (ValueError, KeyError) as err:
+        raise ValueError(f"{manifest_path} is not a readable checksum manifest ({err}); restore it with "
+                         f"`git checkout -- {manifest_path}`.") from None
+    seen_path = settings.cache_dir() / "verified-data.json"
+    try:
+        seen = json.loads(seen_path.read_text()) if seen_path.is_file() else {}
+    except ValueError:
+        seen = {}  # a damaged record of past checks only costs a re-hash
+    checked, changed = [], False
+    for rel, want in sorted(manifest.items()):
+        if not rel.startswith(prefix):
+            continue
+        path = root / rel
+        restore = f"restore it with `git checkout -- {path}` (or a fresh clone of the repository)"
+        if not path.is_file():
+            raise ValueError(f"{path} is missing; {restore}.")
+        stat = path.stat()
+        if stat.st_size != want["size"]:
+            raise ValueError(f"{path} has {stat.st_size} bytes where {MANIFEST} records {want['size']}: "
+                             f"the file is damaged or was edited; {restore}.")
+        key, stamp = str(path.resolve()), [stat.st_size, stat.st_mtime_ns, want["sha256"]]
+        if full or seen.get(key) != stamp:
+            if sha256_file(path) != want["sha256"]:
+                raise ValueError(f"{path} does not match its SHA-256 in {manifest_path}: the file is damaged "
+                                 f"or was edited; {restore}.")
+            seen[key], changed = stamp, True
+        checked.append(rel)
+    if changed:
+        text = json.dumps(seen, indent=0)
+        atomic_write(seen_path, lambda f: f.write(text.encode()))
+    return checked
 
 
 def _read_embeddings(path: Path, items: pd.DataFrame) -> np.ndarray:
@@ -303,309 +380,14 @@ def _read_embeddings(path: Path, items: pd.DataFrame) -> np.ndarray:
     return emb.astype(np.float32)
 
 
-# ----------------------------------------------------------------------------------------------------
-# EmbedLLM (Hugging Face hub) with its official split
-
-EMBEDLLM = {
-    "repo_id": "RZ412/EmbedLLM",
-    "repo_type": "dataset",
-    # The hub commit to load. The first download with network records the commit it got, and the
-    # SHA-256 of each file, in <cache>/embedllm/lock.json; later loads insist on both. Set
-    # JEIRT_EMBEDLLM_REVISION (or this field) to a commit hash to pin a release explicitly.
-    "revision": os.environ.get("JEIRT_EMBEDLLM_REVISION"),
-    "files": ("train.csv", "val.csv", "test.csv"),
-    "columns": ("prompt_id", "prompt", "model_id", "model_name", "label", "category_id", "category"),
-}
-
-
-def embedllm_from_frames(train: pd.DataFrame, val: pd.DataFrame, test: pd.DataFrame) -> tuple[Dataset, "Split"]:
-    """EmbedLLM's three CSVs as one Dataset plus its official split (by question, all models in each).
-
-    Duplicate policy: the same (model, prompt_id) pair appears more than once where a question is
-    listed under several task variants; those rows are averaged into a soft label (the share correct),
-    so no answer is dropped and a disagreement stays visible as a value strictly between 0 and 1.
-    """
-    frames = {"train": train, "val": val, "test": test}
-    for part, frame in frames.items():
-        missing = [c for c in EMBEDLLM["columns"] if c not in frame.columns]
-        if missing:
-            raise ValueError(f"EmbedLLM {part}.csv lacks column(s) {missing}; expected "
-                             f"{list(EMBEDLLM['columns'])}.")
-    parts = []
-    for part, frame in frames.items():
-        parts.append(pd.DataFrame({"model": frame["model_name"].astype(str),
-                                   "item_id": frame["prompt_id"].astype(str),
-                                   "label": frame["label"], "benchmark": frame["category"].astype(str),
-                                   "text": frame["prompt"].astype(str), "part": part}))
-    long = pd.concat(parts, ignore_index=True)
-    leaked = long.groupby("item_id")["part"].nunique()
-    if (leaked > 1).any():
-        raise ValueError(f"{int((leaked > 1).sum())} EmbedLLM prompts appear in more than one split, "
-                         f"e.g. {leaked[leaked > 1].index[:3].tolist()}; the official split is by question.")
-    items = long.drop_duplicates("item_id")[["item_id", "benchmark", "text", "part"]]
-    items = items.assign(subject="")
-    ds = from_long(long[LONG_COLUMNS], items, name="embedllm", duplicates="mean")
-    part = ds.items.pop("part").to_numpy()
-    rows = np.ones((ds.n_models, 1), dtype=bool)
-    split = Split(train=rows & (part == "train"), val=rows & (part == "val"),
-                  test=rows & (part == "test"), name="embedllm-official")
-    return ds, split.restrict_to(ds.observed)
-
-
-def load_embedllm(cache: Path | None = None) -> tuple[Dataset, "Split"]:
-    """Download (once) and load EmbedLLM with its official split; offline it fails at once."""
-    try:
-        HfApi = settings.import_quietly("huggingface_hub", "HfApi")
-        hf_hub_download = settings.import_quietly("huggingface_hub", "hf_hub_download")
-    except ImportError as err:  # pragma: no cover - depends on the environment
-        raise ImportError("EmbedLLM needs huggingface_hub: pip install 'jeirt[encoders]'.") from err
-    folder = (Path(cache) if cache else settings.cache_dir()) / "embedllm"
-    lock_path = folder / "lock.json"
-    lock = json.loads(lock_path.read_text()) if lock_path.is_file() else {}
-    revision = EMBEDLLM["revision"] or lock.get("revision")
-    try:
-        if revision is None:  # first download: resolve the hub's current commit and record it
-            revision = HfApi().dataset_info(EMBEDLLM["repo_id"], timeout=10).sha
-        paths = {f: Path(hf_hub_download(EMBEDLLM["repo_id"], f, repo_type="dataset", revision=revision,
-                                         cache_dir=folder / "hub", etag_timeout=10))
-                 for f in EMBEDLLM["files"]}
-    except Exception as err:
-        raise ConnectionError(
-            f"could not fetch EmbedLLM ({EMBEDLLM['repo_id']}) from the Hugging Face hub: {err}. Without "
-            "network access use a local dataset instead: set JEIRT_DATA to a folder of datasets "
-            "(e.g. JEIRT_DATA=../shared/data) and load 'mmlu_pro', 'zeroeval' or 'metabench'.") from err
-    digests = {f: _sha256_file(p) for f, p in paths.items()}
-    if lock.get("revision") == revision and lock.get("sha256", digests) != digests:
-        raise ValueError(f"EmbedLLM files at revision {revision} differ from the checksums recorded in "
-                         f"{lock_path}; delete {folder} to download them again.")
-    folder.mkdir(parents=True, exist_ok=True)
-    lock_path.write_text(json.dumps({"revision": revision, "sha256": digests}, indent=1))
-    frames = [pd.read_csv(paths[f]) for f in EMBEDLLM["files"]]
-    return embedllm_from_frames(*frames)
-
-
-def _sha256_file(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 def load_dataset(name: str) -> Dataset:
     """A dataset by name: 'embedllm' (hub), a folder under `$JEIRT_DATA`, or a path to a results CSV."""
+    if not isinstance(name, str) or not name.strip():
+        raise ValueError(f"dataset={name!r}; expected a dataset name (see `jeirt data`) or a results CSV.")
     if name.lower() == "embedllm":
+        from jeirt.embedllm import load_embedllm
+
         return load_embedllm()[0]
     if name.endswith(".csv") or name.endswith(".csv.gz"):
         return read_results_csv(name)
     return load_local(name)
-
-
-# ----------------------------------------------------------------------------------------------------
-# Splits: boolean masks over the (n_models, n_items) label matrix
-
-
-@dataclass(frozen=True)
-class Split:
-    """Which labels are used to train, to pick the checkpoint, and to test; each (n_models, n_items)."""
-
-    train: np.ndarray
-    val: np.ndarray
-    test: np.ndarray
-    name: str
-    held_out: tuple[str, ...] = ()  # models left out of joint training (fitted by onboarding)
-    onboard: np.ndarray | None = None  # (n_models, n_items) labels onboarding may use for them
-
-    def __post_init__(self) -> None:
-        shapes = {self.train.shape, self.val.shape, self.test.shape}
-        if len(shapes) != 1:
-            raise ValueError(f"train, val and test masks differ in shape: {shapes}.")
-        if (self.train & self.val).any() or (self.train & self.test).any() or (self.val & self.test).any():
-            raise ValueError(f"split {self.name!r}: train, val and test overlap.")
-        for part in ("train", "val", "test"):
-            if not getattr(self, part).any():
-                raise ValueError(f"split {self.name!r}: the {part} part is empty; use a larger dataset "
-                                 "or other fractions.")
-
-    def restrict_to(self, observed: np.ndarray) -> "Split":
-        """The same split with every unobserved (NaN) label removed from all parts."""
-        onboard = None if self.onboard is None else self.onboard & observed
-        return Split(self.train & observed, self.val & observed, self.test & observed, self.name,
-                     self.held_out, onboard)
-
-    def items_of(self, part: str) -> np.ndarray:
-        """Column numbers of the items that have at least one label in `part`."""
-        return np.flatnonzero(getattr(self, part).any(axis=0))
-
-
-def _check_fractions(fractions: Sequence[float]) -> None:
-    if len(fractions) != 3 or min(fractions) <= 0 or not np.isclose(sum(fractions), 1):
-        raise ValueError(f"fractions={tuple(fractions)}; expected three positive numbers summing to 1.")
-
-
-def _assign_items(ds: Dataset, fractions: Sequence[float], seed: int, stratify: str | None) -> np.ndarray:
-    """0/1/2 (train/val/test) per item, shuffled within each stratum by a seeded generator."""
-    rng = np.random.default_rng(seed)
-    part = np.zeros(ds.n_items, dtype=np.int8)
-    groups = ds.items.groupby(stratify, sort=True).indices.values() if stratify else [np.arange(ds.n_items)]
-    for idx in groups:
-        idx = rng.permutation(idx)
-        n_train = int(round(fractions[0] * len(idx)))
-        n_val = int(round(fractions[1] * len(idx)))
-        part[idx[n_train:n_train + n_val]] = 1
-        part[idx[n_train + n_val:]] = 2
-    return part
-
-
-def split_by_question(ds: Dataset, fractions: Sequence[float] = (0.8, 0.1, 0.1), seed: int = 0,
-                      stratify: str | None = "benchmark") -> Split:
-    """Items split 80/10/10 (seeded, stratified by benchmark); every model is in every part."""
-    _check_fractions(fractions)
-    part = _assign_items(ds, fractions, seed, stratify)
-    rows = np.ones((ds.n_models, 1), dtype=bool)
-    split = Split(rows & (part == 0), rows & (part == 1), rows & (part == 2), f"question-seed{seed}")
-    return split.restrict_to(ds.observed)
-
-
-def split_leave_benchmark_out(ds: Dataset, benchmark: str, val_fraction: float = 0.1,
-                              seed: int = 0) -> Split:
-    """Test on every item of `benchmark`; train and validate on the other benchmarks."""
-    if benchmark not in ds.benchmarks:
-        raise ValueError(f"benchmark={benchmark!r} is not in dataset {ds.name!r}; its benchmarks are "
-                         f"{ds.benchmarks}.")
-    rng = np.random.default_rng(seed)
-    is_test = (ds.items["benchmark"] == benchmark).to_numpy()
-    rest = rng.permutation(np.flatnonzero(~is_test))
-    is_val = np.zeros(ds.n_items, dtype=bool)
-    is_val[rest[:int(round(val_fraction * len(rest)))]] = True
-    rows = np.ones((ds.n_models, 1), dtype=bool)
-    split = Split(rows & ~is_test & ~is_val, rows & is_val, rows & is_test, f"without-{benchmark}")
-    return split.restrict_to(ds.observed)
-
-
-def hold_out_models(ds: Dataset, split: Split, models: Sequence[str] | int, seed: int = 0) -> Split:
-    """Take `models` (names, or a seeded number of them) out of joint training and validation.
-
-    Their training labels move to `split.onboard`, for fitting their vectors afterwards; their test
-    labels stay in `split.test`.
-    """
-    if isinstance(models, int):
-        if not 0 < models < ds.n_models:
-            raise ValueError(f"models={models}; expected between 1 and {ds.n_models - 1}.")
-        rng = np.random.default_rng(seed)
-        models = [ds.models[i] for i in sorted(rng.choice(ds.n_models, size=models, replace=False))]
-    rows = ds.model_index(models)
-    keep = np.ones((ds.n_models, 1), dtype=bool)
-    keep[rows] = False
-    onboard = np.zeros_like(split.train)
-    onboard[rows] = split.train[rows]
-    return Split(split.train & keep, split.val & keep, split.test, f"{split.name}-heldout{len(rows)}",
-                 tuple(models), onboard)
-
-
-def subsample_items(mask: np.ndarray, fraction: float, seed: int = 0) -> np.ndarray:
-    """Keep a seeded `fraction` of each row's True entries (at least one where the row has any)."""
-    if not 0 < fraction <= 1:
-        raise ValueError(f"fraction={fraction}; expected a number in (0, 1].")
-    rng = np.random.default_rng(seed)
-    out = np.zeros_like(mask)
-    for row in np.flatnonzero(mask.any(axis=1)):
-        cols = np.flatnonzero(mask[row])
-        keep = max(1, int(round(fraction * len(cols))))
-        out[row, rng.choice(cols, size=keep, replace=False)] = True
-    return out
-
-
-# ----------------------------------------------------------------------------------------------------
-# Simulation: data drawn from JE-IRT itself, every parameter known
-
-
-@dataclass
-class SimulationTruth:
-    """The parameters that generated a simulated dataset."""
-
-    adapter: "object"  # the torch adapter (frozen) that maps features to question embeddings
-    model_vectors: np.ndarray  # (n_models, d)
-    question_embeddings: np.ndarray  # (n_items, d)
-    probabilities: np.ndarray  # (n_models, n_items)
-
-
-def simulate(n_models: int = 40, n_items: int = 2000, feature_dim: int = 64, d: int = 16,
-             n_benchmarks: int = 4, density: float = 1.0, soft: bool = False,
-             seed: int = 0) -> tuple[Dataset, SimulationTruth]:
-    """Draw a dataset from the JE-IRT model with known question features, adapter and model vectors.
-
-    Features are vectors of varied length around one centre per benchmark; the adapter is a random 2-layer MLP
-    (hidden = 2 x input) scaled so that question norms spread over about 0.5-3; model vectors share a
-    common direction plus a per-model one, so models differ by topic, not just overall skill.
-    `density` < 1 leaves a random share of labels unobserved; `soft` stores probabilities as labels.
-    """
-    import torch
-
-    from jeirt.model import Adapter
-
-    rng = np.random.default_rng(seed)
-    centres = rng.normal(size=(n_benchmarks, feature_dim))
-    bench = rng.integers(n_benchmarks, size=n_items)
-    features = centres[bench] + 0.8 * rng.normal(size=(n_items, feature_dim))
-    features /= np.linalg.norm(features, axis=1, keepdims=True)
-    features *= rng.uniform(0.3, 1.7, size=(n_items, 1))  # feature scale -> spread of difficulties
-    torch.manual_seed(seed)
-    adapter = Adapter(feature_dim, d).eval()
-    with torch.no_grad():
-        for layer in (adapter.net[0], adapter.net[-1]):  # no biases: |E_Q| then scales with |x_q|
-            layer.bias.zero_()
-        raw = adapter(torch.from_numpy(features).float())
-        scale = 1.5 / raw.norm(dim=1).mean()
-        adapter.net[-1].weight.mul_(scale)
-        q = adapter(torch.from_numpy(features).float()).numpy()
-    unit = q / np.linalg.norm(q, axis=1, keepdims=True)  # (n_items, d)
-    # Model vectors: a general skill along the mean question direction, plus a topical profile built
-    # from the benchmarks' mean directions (so models rank differently on different benchmarks).
-    general = unit.mean(axis=0) / np.linalg.norm(unit.mean(axis=0))
-    topics = np.stack([unit[bench == b].mean(axis=0) for b in range(n_benchmarks)])  # (n_benchmarks, d)
-    topics -= np.outer(topics @ general, general)
-    skill = rng.uniform(1.0, 4.0, size=(n_models, 1))
-    profile = rng.normal(scale=1.5, size=(n_models, n_benchmarks)) @ topics
-    vectors = skill * general + profile + rng.normal(scale=0.5 / np.sqrt(d), size=(n_models, d))
-    logits = vectors @ unit.T - np.linalg.norm(q, axis=1)[None, :]  # (n_models, n_items)
-    probs = 1.0 / (1.0 + np.exp(-logits))
-    labels = probs.copy() if soft else (rng.random(probs.shape) < probs).astype(np.float32)
-    if density < 1:
-        labels[rng.random(labels.shape) >= density] = np.nan
-    items = pd.DataFrame({"item_id": [f"q{i}" for i in range(n_items)],
-                          "benchmark": [f"bench{b}" for b in bench], "subject": "",
-                          "text": [f"simulated question {i}" for i in range(n_items)]})
-    ds = Dataset(name=f"simulated-seed{seed}", models=[f"model{m}" for m in range(n_models)], items=items,
-                 labels=labels, embeddings={"simulated": features.astype(np.float32)})
-    return ds, SimulationTruth(adapter, vectors, q, probs)
-
-
-def draw_labels(probabilities: np.ndarray, n_draws: int, seed: int = 0) -> np.ndarray:
-    """`n_draws` independent 0/1 gradings (n_draws, n_models, n_items) of every pair, each correct
-    with its probability (n_models, n_items); NaN where the probability is NaN (not evaluated)."""
-    p = np.asarray(probabilities, dtype=np.float64)
-    if n_draws < 1:
-        raise ValueError(f"n_draws={n_draws}; expected a positive number of gradings per pair.")
-    seen = ~np.isnan(p)
-    if (p[seen] < 0).any() or (p[seen] > 1).any():
-        raise ValueError("probabilities must lie in [0, 1] (NaN = not evaluated).")
-    rng = np.random.default_rng(seed)
-    draws = (rng.random((n_draws, *p.shape)) < np.nan_to_num(p)).astype(np.float32)
-    draws[:, ~seen] = np.nan
-    return draws
-
-
-def soft_labels_from_draws(draws: np.ndarray) -> np.ndarray:
-    """Soft labels (n_models, n_items) from repeated gradings (n_draws, n_models, n_items): each pair's
-    share correct, a pass rate, over the draws that graded it (NaN = this draw did not); NaN where none did."""
-    draws = np.asarray(draws, dtype=np.float64)
-    if draws.ndim != 3:
-        raise ValueError(f"draws has shape {draws.shape}; expected (n_draws, n_models, n_items).")
-    seen = ~np.isnan(draws)
-    if (draws[seen] < 0).any() or (draws[seen] > 1).any():
-        raise ValueError("gradings must lie in [0, 1] (NaN = not graded in that draw).")
-    count = seen.sum(axis=0)
-    total = np.where(seen, draws, 0.0).sum(axis=0)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(count > 0, total / count, np.nan).astype(np.float32)

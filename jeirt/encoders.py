@@ -22,7 +22,7 @@ import tempfile
 import uuid
 import warnings
 import zipfile
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
@@ -32,6 +32,7 @@ import torch
 from sklearn.exceptions import NotFittedError
 from tqdm import tqdm
 
+from jeirt.files import atomic_write
 from jeirt.settings import cache_dir, default_device, import_quietly
 
 
@@ -371,10 +372,10 @@ class EmbeddingCache:
         folder.mkdir(parents=True, exist_ok=True)
         if not (folder / "meta.json").is_file():
             meta = json.dumps({"encoder": encoder.name, "dim": int(encoder.dim)}, indent=1).encode()
-            _atomic_write(folder / "meta.json", lambda f: f.write(meta))
+            atomic_write(folder / "meta.json", lambda f: f.write(meta))
         arrays = {"text_sha256": keys, "emb": emb, "encoder": np.array(encoder.name),
                   "checksum": np.array(_checksum(keys, emb))}
-        _atomic_write(folder / f"shard-{uuid.uuid4().hex}.npz", lambda f: np.savez(f, **arrays))
+        atomic_write(folder / f"shard-{uuid.uuid4().hex}.npz", lambda f: np.savez(f, **arrays))
 
 
 def _checksum(keys: np.ndarray, emb: np.ndarray) -> str:
@@ -396,19 +397,6 @@ def _read_shard(path: Path, name: str, dim: int) -> tuple[np.ndarray, np.ndarray
     if _checksum(keys, emb) != checksum:
         raise ValueError("checksum mismatch")
     return keys, emb.astype(np.float32, copy=False)
-
-
-def _atomic_write(path: Path, write: Callable) -> None:
-    """Write a file so readers see either nothing or all of it: a temp file in the same folder, fsync, os.replace."""
-    tmp = path.with_name(f".tmp-{uuid.uuid4().hex}-{path.name}")
-    try:
-        with open(tmp, "wb") as f:
-            write(f)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
 
 
 class _LazyEncoder:

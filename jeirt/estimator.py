@@ -6,70 +6,89 @@ Questions can be given as a Dataset, a list of texts, or an array of frozen-enco
 """
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from pathlib import Path
-from typing import Sequence
+from typing import Protocol, Sequence
 
 import numpy as np
 import torch
+from sklearn.base import BaseEstimator
+from sklearn.exceptions import NotFittedError
 
 from jeirt import __version__
-from jeirt.data import Dataset, Split, split_by_question
+from jeirt.data import Dataset
 from jeirt.encoders import canonical_name, embed_texts
 from jeirt.model import JEIRTNet, jeirt_logits
 from jeirt.onboard import PRIOR_SCALES, fit_model_vectors, prior_from_vectors
-from jeirt.train import TrainConfig, TrainHistory, train
+from jeirt.splits import Split, split_by_question
+from jeirt.train import TrainConfig, TrainHistory, train, training_recipe
 
 Questions = Dataset | Sequence[str] | np.ndarray
 
 
-class NotFittedError(RuntimeError):
-    """Raised when a method needs a fitted model."""
+class Estimator(Protocol):
+    """What every predictor here offers (JEIRT and `jeirt.baselines`): fit on a split, then
+    probabilities (n_models, n_items) aligned with `Dataset.labels`."""
+
+    def fit(self, ds: Dataset, split: Split) -> "Estimator": ...
+
+    def predict_proba(self, ds: Dataset) -> np.ndarray: ...
 
 
-@dataclass
-class JEIRTConfig:
-    d: int = 256  # embedding dimension shared by questions and models
-    encoder: str = "all-MiniLM-L6-v2"  # frozen text encoder (see jeirt.encoders.ENCODERS)
-    dropout: float = 0.0  # dropout between the adapter's two layers
-    feature_noise: float = 1.0  # training-time noise on frozen features, relative to their norm:
-    # without it the adapter memorises the training questions by epoch 2-3 (mmlu_pro validation loss
-    # 0.5979 -> 0.5938 with it; 0.5 and 1.5 were worse); not in the paper
-    lr: float = 1e-3  # see TrainConfig for the training defaults and why
-    weight_decay: float = 1e-4
-    lr_decay: float = 0.95
-    batch_items: int = 256
-    max_epochs: int = 200
-    patience: int = 8
-    random_state: int = 0  # seeds initialisation, batch order and the default split
-    device: str | None = None  # None: CUDA, then MPS, then CPU
-    progress: bool = True
+class JEIRT(BaseEstimator):
+    """Joint Embedding IRT: P(m answers q) = sigmoid(<E_Q/|E_Q|, E_M> - |E_Q|).
 
+    d             embedding dimension shared by questions and models
+    encoder       frozen text encoder (see `jeirt.encoders`); features come precomputed or are encoded
+    dropout       dropout between the adapter's two layers (the paper's 0.4-0.5; 0 here, see below)
+    feature_noise training-time noise on frozen features, relative to their norm. Not in the paper:
+                  without it the adapter memorises the training questions by epoch 2-3 (mmlu_pro
+                  validation loss 0.5979 -> 0.5938 with it; 0.5 and 1.5 were worse)
+    training      the optimisation recipe: a `TrainConfig`, or a dict of fields that change the
+                  default one (e.g. {"max_epochs": 30}); None keeps `JEIRT.TRAINING`
+    random_state  seeds initialisation, batch order and the default split
+    device        torch device; None: CUDA, then MPS, then CPU
+    progress      progress bars while encoding and training
+    """
 
-class JEIRT:
-    """Joint Embedding IRT: P(m answers q) = sigmoid(<E_Q/|E_Q|, E_M> - |E_Q|)."""
+    TRAINING = TrainConfig()
 
-    def __init__(self, d: int = 256, encoder: str = "all-MiniLM-L6-v2", **kwargs):
-        self.config = JEIRTConfig(d=d, encoder=canonical_name(encoder), **kwargs)
-        if self.config.d < 1:
-            raise ValueError(f"d={self.config.d}; expected a positive embedding dimension.")
+    def __init__(self, d: int = 256, encoder: str = "all-MiniLM-L6-v2", dropout: float = 0.0,
+                 feature_noise: float = 1.0, training: TrainConfig | dict | None = None, random_state: int = 0,
+                 device: str | None = None, progress: bool = True):
+        self.d = d
+        self.encoder = encoder
+        self.dropout = dropout
+        self.feature_noise = feature_noise
+        self.training = training
+        self.random_state = random_state
+        self.device = device
+        self.progress = progress
+
+    def _check_params(self) -> None:
+        if not isinstance(self.d, (int, np.integer)) or not 1 <= self.d <= 65536:
+            raise ValueError(f"d={self.d!r}; expected an embedding dimension between 1 and 65536.")
+        if not 0 <= self.dropout < 1:
+            raise ValueError(f"dropout={self.dropout!r}; expected a probability in [0, 1).")
+        if not self.feature_noise >= 0:
+            raise ValueError(f"feature_noise={self.feature_noise!r}; expected a non-negative number.")
+        self.encoder_ = canonical_name(self.encoder)
+        self.training_ = training_recipe(self.TRAINING, self.training)
 
     # -- fitting ---------------------------------------------------------------------------------
 
     def fit(self, ds: Dataset, split: Split | None = None) -> "JEIRT":
         """Learn the adapter and every model's vector on `split.train` (default: question split)."""
-        cfg = self.config
-        split = split or split_by_question(ds, seed=cfg.random_state)
+        self._check_params()
+        split = split or split_by_question(ds, seed=self.random_state)
         if split.train.shape != ds.labels.shape:
             raise ValueError(f"split masks have shape {split.train.shape}; the dataset's labels have "
                              f"{ds.labels.shape}. Make the split from this dataset.")
-        features = ds.features(cfg.encoder, progress=cfg.progress)
-        torch.manual_seed(cfg.random_state)
-        self.net_ = JEIRTNet(features.shape[1], ds.n_models, cfg.d, cfg.dropout, cfg.feature_noise)
-        train_cfg = TrainConfig(lr=cfg.lr, weight_decay=cfg.weight_decay, lr_decay=cfg.lr_decay,
-                                batch_items=cfg.batch_items, max_epochs=cfg.max_epochs, patience=cfg.patience,
-                                seed=cfg.random_state, device=cfg.device, progress=cfg.progress)
-        self.history_: TrainHistory = train(self.net_, features, ds.labels, split.train, split.val, train_cfg)
+        features = ds.features(self.encoder_, progress=self.progress)
+        torch.manual_seed(self.random_state)
+        self.net_ = JEIRTNet(features.shape[1], ds.n_models, self.d, self.dropout, self.feature_noise)
+        self.history_: TrainHistory = train(self.net_, features, ds.labels, split.train, split.val, self.training_,
+                                            seed=self.random_state, device=self.device, progress=self.progress)
         self.net_.cpu()
         self.models_ = list(ds.models)
         self.feature_dim_ = features.shape[1]
@@ -108,7 +127,7 @@ class JEIRT:
             raise ValueError(f"prior_scale={prior_scale!r}; expected a positive number or 'auto'.")
         scales = PRIOR_SCALES if prior_scale == "auto" else (float(prior_scale),)
         fits = {s: fit_model_vectors(emb / norms[:, None], norms, ds.labels, mask, mean, var * s,
-                                     device=self.config.device) for s in scales}
+                                     device=self.device) for s in scales}
         self.onboard_evidence_ = {s: float(fit.log_evidence.sum()) for s, fit in fits.items()}
         self.onboard_prior_scale_ = max(self.onboard_evidence_, key=self.onboard_evidence_.get)
         result = fits[self.onboard_prior_scale_]
@@ -129,14 +148,14 @@ class JEIRT:
         """Frozen-encoder features (n_items, feature_dim) of a Dataset, a list of texts or an array."""
         self._check_fitted()
         if isinstance(questions, Dataset):
-            feats = questions.features(self.config.encoder, progress=self.config.progress)
+            feats = questions.features(self.encoder_, progress=self.progress)
         elif isinstance(questions, np.ndarray) and questions.dtype != object:
             feats = questions
         else:
-            feats = embed_texts(list(questions), self.config.encoder, progress=self.config.progress)
+            feats = embed_texts(list(questions), self.encoder_, progress=self.progress)
         if feats.ndim != 2 or feats.shape[1] != self.feature_dim_:
             raise ValueError(f"question features have shape {feats.shape}; this model was trained on "
-                             f"{self.feature_dim_}-d features from {self.config.encoder}.")
+                             f"{self.feature_dim_}-d features from {self.encoder_}.")
         return np.asarray(feats, dtype=np.float32)
 
     @torch.no_grad()
@@ -169,7 +188,7 @@ class JEIRT:
         self._check_fitted()
         if models is None:
             models = questions.models if isinstance(questions, Dataset) else self.models_
-        rows = self._rows(models)
+        rows = self.model_index(models)
         emb = torch.from_numpy(self.question_embeddings(questions))
         return torch.sigmoid(jeirt_logits(emb, self.net_.model_vectors[rows])).numpy().T
 
@@ -180,7 +199,8 @@ class JEIRT:
         self._check_fitted()
         path = Path(path)
         path.parent.mkdir(parents=True, exist_ok=True)
-        torch.save({"format": "jeirt-model", "version": __version__, "config": asdict(self.config),
+        params = self.get_params() | {"training": asdict(self.training_), "encoder": self.encoder_}
+        torch.save({"format": "jeirt-model", "version": __version__, "config": params,
                     "models": self.models_, "feature_dim": self.feature_dim_, "split": self.split_name_,
                     "history": asdict(self.history_), "state_dict": self.net_.state_dict()}, path)
         return path
@@ -194,14 +214,23 @@ class JEIRT:
             raise ValueError(f"could not read a jeirt model from {path}: {err}") from err
         if not isinstance(blob, dict) or blob.get("format") != "jeirt-model":
             raise ValueError(f"{path} is not a model saved by jeirt (JEIRT.save).")
-        self = cls(**blob["config"])
+        config = dict(blob["config"])
+        unknown = set(config) - set(cls._get_param_names())
+        if unknown:
+            raise ValueError(f"{path} holds settings this version of jeirt does not know: {sorted(unknown)}; "
+                             "it was written by another version. Refit the model or use that version.")
+        self = cls(**(config | {"training": TrainConfig(**config["training"])}))
+        self._check_params()
         self.models_ = list(blob["models"])
         self.feature_dim_ = blob["feature_dim"]
         self.split_name_ = blob["split"]
         self.history_ = TrainHistory(**blob["history"])
-        cfg = self.config
-        self.net_ = JEIRTNet(self.feature_dim_, len(self.models_), cfg.d, cfg.dropout, cfg.feature_noise)
-        self.net_.load_state_dict(blob["state_dict"])
+        self.net_ = JEIRTNet(self.feature_dim_, len(self.models_), self.d, self.dropout, self.feature_noise)
+        try:
+            self.net_.load_state_dict(blob["state_dict"])
+        except RuntimeError as err:
+            raise ValueError(f"{path}: the weights do not fit the model its settings describe "
+                             f"({err.args[0].splitlines()[0]}); the file is damaged or edited.") from None
         self.net_.eval()
         return self
 
@@ -211,7 +240,8 @@ class JEIRT:
         if not hasattr(self, "net_"):
             raise NotFittedError("this JEIRT is not fitted yet; call fit(dataset) or JEIRT.load(path).")
 
-    def _rows(self, models: Sequence[str]) -> list[int]:
+    def model_index(self, models: Sequence[str]) -> list[int]:
+        """Rows of `models` in `model_vectors_`; an unknown name raises KeyError naming it."""
         lookup = {m: i for i, m in enumerate(self.models_)}
         unknown = [m for m in models if m not in lookup]
         if unknown:
@@ -219,6 +249,4 @@ class JEIRT:
                            f"(e.g. {self.models_[:3]}); add new ones with onboard().")
         return [lookup[m] for m in models]
 
-    def __repr__(self) -> str:
-        fitted = f", {len(self.models_)} models" if hasattr(self, "models_") else ", not fitted"
-        return f"JEIRT(d={self.config.d}, encoder={self.config.encoder!r}{fitted})"
+

@@ -3,11 +3,13 @@
 Every function takes flat arrays of probabilities and labels (soft labels allowed: accuracy and AUC
 read a label as correct when it is at least 0.5, Brier and log loss use it as it is). `evaluate`
 scores a (n_models, n_items) prediction under a mask, overall, per model and per benchmark.
+`spearman` is the rank correlation that the book uses wherever two orderings are compared.
 """
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+from scipy import stats
 from sklearn.metrics import roc_auc_score
 
 from jeirt.data import Dataset
@@ -80,3 +82,10 @@ def evaluate(probs: np.ndarray, ds: Dataset, mask: np.ndarray) -> dict:
     table = lambda rows, name: pd.DataFrame(rows).T.rename_axis(name).astype({"n": int})  # noqa: E731
     return {"overall": score(probs[mask], ds.labels[mask]),
             "per_model": table(per_model, "model"), "per_benchmark": table(per_bench, "benchmark")}
+
+
+def spearman(a: np.ndarray, b: np.ndarray) -> float:
+    """Spearman rank correlation over the entries where both are finite (NaN with fewer than 3)."""
+    a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    ok = np.isfinite(a) & np.isfinite(b)
+    return float(stats.spearmanr(a[ok], b[ok]).statistic) if ok.sum() >= 3 else float("nan")

@@ -9,10 +9,12 @@ and every LLM m has a free vector E_M. The probability that m answers q correctl
 
     P(correct) = sigmoid( <E_Q / |E_Q|, E_M> - |E_Q| ),
 
-so the direction of E_Q says what a question is about and its norm how hard it is.
+so the direction of E_Q says what a question is about and its norm how hard it is. `jeirt_logits`
+(torch, for training) and `probability` (numpy, for analysis) are the only places Eq. (3) is written.
 """
 from __future__ import annotations
 
+import numpy as np
 import torch
 from torch import nn
 
@@ -66,3 +68,29 @@ def jeirt_logits(question_embeddings: torch.Tensor, model_vectors: torch.Tensor)
     norms = question_embeddings.norm(dim=-1, keepdim=True)  # (n_items, 1)
     directions = question_embeddings / (norms + EPS)  # (n_items, d)
     return directions @ model_vectors.T - norms  # (n_items, n_models)
+
+
+# ----------------------------------------------------------------------------------------------------
+# The same equation in numpy, for analysis of a fitted model (no autograd needed)
+
+
+def sigmoid(z: np.ndarray) -> np.ndarray:
+    """The logistic function, computed without overflow warnings."""
+    return 0.5 * (1.0 + np.tanh(0.5 * np.asarray(z, dtype=np.float64)))
+
+
+def unit_rows(x: np.ndarray) -> np.ndarray:
+    """Rows of `x` (n, d) scaled to unit length (a zero row stays zero)."""
+    x = np.asarray(x, dtype=np.float64)
+    return x / np.maximum(np.linalg.norm(x, axis=1, keepdims=True), EPS)
+
+
+def probability(directions: np.ndarray, norms: np.ndarray, model_vectors: np.ndarray) -> np.ndarray:
+    """Eq. (3) from each question's unit direction u and norm r: sigmoid(<u, E_M> - r).
+
+    directions (n_items, d), norms (n_items,), model_vectors (n_models, d) -> (n_items, n_models).
+    From question embeddings E_Q: `probability(unit_rows(E_Q), np.linalg.norm(E_Q, axis=1), E_M)`.
+    """
+    directions = np.atleast_2d(np.asarray(directions, dtype=np.float64))
+    logits = directions @ np.atleast_2d(model_vectors).T - np.reshape(norms, (-1, 1))
+    return sigmoid(logits)

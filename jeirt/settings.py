@@ -1,6 +1,7 @@
 """Where jeirt finds data and writes its cache, read from the environment in one place.
 
-`JEIRT_DATA`  folder with one sub-folder per local dataset (default: `data/` of this checkout).
+`JEIRT_DATA`  folder with one sub-folder per local dataset (default: `data/` of the repository that
+              this package was installed from; the datasets ship there, not in the wheel).
 `JEIRT_CACHE` folder for encoder caches and downloads (default: `data/cache/` of this checkout when
               it is writable, else `~/.cache/jeirt`).
 `JEIRT_DEVICE` torch device to use (default: CUDA, then MPS, then CPU).
@@ -14,7 +15,10 @@ from pathlib import Path
 
 import torch
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
+REPO_ROOT = Path(__file__).resolve().parents[1]  # the checkout, when jeirt runs from one
+# The project's repository: where its datasets are. Keep in step with `repository: url` in _config.yml.
+# Placeholder: the project is not published yet.
+REPO_URL = "https://github.com/jeirt/jeirt"
 
 
 def data_dir() -> Path:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import copy
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import torch
@@ -24,24 +24,50 @@ from tqdm import tqdm
 from jeirt import settings
 
 
-@dataclass
+@dataclass(frozen=True)
 class TrainConfig:
+    """The optimisation recipe. Every trained model (JE-IRT and the neural baselines) holds one."""
+
     # Defaults chosen on validation loss (mmlu_pro, question split seed 0, MiniLM features, d = 256).
     # With 256 questions a step (8k label cells) lr 1e-3 reaches its best validation loss within
     # 5-10 epochs (a few seconds on 2 cores). The paper's lr 5e-5 with per-epoch decay 0.75 barely
     # moves in that many steps; even lr 1e-4 with 32-question steps took 50 s for a worse validation
     # loss (0.5955 against 0.5938). Weight decay (1e-4 to 0.1) and dropout (0 to 0.5) changed the
     # validation loss by less than 0.001; the adapter's overfitting is met by feature noise instead
-    # (JEIRTNet.feature_noise, default 1.0 in jeirt.estimator.JEIRTConfig).
+    # (`JEIRT(feature_noise=1.0)`).
     lr: float = 1e-3  # AdamW learning rate
     weight_decay: float = 1e-4  # AdamW decoupled weight decay on every parameter
     lr_decay: float = 0.95  # learning rate multiplied by this after each epoch
     batch_items: int = 256  # questions per step (each scored against every model)
     max_epochs: int = 200  # upper bound; early stopping usually ends training far sooner
     patience: int = 8  # epochs without a better validation loss before stopping
-    seed: int = 0  # seeds initialisation (done by the caller) and the batch order
-    device: str | None = None  # None: CUDA, then MPS, then CPU (`jeirt.settings.default_device`)
-    progress: bool = True  # a tqdm bar over epochs
+
+    def __post_init__(self) -> None:
+        for name in ("batch_items", "max_epochs", "patience"):
+            if not isinstance(getattr(self, name), (int, np.integer)) or getattr(self, name) < 1:
+                raise ValueError(f"{name}={getattr(self, name)!r}; expected a positive integer.")
+        if not (self.lr > 0 and np.isfinite(self.lr)):
+            raise ValueError(f"lr={self.lr!r}; expected a positive learning rate.")
+        if not 0 < self.lr_decay <= 1:
+            raise ValueError(f"lr_decay={self.lr_decay!r}; expected a factor in (0, 1].")
+        if self.weight_decay < 0:
+            raise ValueError(f"weight_decay={self.weight_decay!r}; expected a non-negative number.")
+
+
+def training_recipe(default: TrainConfig, training: TrainConfig | dict | None) -> TrainConfig:
+    """An estimator's recipe: `training` itself, or its `default` with the fields in a dict changed
+    (e.g. `{"max_epochs": 30}`), or the default when None."""
+    if training is None:
+        return default
+    if isinstance(training, TrainConfig):
+        return training
+    if isinstance(training, dict):
+        unknown = set(training) - set(TrainConfig.__dataclass_fields__)
+        if unknown:
+            raise ValueError(f"training has unknown field(s) {sorted(unknown)}; TrainConfig's fields are "
+                             f"{list(TrainConfig.__dataclass_fields__)}.")
+        return replace(default, **training)
+    raise TypeError(f"training={training!r}; expected a TrainConfig, a dict of its fields, or None.")
 
 
 def batch_for_steps(n_items: int, steps: int = 48, smallest: int = 16) -> int:
@@ -95,10 +121,13 @@ def evaluate_loss(net: nn.Module, features: torch.Tensor, labels: torch.Tensor, 
 
 
 def train(net: nn.Module, features: np.ndarray, labels: np.ndarray, train_mask: np.ndarray,
-          val_mask: np.ndarray, config: TrainConfig | None = None) -> TrainHistory:
+          val_mask: np.ndarray, config: TrainConfig | None = None, *, seed: int = 0,
+          device: str | torch.device | None = None, progress: bool = True) -> TrainHistory:
     """Fit `net` in place on the labels under `train_mask`; keep the epoch with the best val loss.
 
-    features: (n_items, in_dim); labels, train_mask, val_mask: (n_models, n_items).
+    features: (n_items, in_dim); labels, train_mask, val_mask: (n_models, n_items). `seed` fixes the
+    batch order (the caller seeds the initialisation), `device` defaults to the fastest one present,
+    `progress` shows a bar over epochs.
     """
     cfg = config or TrainConfig()
     if not train_mask.any():
@@ -114,7 +143,7 @@ def train(net: nn.Module, features: np.ndarray, labels: np.ndarray, train_mask: 
             raise ValueError(f"labels under the {part} mask must be numbers in [0, 1] (0/1, or soft: a share "
                              f"correct); found {int(bad.sum())} others, e.g. {used[bad][:3].tolist()}. Leave "
                              "pairs that were not graded out of the mask (Split.restrict_to(ds.observed)).")
-    device = torch.device(cfg.device) if cfg.device else settings.default_device()
+    device = torch.device(device) if device else settings.default_device()
     net.to(device)
     x = torch.from_numpy(np.asarray(features, dtype=np.float32)).to(device)  # (n_items, in_dim)
     y, m_train = as_item_major(labels, train_mask, device)  # (n_items, n_models) each
@@ -124,11 +153,11 @@ def train(net: nn.Module, features: np.ndarray, labels: np.ndarray, train_mask: 
 
     optimizer = torch.optim.AdamW(net.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
     scheduler = torch.optim.lr_scheduler.ExponentialLR(optimizer, gamma=cfg.lr_decay)
-    generator = torch.Generator().manual_seed(cfg.seed)
+    generator = torch.Generator().manual_seed(seed)
     history = TrainHistory()
     best_loss, best_state, stale = float("inf"), None, 0
     start = time.perf_counter()
-    bar = tqdm(range(cfg.max_epochs), desc="epochs", disable=not cfg.progress, leave=False)
+    bar = tqdm(range(cfg.max_epochs), desc="epochs", disable=not progress, leave=False)
     for epoch in bar:
         net.train()
         order = train_rows[torch.randperm(len(train_rows), generator=generator).to(device)]

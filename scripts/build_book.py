@@ -39,9 +39,9 @@ import vendor_mathjax  # noqa: E402
 def fingerprint() -> dict:
     """What the pages' outputs depend on besides their own code."""
     from jeirt import settings as jsettings
-    from jeirt.book import settings
+    from jeirt.book import page_settings
 
-    cfg = settings()
+    cfg = page_settings()
     code = hashlib.sha256()
     for path in sorted((ROOT / "jeirt").rglob("*.py")):
         code.update(path.relative_to(ROOT).as_posix().encode())

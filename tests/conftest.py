@@ -1,25 +1,18 @@
-"""Shared fixtures: real datasets from $JEIRT_DATA (skipped with a reason when absent) and simulated data."""
+"""Shared fixtures: the real datasets the repository ships (data/, or $JEIRT_DATA) and simulated data."""
 from __future__ import annotations
-
-import os
-from pathlib import Path
 
 import pytest
 import torch
 
-from jeirt.data import load_local, local_datasets, simulate
-
-
-def _data_dir() -> Path | None:
-    path = os.environ.get("JEIRT_DATA")
-    return Path(path) if path else None
+from jeirt import settings
+from jeirt.data import load_local, local_datasets
+from jeirt.simulate import simulate
 
 
 def require_dataset(name: str):
-    """Load `name` from $JEIRT_DATA or skip the test, saying why."""
-    root = _data_dir()
-    if root is None or name not in local_datasets(root):
-        pytest.skip(f"dataset {name!r} not found: set JEIRT_DATA to a folder holding it (CI: ../shared/data)")
+    """Load `name` from the data folder. The repository ships every dataset, so a missing one fails."""
+    root = settings.data_dir()
+    assert name in local_datasets(root), f"dataset {name!r} is missing from {root}; the repository ships it."
     return load_local(name, root)
 
 

@@ -6,13 +6,22 @@ import numpy as np
 import pandas as pd
 import pytest
 import torch
-
 from conftest import require_dataset
-from jeirt.baselines import (KNN, MIRT, BenchmarkAccuracy, EmbedLLMMF, EmbedLLMNet, IRTNet, IRTNetModule,
-                             MIRTNet, ModelAccuracy)
-from jeirt.data import Dataset, Split, hold_out_models, simulate, split_by_question
-from jeirt.estimator import NotFittedError
+from sklearn.exceptions import NotFittedError
+
+from jeirt.baselines import (
+    KNN,
+    MIRT,
+    BenchmarkAccuracy,
+    EmbedLLMMF,
+    IRTNet,
+    ModelAccuracy,
+)
+from jeirt.baselines.neural import EmbedLLMNet, IRTNetModule, MIRTNet
+from jeirt.data import Dataset
 from jeirt.metrics import auc
+from jeirt.simulate import simulate
+from jeirt.splits import Split, hold_out_models, split_by_question
 
 NAN = np.nan
 
@@ -22,7 +31,7 @@ pytestmark = pytest.mark.usefixtures("one_thread")
 
 def neural(cls, **kwargs):
     """A neural baseline sized for tests: few epochs, no progress bar."""
-    return cls(**{"encoder": "simulated", "max_epochs": 15, "patience": 3, **kwargs})
+    return cls(**{"encoder": "simulated", "training": {"max_epochs": 15, "patience": 3}, **kwargs})
 
 
 ALL = {
@@ -222,13 +231,10 @@ REAL = ("mmlu_pro", "zeroeval", "metabench")
 
 @pytest.fixture(scope="module")
 def real_slices() -> dict[str, Dataset]:
-    """A small slice of each real dataset (best-covered 40 models, 300 questions); missing ones absent."""
+    """A small slice of each real dataset (best-covered 40 models, 300 questions)."""
     slices = {}
     for name in REAL:
-        try:
-            ds = require_dataset(name)
-        except pytest.skip.Exception:
-            continue
+        ds = require_dataset(name)
         models = np.argsort(-ds.observed.sum(axis=1), kind="stable")[:40]
         items = np.random.default_rng(0).choice(ds.n_items, size=300, replace=False)
         slices[name] = ds.subset(models=np.sort(models), items=np.sort(items))
@@ -238,15 +244,13 @@ def real_slices() -> dict[str, Dataset]:
 @pytest.mark.parametrize("name", REAL)
 @pytest.mark.parametrize("method", list(ALL))
 def test_each_baseline_runs_on_every_real_dataset(real_slices, name, method):
-    if name not in real_slices:
-        pytest.skip(f"dataset {name!r} not found: set JEIRT_DATA to a folder holding it (CI: ../shared/data)")
     ds = real_slices[name]
     split = split_by_question(ds, seed=0)
     est = ALL[method]()
     if hasattr(est, "encoder"):
         est.encoder = "all-MiniLM-L6-v2"
-    if hasattr(est, "max_epochs"):
-        est.max_epochs = 2
+    if hasattr(est, "training"):
+        est.training = {"max_epochs": 2}
     probs = est.fit(ds, split).predict_proba(ds)
     assert probs.shape == ds.labels.shape
     assert np.isfinite(probs).all() and ((probs >= 0) & (probs <= 1)).all()

@@ -20,7 +20,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from jeirt import book, plots
+from jeirt import book
+from jeirt.book import figures, intro
+from jeirt.splits import sample_items
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "scripts"))
@@ -34,11 +36,6 @@ CHAPTERS = [doc for doc in check_html.toc_files(ROOT / "_toc.yml")
 
 def read_chapter(doc: str):
     return jupytext.read(ROOT / f"{doc}.md")
-
-
-def data_present() -> bool:
-    from jeirt.data import local_datasets
-    return "mmlu_pro" in local_datasets()
 
 
 # ---------------------------------------------------------------------------------------------
@@ -77,7 +74,7 @@ def test_chapter_follows_house_style(doc):
 def test_setup_cell_is_quiet_outside_colab():
     namespace = {}
     # IPython magics are not Python; replace the %pip line, which must not run outside Colab.
-    source = book.SETUP_CELL.replace("%pip", "raise AssertionError  #")
+    source = book.SETUP_CELL.replace("%pip", "raise AssertionError  #").replace("!git", "raise AssertionError  #")
     exec(compile(source, "<setup>", "exec"), namespace)
     assert book.REPO_URL in book.SETUP_CELL
 
@@ -90,9 +87,9 @@ def test_settings_defaults_and_describe(monkeypatch):
     for var in ("JEIRT_PROFILE", "JEIRT_DATASET", "JEIRT_ENCODER", "JEIRT_SEED"):
         monkeypatch.delenv(var, raising=False)
     monkeypatch.setenv("JEIRT_DEVICE", "cpu")
-    cfg = book.settings()
+    cfg = book.page_settings()
     assert cfg.describe() == "profile=smoke dataset=mmlu_pro encoder=all-MiniLM-L6-v2 device=cpu seed=0"
-    full = book.settings("full")
+    full = book.page_settings("full")
     assert (full.dataset, full.max_items, full.max_epochs) == ("embedllm", None, None)
     with pytest.raises(Exception):
         cfg.seed = 1  # frozen
@@ -104,7 +101,7 @@ def test_settings_from_environment(monkeypatch):
     monkeypatch.setenv("JEIRT_ENCODER", "all-mpnet-base-v2")
     monkeypatch.setenv("JEIRT_SEED", "7")
     monkeypatch.setenv("JEIRT_DEVICE", "cpu")
-    cfg = book.settings(max_items=50)
+    cfg = book.page_settings(max_items=50)
     assert cfg.describe() == "profile=full dataset=zeroeval encoder=all-mpnet-base-v2 device=cpu seed=7"
     assert cfg.max_items == 50 and json.dumps(cfg.as_dict())
 
@@ -115,26 +112,25 @@ def test_settings_reject_bad_environment(monkeypatch, env, message):
     for key, value in env.items():
         monkeypatch.setenv(key, value)
     with pytest.raises(ValueError, match=message):
-        book.settings()
+        book.page_settings()
 
 
 def test_settings_reject_unknown_override():
     with pytest.raises(TypeError, match="max_itemz"):
-        book.settings(max_itemz=3)
+        book.page_settings(max_itemz=3)
 
 
 def test_sample_items_keeps_each_groups_share():
     groups = np.array(["a"] * 600 + ["b"] * 300 + ["c"] * 100)
-    picked = book.sample_items(groups, 100, np.random.default_rng(0))
+    picked = sample_items(groups, 100, np.random.default_rng(0))
     assert len(picked) == 100 and len(set(picked)) == 100
     counts = {g: int((groups[picked] == g).sum()) for g in "abc"}
     assert counts == {"a": 60, "b": 30, "c": 10}
-    assert np.array_equal(book.sample_items(groups, 5000, np.random.default_rng(0)), np.arange(1000))
+    assert np.array_equal(sample_items(groups, 5000, np.random.default_rng(0)), np.arange(1000))
 
 
-@pytest.mark.skipif(not data_present(), reason="mmlu_pro not under JEIRT_DATA")
 def test_load_dataset_respects_the_profile():
-    cfg = book.settings("smoke", max_items=300, max_models=10)
+    cfg = book.page_settings("smoke", max_items=300, max_models=10)
     ds = cfg.load_dataset()
     assert (ds.n_models, ds.n_items) == (10, 300)
     again = cfg.load_dataset()
@@ -151,9 +147,9 @@ def test_p_correct_matches_equation_and_circle():
     q = rng.normal(size=(500, 2))
     norm = np.linalg.norm(q, axis=1)
     expected = 1 / (1 + np.exp(-(q @ model / norm - norm)))
-    assert np.allclose(plots.p_correct(q, model), expected)
+    assert np.allclose(intro.p_correct(q, model), expected)
     inside = np.linalg.norm(q - model / 2, axis=1) < np.linalg.norm(model) / 2
-    assert np.array_equal(inside, plots.p_correct(q, model) > 0.5)
+    assert np.array_equal(inside, intro.p_correct(q, model) > 0.5)
 
 
 def test_figures_follow_the_house_style():
@@ -162,17 +158,17 @@ def test_figures_follow_the_house_style():
     import matplotlib.pyplot as plt
     import pandas as pd
 
-    plots.use_style()
+    figures.use_style()
     fig, axes = plt.subplots(1, 3, figsize=(12, 4))
-    plots.geometry_toy(axes[0])
-    plots.bar_by_group(axes[1], pd.Series({"m1": 0.3, "m2": 0.7}), highlight=["m2"])
-    plots.heatmap(axes[2], pd.DataFrame({"a": [0.1, 0.9], "b": [0.5, np.nan]}, index=["m1", "m2"]))
-    plots.check_figure(fig)
+    intro.geometry_toy(axes[0])
+    figures.bar_by_group(axes[1], pd.Series({"m1": 0.3, "m2": 0.7}), highlight=["m2"])
+    figures.heatmap(axes[2], pd.DataFrame({"a": [0.1, 0.9], "b": [0.5, np.nan]}, index=["m1", "m2"]))
+    figures.check_figure(fig)
     axes[0].set_title("A title")
     with pytest.raises(AssertionError, match="title"):
-        plots.check_figure(fig)
+        figures.check_figure(fig)
     plt.close(fig)
-    assert list(plots.extremes(pd.Series(np.arange(100.0)), 4)) == [0, 1, 98, 99]
+    assert list(figures.extremes(pd.Series(np.arange(100.0)), 4)) == [0, 1, 98, 99]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -231,7 +227,6 @@ def chapter_env() -> dict:
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(not data_present(), reason="the chapters need mmlu_pro under JEIRT_DATA")
 @pytest.mark.parametrize("doc", CHAPTERS)
 def test_chapter_runs(doc, tmp_path):
     notebook = tmp_path / f"{Path(doc).name}.ipynb"

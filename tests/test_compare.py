@@ -4,12 +4,13 @@ from __future__ import annotations
 import argparse
 import json
 
-import numpy as np
 import pandas as pd
 import pytest
 
-from jeirt import compare as cmp
-from jeirt.data import simulate, split_by_question
+from jeirt.simulate import simulate
+from jeirt.splits import split_by_question
+from jeirt import cli
+from jeirt.tasks import compare as cmp
 
 FAST = ["knn", "benchmark-accuracy", "model-accuracy"]
 
@@ -114,7 +115,7 @@ def test_an_encoder_without_embeddings_is_skipped_and_recorded(sim):
 def test_the_command_line(sim, tmp_path, monkeypatch, capsys):
     monkeypatch.setattr(cmp, "load_dataset", lambda name: sim)
     parser = argparse.ArgumentParser(prog="jeirt")
-    cmp.add_compare_parser(parser.add_subparsers(dest="command"))
+    cli.add_compare_parser(parser.add_subparsers(dest="command"))
     out, summary_json = tmp_path / "c.csv", tmp_path / "s.json"
     args = parser.parse_args(["compare", "--dataset", "sim", "--encoder", "simulated", "--seeds", "0, 1",
                               "--methods", ",".join(FAST), "--out", str(out), "--json", str(summary_json),
@@ -124,7 +125,7 @@ def test_the_command_line(sim, tmp_path, monkeypatch, capsys):
     assert "knn" in printed and "±" in printed and str(out) in printed
     assert len(pd.read_csv(out)) == 2 * len(FAST)
     assert len(json.loads(summary_json.read_text())["summary"]) == len(FAST)
-    assert cmp._list(["a,b", " c "]) == ["a", "b", "c"]
+    assert cli._list(["a,b", " c "]) == ["a", "b", "c"]
     bad = parser.parse_args(["compare", "--dataset", "sim", "--seeds", "0,x"])
     with pytest.raises(ValueError, match="--seeds"):
         bad.func(bad)

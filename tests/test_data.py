@@ -7,9 +7,16 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from jeirt.data import (Dataset, Split, embedllm_from_frames, from_long, hold_out_models, load_embedllm,
-                        load_local, read_results_csv, simulate, split_by_question,
-                        split_leave_benchmark_out, subsample_items)
+from jeirt.data import Dataset, from_long, load_local, read_results_csv
+from jeirt.embedllm import embedllm_from_frames, load_embedllm
+from jeirt.simulate import simulate
+from jeirt.splits import (
+    Split,
+    hold_out_models,
+    split_by_question,
+    split_leave_benchmark_out,
+    subsample_items,
+)
 
 FIXTURES = Path(__file__).resolve().parents[1] / "data" / "fixtures"
 
@@ -160,7 +167,7 @@ def test_leave_benchmark_out_and_empty_split(small_sim):
     test_benches = set(ds.items["benchmark"].iloc[split.items_of("test")])
     assert test_benches == {"bench1"}
     assert "bench1" not in set(ds.items["benchmark"].iloc[split.items_of("train")])
-    with pytest.raises(ValueError, match="is not in dataset"):
+    with pytest.raises(ValueError, match="expected one or more of dataset"):
         split_leave_benchmark_out(ds, "nope")
     empty = np.zeros_like(split.train)
     with pytest.raises(ValueError, match="val part is empty"):

@@ -12,8 +12,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from jeirt import encoders
-from jeirt.encoders import EmbeddingCache, TfidfSVDEncoder, embed_texts, get_encoder, text_sha256
+from jeirt import encoders, settings
+from jeirt.encoders import (
+    EmbeddingCache,
+    TfidfSVDEncoder,
+    embed_texts,
+    get_encoder,
+    text_sha256,
+)
 
 
 class CountingEncoder:
@@ -281,9 +287,7 @@ def minilm():
 
 
 def test_minilm_from_package_matches_the_precomputed_embeddings(minilm):
-    root = os.environ.get("JEIRT_DATA")
-    if not root or not (Path(root) / "mmlu_pro" / "embeddings" / "all-MiniLM-L6-v2.npz").is_file():
-        pytest.skip("set JEIRT_DATA to a folder with mmlu_pro/embeddings/all-MiniLM-L6-v2.npz (e.g. ../shared/data)")
+    root = settings.data_dir()
     import pandas as pd
     items = pd.read_csv(Path(root) / "mmlu_pro" / "items.csv.gz", dtype=str, keep_default_na=False, nrows=50)
     with np.load(Path(root) / "mmlu_pro" / "embeddings" / "all-MiniLM-L6-v2.npz") as npz:

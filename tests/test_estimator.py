@@ -2,18 +2,19 @@
 from __future__ import annotations
 
 import numpy as np
-import pandas as pd
 import pytest
 import torch
+from sklearn.exceptions import NotFittedError
 
-from jeirt.data import from_long, split_by_question
-from jeirt.estimator import JEIRT, NotFittedError
+from jeirt.data import from_long
+from jeirt.estimator import JEIRT
+from jeirt.splits import split_by_question
 
 
 @pytest.fixture(scope="module")
 def fitted(small_sim):
     ds, _ = small_sim
-    model = JEIRT(d=8, encoder="simulated", max_epochs=5, progress=False).fit(ds, split_by_question(ds))
+    model = JEIRT(d=8, encoder="simulated", training={"max_epochs": 5}, progress=False).fit(ds, split_by_question(ds))
     return ds, model
 
 
@@ -36,7 +37,8 @@ def test_save_load_gives_identical_predictions(fitted, tmp_path):
     path = model.save(tmp_path / "m.pt")
     again = JEIRT.load(path)
     np.testing.assert_array_equal(again.predict_proba(ds), model.predict_proba(ds))
-    assert again.models_ == model.models_ and again.config == model.config
+    assert again.models_ == model.models_ and again.get_params() == model.get_params() | {
+        "training": model.training_}
 
 
 def test_load_rejects_other_files(tmp_path):
@@ -57,7 +59,7 @@ def test_unfitted_unknown_models_and_wrong_features(fitted):
     with pytest.raises(ValueError, match="trained on 32-d"):
         model.predict_proba(np.zeros((3, 5), dtype=np.float32))
     with pytest.raises(ValueError, match="d=0"):
-        JEIRT(d=0)
+        JEIRT(d=0).fit(ds)  # scikit-learn style: the constructor stores, fit validates
 
 
 def test_onboard_appends_and_refuses_silent_overwrite(fitted, tmp_path):

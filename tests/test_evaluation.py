@@ -14,8 +14,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from jeirt import evaluation as ev
-from jeirt.data import simulate
+from jeirt import cli
+from jeirt.book import efficient
+from jeirt.simulate import simulate
+from jeirt.tasks import evaluation as ev
 
 N_TRAINED = 60  # simulated models whose vectors form the prior; the rest are "new"
 
@@ -174,11 +176,11 @@ def test_adaptive_learns_more_about_the_vector_than_random(sim):
 
 def test_few_item_experiment_reports_every_rule(sim):
     ds, truth, bank, labels = sim
-    results = ev.few_item_experiment(bank, labels[:6], ks=[10, 40], rules=["random", "adaptive"], seeds=[0, 1],
+    results = efficient.few_item_experiment(bank, labels[:6], ks=[10, 40], rules=["random", "adaptive"], seeds=[0, 1],
                                      draws=20, progress=False)
     assert set(results["rule"]) == {"random", "adaptive", ev.PLAIN}
     assert len(results) == 6 * 2 * (2 + 2 + 1)  # models x ks x (random + plain for 2 seeds, adaptive once)
-    summary = ev.summarize_few_item(results)
+    summary = efficient.summarize_few_item(results)
     assert {"mae", "bench_mae", "coverage", "mean_sd"} <= set(summary.columns)
     assert (summary.loc[summary["rule"] != ev.PLAIN, "coverage"].between(0, 1)).all()
     assert summary.groupby("rule")["mae"].apply(lambda s: s.iloc[-1] <= s.iloc[0] + 0.02).all()
@@ -198,35 +200,35 @@ def test_refine_questions_moves_towards_the_truth(sim):
     known[:30] = True  # the first 30 models answered; predict the other 70
     full = ds.labels[:, :200]
     for what in ("embedding", "norm"):
-        refined = ev.refine_questions(text, V, full, known, prior_sd=0.4, what=what)
+        refined = efficient.refine_questions(text, V, full, known, prior_sd=0.4, what=what)
         loss = lambda emb: -np.mean(np.log(np.where(full[30:] == 1, *(lambda p: (p, 1 - p))(
-            ev.question_probabilities(emb, V[30:])))))  # noqa: E731
+            efficient.question_probabilities(emb, V[30:])))))  # noqa: E731
         assert loss(refined) < loss(text) - 0.01, (what, loss(refined), loss(text))
-    same = ev.refine_questions(text, V, full, np.zeros_like(known), prior_sd=0.4)
+    same = efficient.refine_questions(text, V, full, np.zeros_like(known), prior_sd=0.4)
     np.testing.assert_allclose(same, text, atol=1e-6)
-    norm_only = ev.refine_questions(text, V, np.ones_like(full), known, prior_sd=1.0, what="norm")
+    norm_only = efficient.refine_questions(text, V, np.ones_like(full), known, prior_sd=1.0, what="norm")
     assert (np.linalg.norm(norm_only, axis=1) < np.linalg.norm(text, axis=1)).all()  # all right: easier
     cos = (norm_only * text).sum(1) / np.linalg.norm(norm_only, axis=1) / np.linalg.norm(text, axis=1)
     np.testing.assert_allclose(cos, 1, atol=1e-6)  # direction kept
     with pytest.raises(ValueError, match="what='direction'"):
-        ev.refine_questions(text, V, full, known, prior_sd=1, what="direction")
+        efficient.refine_questions(text, V, full, known, prior_sd=1, what="direction")
 
 
 def test_question_onboarding_experiment_on_a_fitted_model():
-    from jeirt.data import split_leave_benchmark_out
     from jeirt.estimator import JEIRT
+    from jeirt.splits import split_leave_benchmark_out
 
     ds, _ = simulate(n_models=30, n_items=600, feature_dim=32, d=8, seed=2)
-    model = JEIRT(d=8, encoder="simulated", max_epochs=15, progress=False).fit(
+    model = JEIRT(d=8, encoder="simulated", training={"max_epochs": 15}, progress=False).fit(
         ds, split_leave_benchmark_out(ds, "bench0"))
-    table = ev.question_onboarding_experiment(model, ds, "bench0", ns=(0, 3, 10), prior_scales=(1.0,),
+    table = efficient.question_onboarding_experiment(model, ds, "bench0", ns=(0, 3, 10), prior_scales=(1.0,),
                                               whats=("embedding", "norm"), seeds=(0,), progress=False)
     assert set(table["method"]) == {"embedding", "norm", "known mean"}
     curve = table[table["method"] == "embedding"].set_index("n")["log_loss"]
     assert curve[10] < curve[0], curve  # answers of 10 models help the 20 others
     assert (table["pairs"] == table["pairs"].iloc[0]).all()  # the same scored pairs for every n
     with pytest.raises(ValueError, match="ns="):
-        ev.question_onboarding_experiment(model, ds, "bench0", ns=(0, 30), progress=False)
+        efficient.question_onboarding_experiment(model, ds, "bench0", ns=(0, 30), progress=False)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -235,7 +237,6 @@ def test_question_onboarding_experiment_on_a_fitted_model():
 
 def run_cli(capsys, *argv: str) -> tuple[int, str, str]:
     """`jeirt.cli.main` when it registers the verbs, else a parser built here with the same handling."""
-    from jeirt import cli
 
     parser = cli.build_parser()
     verbs = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices
@@ -243,7 +244,7 @@ def run_cli(capsys, *argv: str) -> tuple[int, str, str]:
         code = cli.main(list(argv))
     else:
         parser = argparse.ArgumentParser(prog="jeirt")
-        ev.add_evaluation_parsers(parser.add_subparsers(dest="command", required=True))
+        cli.add_evaluation_parsers(parser.add_subparsers(dest="command", required=True))
         args = parser.parse_args(list(argv))
         try:
             args.func(args)

@@ -6,8 +6,10 @@ import numpy as np
 import pandas as pd
 import pytest
 import torch
+from sklearn.exceptions import NotFittedError
 
-from jeirt import irt
+from jeirt.baselines import irt
+from jeirt.book import one_number
 from jeirt.data import Dataset
 
 torch.set_num_threads(1)
@@ -135,7 +137,7 @@ def test_predict_proba_refuses_items_and_models_it_was_not_fitted_on():
 
 
 def test_errors_name_the_argument():
-    with pytest.raises(irt.NotFittedError, match="not fitted"):
+    with pytest.raises(NotFittedError, match="not fitted"):
         irt.TwoPL().predict_proba(make_dataset(np.ones((2, 2))))
     with pytest.raises(ValueError, match="prior_sd_discrimination"):
         irt.TwoPL(prior_sd_discrimination=0)
@@ -150,7 +152,7 @@ def test_errors_name_the_argument():
 
 def test_difficulty_is_nan_only_where_discrimination_is_tiny(fitted):
     *_, model = fitted
-    tiny = np.abs(model.discrimination_) < model.config.min_discrimination
+    tiny = np.abs(model.discrimination_) < model.min_discrimination
     assert np.array_equal(np.isnan(model.difficulty_), tiny)
     table = model.item_parameters()
     assert list(table.columns) == ["item_id", "benchmark", "discrimination", "intercept", "difficulty"]
@@ -169,7 +171,7 @@ def test_icc_midpoint_and_slope():
 
 
 def test_discrimination_shares_toy():
-    shares = irt.discrimination_shares(np.array([-1.0, -0.1, 0.0, 0.2, 1.0, np.nan]), near_zero=0.25)
+    shares = one_number.discrimination_shares(np.array([-1.0, -0.1, 0.0, 0.2, 1.0, np.nan]), near_zero=0.25)
     assert shares == {"items": 5, "nonpositive": 0.6, "near_zero": 0.6, "clearly_negative": 0.2}
 
 
@@ -182,32 +184,32 @@ def test_saturation_matches_hand_worked_toy():
                       [0.8, 0.3, 0.1],
                       [0.6, 0.2, 0.2],
                       [0.7, 0.9, 0.3]])  # 0.9 on item 1 belongs to an ungraded pair: ignored
-    exact = irt.saturation(probs, labels, tolerance=0.0)
+    exact = one_number.saturation(probs, labels, tolerance=0.0)
     assert exact["models"].tolist() == [4, 3, 4]
     assert np.allclose(exact["predicted_share"], [1, 0, 0.25])  # p = 0.5 counts as correct
     assert np.allclose(exact["actual_share"], [1, 2 / 3, 0.25])
     assert exact["predicted_unanimous"].tolist() == [True, True, False]
     assert exact["actual_unanimous"].tolist() == [True, False, False]
-    near = irt.saturation(probs, labels, tolerance=0.25)  # one dissenter in four allowed
+    near = one_number.saturation(probs, labels, tolerance=0.25)  # one dissenter in four allowed
     assert near["predicted_unanimous"].tolist() == [True, True, True]
     assert near["actual_unanimous"].tolist() == [True, False, True]
     with pytest.raises(ValueError, match="tolerance"):
-        irt.saturation(probs, labels, tolerance=0.5)
+        one_number.saturation(probs, labels, tolerance=0.5)
 
 
 def test_correct_set_inclusion_matches_hand_worked_toy():
     labels = np.array([[1, 0, 0, 1],  # m0: accuracy 1/2
                        [1, 1, 0, 0],  # m1: accuracy 1/2
                        [1, 1, 1, np.nan]])  # m2: accuracy 1, not graded on item 3
-    ratio = irt.correct_set_inclusion(labels, ["m0", "m1", "m2"])
+    ratio = one_number.correct_set_inclusion(labels, ["m0", "m1", "m2"])
     assert list(ratio.index) == ["m0", "m1", "m2"]  # least to most accurate, ties in input order
     expected = np.array([[np.nan, 1 / 2, 0],  # m0 solves {0, 3}; m1 misses 3; on shared {0,1,2} m2 misses none
                          [1 / 2, np.nan, 0],  # m1 solves {0, 1}; m0 misses 1
                          [2 / 3, 1 / 3, np.nan]])  # m2 solves {0, 1, 2}; m0 misses 1, 2; m1 misses 2
     assert np.allclose(ratio.to_numpy(), expected, equal_nan=True)
-    assert irt.mean_inclusion_gap(ratio) == pytest.approx(1 / 6)
-    assert irt.mean_inclusion_gap(ratio, weakest=1 / 3) == pytest.approx(1 / 4)  # row m0 only
-    by_hand_order = irt.correct_set_inclusion(labels, ["m0", "m1", "m2"], order=np.array([2, 0, 1]))
+    assert one_number.mean_inclusion_gap(ratio) == pytest.approx(1 / 6)
+    assert one_number.mean_inclusion_gap(ratio, weakest=1 / 3) == pytest.approx(1 / 4)  # row m0 only
+    by_hand_order = one_number.correct_set_inclusion(labels, ["m0", "m1", "m2"], order=np.array([2, 0, 1]))
     assert list(by_hand_order.index) == ["m2", "m0", "m1"]
     assert by_hand_order.loc["m2", "m0"] == pytest.approx(2 / 3)
 
@@ -215,21 +217,21 @@ def test_correct_set_inclusion_matches_hand_worked_toy():
 def test_inclusion_is_zero_above_the_diagonal_on_a_perfect_scale():
     ability = np.arange(6)[:, None]
     labels = (ability > np.array([0, 1, 1, 2, 3, 4, 4])[None, :]).astype(float)  # Guttman pattern
-    ratio = irt.correct_set_inclusion(labels)
+    ratio = one_number.correct_set_inclusion(labels)
     upper = ratio.to_numpy()[np.triu_indices(6, k=1)]
-    assert np.nansum(upper) == 0 and irt.mean_inclusion_gap(ratio) == 0
+    assert np.nansum(upper) == 0 and one_number.mean_inclusion_gap(ratio) == 0
 
 
 def test_expected_unanimity_on_known_probabilities():
     certain = np.array([[1.0, 0.0], [1.0, 0.0]])
-    assert np.array_equal(irt.expected_unanimity(certain, tolerance=0.0, n_draws=5), [1.0, 1.0])
+    assert np.array_equal(one_number.expected_unanimity(certain, tolerance=0.0, n_draws=5), [1.0, 1.0])
     coin = np.full((3, 4000), 0.5)  # three fair coins agree with probability 2 / 8
-    assert irt.expected_unanimity(coin, tolerance=0.0, n_draws=3).mean() == pytest.approx(0.25, abs=0.02)
+    assert one_number.expected_unanimity(coin, tolerance=0.0, n_draws=3).mean() == pytest.approx(0.25, abs=0.02)
 
 
 def test_null_dataset_keeps_graded_pairs_and_has_no_falling_items(fitted):
     ds, *_, model = fitted
-    null = irt.null_dataset(model, ds, seed=0)
+    null = one_number.null_dataset(model, ds, seed=0)
     assert np.array_equal(null.observed, ds.observed)
     falling = model.discrimination_ < -1
     # Where the fitted item falls with ability, the null data are flat in ability instead.
@@ -242,12 +244,12 @@ def test_null_dataset_keeps_graded_pairs_and_has_no_falling_items(fitted):
 
 def test_pick_icc_examples_returns_the_four_kinds(fitted):
     ds, *_, model = fitted
-    picks = irt.pick_icc_examples(model, ds)
+    picks = one_number.pick_icc_examples(model, ds)
     a = model.discrimination_
     assert list(picks) == ["negative", "near zero", "positive, typical", "positive, sharpest"]
     assert len(set(picks.values())) == 4
     assert a[picks["negative"]] == np.nanmin(a)
-    assert a[picks["positive, sharpest"]] >= a[picks["positive, typical"]] >= irt.NEAR_ZERO
+    assert a[picks["positive, sharpest"]] >= a[picks["positive, typical"]] >= one_number.NEAR_ZERO
 
 
 def test_fit_restores_torch_threads():

@@ -7,9 +7,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from jeirt import analysis, experiments
-from jeirt.data import simulate, split_by_question
+from jeirt.book import difficulty, ood
 from jeirt.estimator import JEIRT
+from jeirt.simulate import simulate
+from jeirt.splits import split_by_question
 
 nan = np.nan
 
@@ -28,7 +29,7 @@ TOY_GROUPS = ["a", "a", "b", "c"]
 
 
 def test_directional_alignment_by_hand():
-    alignment = analysis.directional_alignment(TOY_X, TOY_GROUPS)
+    alignment = ood.directional_alignment(TOY_X, TOY_GROUPS)
     assert list(alignment.index) == ["a", "b", "c"]
     assert alignment["a"] == pytest.approx(0.0, abs=1e-12)
     assert alignment["b"] == pytest.approx(1.0)
@@ -38,8 +39,8 @@ def test_directional_alignment_by_hand():
 def test_directional_alignment_ignores_norms_and_is_symmetric_for_two_groups():
     x = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]])
     scaled = x * np.array([[5.0], [0.1], [2.0]])  # same directions, other norms
-    a = analysis.directional_alignment(x, ["p", "p", "q"])
-    assert a.equals(analysis.directional_alignment(scaled, ["p", "p", "q"]))
+    a = ood.directional_alignment(x, ["p", "p", "q"])
+    assert a.equals(ood.directional_alignment(scaled, ["p", "p", "q"]))
     assert a["p"] == pytest.approx(a["q"])  # with two groups "the rest" of one is the other
     assert a["p"] == pytest.approx(1.0)  # mean of (1, 0) and (0, 1) points along (1, 1)
 
@@ -48,7 +49,7 @@ def test_directional_alignment_ignores_norms_and_is_symmetric_for_two_groups():
                                                 (TOY_X, ["a"] * 4, "at least 2")])
 def test_directional_alignment_errors(x, groups, message):
     with pytest.raises(ValueError, match=message):
-        analysis.directional_alignment(x, groups)
+        ood.directional_alignment(x, groups)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -65,25 +66,25 @@ TOY_LABELS = np.array([[1.0, 0.0, 0.0, 1.0], [1.0, 1.0, 0.0, nan]])
 
 
 def test_difficulty_auc_by_hand():
-    assert analysis.difficulty_auc(TOY_SCORES, TOY_LABELS) == pytest.approx(8.5 / 12)
+    assert difficulty.difficulty_auc(TOY_SCORES, TOY_LABELS) == pytest.approx(8.5 / 12)
 
 
 def test_difficulty_auc_per_pair_scores_mask_and_soft_labels():
     per_pair = np.broadcast_to(TOY_SCORES, TOY_LABELS.shape)
-    assert analysis.difficulty_auc(per_pair, TOY_LABELS) == pytest.approx(8.5 / 12)
+    assert difficulty.difficulty_auc(per_pair, TOY_LABELS) == pytest.approx(8.5 / 12)
     # Without question 3 (score 4, right): wrong {2, 3, 3} vs right {1, 1, 2}: 2 + 0.5 + 6 = 8.5 of 9.
     mask = np.ones_like(TOY_LABELS, dtype=bool)
     mask[:, 3] = False
-    assert analysis.difficulty_auc(TOY_SCORES, TOY_LABELS, mask) == pytest.approx(8.5 / 9)
+    assert difficulty.difficulty_auc(TOY_SCORES, TOY_LABELS, mask) == pytest.approx(8.5 / 9)
     # A soft label counts as correct from 0.5 up, as everywhere in jeirt.metrics.
     soft = np.where(TOY_LABELS == 1.0, 0.75, np.where(TOY_LABELS == 0.0, 0.25, nan))
-    assert analysis.difficulty_auc(TOY_SCORES, soft) == pytest.approx(8.5 / 12)
+    assert difficulty.difficulty_auc(TOY_SCORES, soft) == pytest.approx(8.5 / 12)
     # Reversing the score reverses the ranking.
-    assert analysis.difficulty_auc(-TOY_SCORES, TOY_LABELS) == pytest.approx(1 - 8.5 / 12)
+    assert difficulty.difficulty_auc(-TOY_SCORES, TOY_LABELS) == pytest.approx(1 - 8.5 / 12)
 
 
 def test_difficulty_roc_is_the_curve_of_that_auc():
-    roc = analysis.difficulty_roc(TOY_SCORES, TOY_LABELS)
+    roc = difficulty.difficulty_roc(TOY_SCORES, TOY_LABELS)
     assert (roc["fpr"].iloc[0], roc["tpr"].iloc[0]) == (0.0, 0.0)
     assert (roc["fpr"].iloc[-1], roc["tpr"].iloc[-1]) == (1.0, 1.0)
     # Threshold 3: wrong pairs with score >= 3: 2 of 3; right ones: 1 (score 4) of 4.
@@ -95,27 +96,27 @@ def test_difficulty_roc_is_the_curve_of_that_auc():
 
 def test_difficulty_scores_refuse_bad_input():
     with pytest.raises(ValueError, match="one per question"):
-        analysis.difficulty_auc(TOY_SCORES[:3], TOY_LABELS)
+        difficulty.difficulty_auc(TOY_SCORES[:3], TOY_LABELS)
     with pytest.raises(ValueError, match="mask has shape"):
-        analysis.difficulty_auc(TOY_SCORES, TOY_LABELS, np.ones((3, 4), dtype=bool))
+        difficulty.difficulty_auc(TOY_SCORES, TOY_LABELS, np.ones((3, 4), dtype=bool))
     with pytest.raises(ValueError, match="both outcomes"):
-        analysis.difficulty_roc(TOY_SCORES, np.ones((2, 4)))
-    assert np.isnan(analysis.difficulty_auc(TOY_SCORES, np.zeros((2, 4))))  # all wrong: no ranking
+        difficulty.difficulty_roc(TOY_SCORES, np.ones((2, 4)))
+    assert np.isnan(difficulty.difficulty_auc(TOY_SCORES, np.zeros((2, 4))))  # all wrong: no ranking
 
 
 def test_share_wrong_by_hand():
-    np.testing.assert_allclose(analysis.share_wrong(TOY_LABELS), [0.0, 0.5, 1.0, 0.0])
+    np.testing.assert_allclose(difficulty.share_wrong(TOY_LABELS), [0.0, 0.5, 1.0, 0.0])
     # Per pair, the other model's answer: model 0 sees model 1's, and the reverse.
-    others = analysis.share_wrong_others(TOY_LABELS)
+    others = difficulty.share_wrong_others(TOY_LABELS)
     np.testing.assert_allclose(others, [[0.0, 0.0, 1.0, nan], [0.0, 1.0, 1.0, 0.0]])
     mask = np.array([[True, True, True, True], [False, False, False, False]])
-    np.testing.assert_allclose(analysis.share_wrong(TOY_LABELS, mask), [0.0, 1.0, 1.0, 0.0])
+    np.testing.assert_allclose(difficulty.share_wrong(TOY_LABELS, mask), [0.0, 1.0, 1.0, 0.0])
 
 
 def test_norm_bin_accuracy_by_hand():
     # Norms 0.4, 0.1, 0.3, 0.2 -> two equal bins: {q1, q3} (0.1, 0.2) and {q0, q2} (0.3, 0.4).
     norms = np.array([0.4, 0.1, 0.3, 0.2])
-    table = analysis.norm_bin_accuracy(norms, TOY_LABELS, n_bins=2)
+    table = difficulty.norm_bin_accuracy(norms, TOY_LABELS, n_bins=2)
     assert list(table.index) == [1, 2]
     assert table["questions"].tolist() == [2, 2]
     # Bin 1: q1 (wrong, right) and q3 (right, not graded): 2 of 3 pairs right.
@@ -124,18 +125,18 @@ def test_norm_bin_accuracy_by_hand():
     np.testing.assert_allclose(table["accuracy"], [2 / 3, 2 / 4])
     np.testing.assert_allclose(table[["low", "high"]].to_numpy(), [[0.1, 0.2], [0.3, 0.4]])
     with pytest.raises(ValueError, match="n_bins=5"):
-        analysis.norm_bin_accuracy(norms, TOY_LABELS, n_bins=5)
+        difficulty.norm_bin_accuracy(norms, TOY_LABELS, n_bins=5)
 
 
 def test_norm_bins_have_equal_counts_and_follow_a_monotone_truth():
     rng = np.random.default_rng(0)
     norms = rng.uniform(0, 3, size=1000)
     labels = (rng.uniform(size=(30, 1000)) < 1 / (1 + np.exp(norms - 1.5))).astype(float)
-    table = analysis.norm_bin_accuracy(norms, labels, n_bins=20)
+    table = difficulty.norm_bin_accuracy(norms, labels, n_bins=20)
     assert set(table["questions"]) == {50}
     assert table["accuracy"].is_monotonic_decreasing or \
         np.corrcoef(table.index, table["accuracy"])[0, 1] < -0.95
-    assert analysis.difficulty_auc(norms, labels) > 0.7
+    assert difficulty.difficulty_auc(norms, labels) > 0.7
 
 
 # ---------------------------------------------------------------------------------------------
@@ -148,7 +149,7 @@ class ModelRate:
 
     def fit(self, ds, split):
         self.split_ = split
-        self.rate_ = experiments._model_rates(ds.labels, split.train)
+        self.rate_ = ood._model_rates(ds.labels, split.train)
         return self
 
     def predict_proba(self, ds):
@@ -170,7 +171,7 @@ def test_leave_benchmark_out_protocol(sim):
         return fitted[-1]
 
     full = ModelRate().fit(ds, split)
-    table = experiments.leave_benchmark_out(ds, make, split, full, progress=False)
+    table = ood.leave_benchmark_out(ds, make, split, full, progress=False)
     assert list(table.index) == ds.benchmarks + ["overall"]
     assert len(fitted) == len(ds.benchmarks)
     bench = ds.items["benchmark"].to_numpy()
@@ -192,21 +193,21 @@ def test_leave_benchmark_out_protocol(sim):
 
 def test_leave_benchmark_out_with_jeirt_and_errors(sim):
     ds, split = sim
-    make = lambda: JEIRT(d=4, max_epochs=2, random_state=0, progress=False)  # noqa: E731
+    make = lambda: JEIRT(d=4, training={"max_epochs": 2}, random_state=0, progress=False)  # noqa: E731
     full = make().fit(ds, split)
-    table = experiments.leave_benchmark_out(ds, make, split, full, benchmarks=ds.benchmarks[:1],
+    table = ood.leave_benchmark_out(ds, make, split, full, benchmarks=ds.benchmarks[:1],
                                             metric="auc", progress=False)
     assert table.shape[0] == 2 and table[["leave-out", "all", "base"]].notna().all().all()
     with pytest.raises(ValueError, match="benchmarks="):
-        experiments.leave_benchmark_out(ds, make, split, full, benchmarks=["nope"], progress=False)
+        ood.leave_benchmark_out(ds, make, split, full, benchmarks=["nope"], progress=False)
     with pytest.raises(ValueError, match="metric="):
-        experiments.leave_benchmark_out(ds, make, split, full, metric="f1", progress=False)
+        ood.leave_benchmark_out(ds, make, split, full, metric="f1", progress=False)
 
 
 def test_spread_pick():
     values = pd.Series({"a": 0.9, "b": 0.1, "c": 0.5, "d": 0.3, "e": 0.7})
-    assert experiments.spread_pick(values, 3) == ["b", "c", "a"]  # lowest, middle, highest
-    assert experiments.spread_pick(values, 9) == ["b", "d", "c", "e", "a"]
-    assert experiments.spread_pick(values, 1) == ["c"]
+    assert ood.spread_pick(values, 3) == ["b", "c", "a"]  # lowest, middle, highest
+    assert ood.spread_pick(values, 9) == ["b", "d", "c", "e", "a"]
+    assert ood.spread_pick(values, 1) == ["c"]
     with pytest.raises(ValueError, match="k=0"):
-        experiments.spread_pick(values, 0)
+        ood.spread_pick(values, 0)

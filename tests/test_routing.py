@@ -5,13 +5,15 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
+from conftest import require_dataset
 from scipy.stats import spearmanr
 
-from conftest import require_dataset
-from jeirt import analysis, routing
 from jeirt.baselines import IRTNet
+from jeirt.book import difficulty
 from jeirt.cli import main
-from jeirt.data import Dataset, split_by_question
+from jeirt.data import Dataset
+from jeirt.splits import split_by_question
+from jeirt.tasks import routing
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 nan = np.nan
@@ -266,11 +268,11 @@ def test_price_lookups(tmp_path):
 def test_irt_net_difficulty_tracks_share_wrong(small_sim):
     ds, _ = small_sim
     split = split_by_question(ds, seed=0)
-    model = IRTNet(encoder="simulated", max_epochs=8, random_state=0).fit(ds, split)
+    model = IRTNet(encoder="simulated", training={"max_epochs": 8}, random_state=0).fit(ds, split)
     b = model.difficulty(ds)
     assert b.shape == (ds.n_items,) and np.isfinite(b).all()
     # logit = a . theta - b: raising b by 1 lowers every model's logit by 1
-    assert spearmanr(b, analysis.share_wrong(ds.labels)).statistic > 0.3
+    assert spearmanr(b, difficulty.share_wrong(ds.labels)).statistic > 0.3
     with pytest.raises(Exception, match="not fitted"):
         IRTNet().difficulty(ds)
 
@@ -297,7 +299,7 @@ def test_cli_route(mmlu_pro, tmp_path, capsys):
     from jeirt.estimator import JEIRT
 
     ds = mmlu_pro.subset(items=np.arange(0, mmlu_pro.n_items, 20))  # 602 questions
-    model = JEIRT(d=8, max_epochs=3, random_state=0, progress=False).fit(ds)
+    model = JEIRT(d=8, training={"max_epochs": 3}, random_state=0, progress=False).fit(ds)
     path = model.save(tmp_path / "m.pt")
     questions = ds.items.iloc[:5][["item_id", "benchmark", "text"]]
     questions.to_csv(tmp_path / "q.csv", index=False)
@@ -313,7 +315,7 @@ def test_cli_route(mmlu_pro, tmp_path, capsys):
     assert "mean_p_correct" in capsys.readouterr().out
 
     assert main(["route", "--model", str(path), "--questions", str(tmp_path / "q.csv"), "--out", str(out),
-                 "--lam", "1e6", "--prices", str(routing.DEFAULT_PRICES)]) == 0
+                 "--lam", "1e6", "--prices", str(routing.default_prices())]) == 0
     assert (pd.read_csv(out)["usd_per_1k_questions"] == costs.min()).all()
 
     routing.read_prices().iloc[1:].to_csv(tmp_path / "short.csv", index=False)  # one model unpriced

@@ -5,16 +5,18 @@ import numpy as np
 import pytest
 import torch
 
-from jeirt.data import Dataset, hold_out_models, simulate, split_by_question
+from jeirt.data import Dataset
 from jeirt.estimator import JEIRT
 from jeirt.metrics import evaluate
 from jeirt.model import JEIRTNet
 from jeirt.onboard import fit_model_vectors
-from jeirt.train import TrainConfig, batch_for_steps, train
+from jeirt.simulate import simulate
+from jeirt.splits import hold_out_models, split_by_question
+from jeirt.train import batch_for_steps, train
 
 # Low-dimensional features and many questions per parameter: enough data to recover the truth.
 SIM = dict(n_models=60, n_items=20000, feature_dim=16, d=8, seed=0)
-FIT = dict(d=8, encoder="simulated", feature_noise=0.0, lr=1e-2, batch_items=512, progress=False)
+FIT = dict(d=8, encoder="simulated", feature_noise=0.0, training={"lr": 1e-2, "batch_items": 512}, progress=False)
 
 
 @pytest.fixture(scope="module")
@@ -42,7 +44,7 @@ def test_best_checkpoint_is_restored(recovery):
     _, _, _, model = recovery
     h = model.history_
     assert h.val_loss[h.best_epoch] <= min(h.val_loss) + 1e-5  # later "improvements" under 1e-5 don't count
-    assert len(h.train_loss) - 1 - h.best_epoch <= model.config.patience
+    assert len(h.train_loss) - 1 - h.best_epoch <= model.training_.patience
 
 
 def test_onboarding_with_all_data_matches_joint_training(recovery):
@@ -71,10 +73,10 @@ def test_onboarding_recovers_a_known_vector_exactly_in_the_limit():
 def test_same_seed_same_result_on_cpu(small_sim):
     ds, _ = small_sim
     split = split_by_question(ds, seed=0)
-    fits = [JEIRT(d=8, encoder="simulated", max_epochs=3, device="cpu", progress=False).fit(ds, split)
+    fits = [JEIRT(d=8, encoder="simulated", training={"max_epochs": 3}, device="cpu", progress=False).fit(ds, split)
             for _ in range(2)]
     np.testing.assert_array_equal(fits[0].predict_proba(ds), fits[1].predict_proba(ds))
-    other = JEIRT(d=8, encoder="simulated", max_epochs=3, device="cpu", random_state=1, progress=False)
+    other = JEIRT(d=8, encoder="simulated", training={"max_epochs": 3}, device="cpu", random_state=1, progress=False)
     assert not np.array_equal(other.fit(ds, split).predict_proba(ds), fits[0].predict_proba(ds))
 
 
@@ -84,10 +86,10 @@ def test_trainer_refuses_bad_input(small_sim):
     x = ds.embeddings["simulated"].copy()
     net = JEIRTNet(x.shape[1], ds.n_models, 4)
     with pytest.raises(ValueError, match="selects no labels"):
-        train(net, x, ds.labels, np.zeros_like(split.train), split.val, TrainConfig(progress=False))
+        train(net, x, ds.labels, np.zeros_like(split.train), split.val, progress=False)
     x[3, 1] = np.nan
     with pytest.raises(ValueError, match="NaN"):
-        train(net, x, ds.labels, split.train, split.val, TrainConfig(progress=False))
+        train(net, x, ds.labels, split.train, split.val, progress=False)
 
 
 def test_divergence_is_reported(small_sim):
@@ -97,7 +99,7 @@ def test_divergence_is_reported(small_sim):
     with torch.no_grad():
         net.adapter.net[-1].weight.fill_(float("inf"))
     with pytest.raises(FloatingPointError, match="lower the learning rate"):
-        train(net, ds.embeddings["simulated"], ds.labels, split.train, split.val, TrainConfig(progress=False))
+        train(net, ds.embeddings["simulated"], ds.labels, split.train, split.val, progress=False)
 
 
 def test_log_evidence_matches_numerical_integration_in_one_dimension():
@@ -121,7 +123,7 @@ def test_auto_prior_widens_for_new_models_far_from_the_known_ones(small_sim, one
     ones' spread need a wider prior than the known vectors' own variance."""
     ds, _ = small_sim
     split = split_by_question(ds, seed=0)
-    model = JEIRT(d=4, encoder="simulated", max_epochs=5, device="cpu", progress=False).fit(ds, split)
+    model = JEIRT(d=4, encoder="simulated", training={"max_epochs": 5}, device="cpu", progress=False).fit(ds, split)
     emb = model.question_embeddings(ds).astype(np.float64)
     norms = np.linalg.norm(emb, axis=1)
     rng = np.random.default_rng(1)

@@ -1,10 +1,14 @@
-"""Settings for the book's notebooks, read from the environment in one place.
+"""The book layer: what the pages import. Not part of the core: `jeirt` never imports `jeirt.book`.
+
+This module holds the pages' settings, read from the environment in one place; `jeirt.book.style` holds
+the figure style and shared plots, `jeirt.book.verdicts` the verdicts every results page computes, and
+one module per page (`jeirt.book.onboarding` for book/onboarding.md, ...) that page's analysis and figures.
 
 Every chapter of the book (`book/*.md`) starts with the same two cells: `SETUP_CELL` below (installs
 jeirt on Colab, does nothing elsewhere) and
 
-    from jeirt.book import settings
-    cfg = settings()
+    from jeirt.book import page_settings
+    cfg = page_settings()
     print(cfg.describe())   # profile=smoke dataset=mmlu_pro encoder=all-MiniLM-L6-v2 device=cpu seed=0
 
 so a reader sees on every page what the numbers below it were computed with. The environment decides:
@@ -17,7 +21,7 @@ so a reader sees on every page what the numbers below it were computed with. The
     JEIRT_DEVICE    torch device, default: what `jeirt.settings.default_device()` finds
 
 The profile-dependent knobs (how many items and models, epoch cap, dimension grid, seeds) are fields
-of `BookSettings`, so no chapter hard-codes a size.
+of `PageSettings`, so no chapter hard-codes a size.
 """
 from __future__ import annotations
 
@@ -26,25 +30,29 @@ from dataclasses import asdict, dataclass, replace
 
 import numpy as np
 
+from jeirt import settings as _settings
+
 PROFILES = ("smoke", "full")
 DEFAULT_ENCODER = "all-MiniLM-L6-v2"
 
-# Placeholder: the project is not published yet. Keep in step with `repository: url` in _config.yml.
-REPO_URL = "https://github.com/jeirt/jeirt"
+REPO_URL = _settings.REPO_URL
 
 # The first cell of every chapter (tagged hide-output); tests/test_book.py checks each page uses it.
-# It cannot import jeirt: on Colab jeirt is what it installs.
+# It cannot import jeirt: on Colab jeirt is what it installs. A shallow clone brings the datasets
+# (data/, not part of the package); the install is not editable, so no kernel restart is needed.
 SETUP_CELL = f"""\
-# On Colab: install jeirt. Elsewhere this cell does nothing.
-import sys
+# On Colab: clone jeirt with its datasets, then install it. Elsewhere this cell does nothing.
+import os, sys
 if "google.colab" in sys.modules:
-    %pip install --quiet "jeirt[book] @ git+{REPO_URL}"
+    !git clone --quiet --depth 1 {REPO_URL} /content/jeirt
+    %pip install --quiet "/content/jeirt[book]"
+    os.environ["JEIRT_DATA"] = "/content/jeirt/data"
 """
 
 
 @dataclass(frozen=True)
-class BookSettings:
-    """What a chapter runs with. Build one with `settings()`; fields are read-only."""
+class PageSettings:
+    """What a chapter runs with. Build one with `page_settings()`; fields are read-only."""
 
     profile: str = "smoke"  # "smoke" or "full"; picks the defaults of the fields below
     dataset: str = "mmlu_pro"  # name passed to jeirt.data.load_dataset
@@ -83,6 +91,7 @@ class BookSettings:
     def load_dataset(self):
         """`self.dataset`, cut to `max_models` and `max_items` (a seeded, per-benchmark sample)."""
         from jeirt.data import load_dataset
+        from jeirt.splits import sample_items
 
         ds = load_dataset(self.dataset)
         rng = np.random.default_rng(self.seed)
@@ -97,21 +106,6 @@ class BookSettings:
         return ds if models is None and items is None else ds.subset(models=models, items=items)
 
 
-def sample_items(groups: np.ndarray, n: int, rng: np.random.Generator) -> np.ndarray:
-    """Sorted positions of `n` items drawn without replacement, each group keeping its share."""
-    groups = np.asarray(groups)
-    if n >= len(groups):
-        return np.arange(len(groups))
-    names, counts = np.unique(groups, return_counts=True)
-    quota = np.floor(counts * n / len(groups)).astype(int)
-    # Hand the leftover slots to the groups with the largest remainders, so quotas sum to n.
-    remainder = counts * n / len(groups) - quota
-    quota[np.argsort(-remainder, kind="stable")[: n - quota.sum()]] += 1
-    picked = [rng.choice(np.flatnonzero(groups == g), size=q, replace=False)
-              for g, q in zip(names, quota)]
-    return np.sort(np.concatenate(picked))
-
-
 # Profile defaults. "full" follows the paper: the whole dataset, d = 256 for single fits.
 PROFILE_DEFAULTS = {
     "smoke": dict(dataset="mmlu_pro", max_models=200, max_items=3000, max_epochs=30, d=16,
@@ -121,9 +115,9 @@ PROFILE_DEFAULTS = {
 }
 
 
-def settings(profile: str | None = None, **overrides) -> BookSettings:
+def page_settings(profile: str | None = None, **overrides) -> PageSettings:
     """The settings for this run: `profile` (else `$JEIRT_PROFILE`, else smoke), then the environment,
-    then keyword `overrides` (e.g. `settings(max_items=500)`)."""
+    then keyword `overrides` (e.g. `page_settings(max_items=500)`)."""
     from jeirt.settings import default_device
 
     profile = (profile or os.environ.get("JEIRT_PROFILE") or "smoke").strip().lower()
@@ -139,11 +133,11 @@ def settings(profile: str | None = None, **overrides) -> BookSettings:
     except ValueError:
         raise ValueError(f"JEIRT_SEED={seed!r}; expected an integer.") from None
     values["device"] = str(default_device())
-    unknown = set(overrides) - set(BookSettings.__dataclass_fields__)
+    unknown = set(overrides) - set(PageSettings.__dataclass_fields__)
     if unknown:
-        raise TypeError(f"settings() got unknown field(s) {sorted(unknown)}; fields are "
-                        f"{list(BookSettings.__dataclass_fields__)}.")
-    return replace(BookSettings(**values), **overrides)
+        raise TypeError(f"page_settings() got unknown field(s) {sorted(unknown)}; fields are "
+                        f"{list(PageSettings.__dataclass_fields__)}.")
+    return replace(PageSettings(**values), **overrides)
 
 
 def glue(name: str, value, display: bool = False) -> None:

@@ -50,26 +50,28 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 import pandas as pd
 import torch
-from tqdm import tqdm  # plain tqdm: tqdm.auto warns on stderr in kernels without ipywidgets
+from sklearn.exceptions import NotFittedError
+from tqdm import (
+    tqdm,  # plain tqdm: tqdm.auto warns on stderr in kernels without ipywidgets
+)
 
 from jeirt import settings
+from jeirt.baselines.base import Baseline
 from jeirt.data import Dataset
 
-# Fixed thresholds of the book's analyses (Section 3.1). They are chosen once, not per dataset.
-NEAR_ZERO = 0.25  # |a| < NEAR_ZERO: from -2 to +2 sd of ability the log-odds move by less than 1
-NEAR_UNANIMOUS = 0.05  # an item is near-unanimous when at most 5% of its graded models dissent
 
+@dataclass(eq=False)
+class _IRT(Baseline):
+    """Shared fit and predict for the 1PL and 2PL; subclasses set `shared_discrimination`."""
 
-class NotFittedError(RuntimeError):
-    """Raised when a method needs a fitted IRT model."""
+    shared_discrimination: ClassVar[bool]
+    chunk: ClassVar[int] = 25  # L-BFGS iterations between convergence checks (and progress-bar updates)
 
-
-@dataclass
-class IRTConfig:
     prior_sd_ability: float = 1.0  # theta ~ N(0, sd^2); the scale is re-standardised after the fit anyway
     prior_sd_discrimination: float = 2.0  # a ~ N(0, sd^2): weak, centred at 0 (no sign preferred)
     prior_sd_intercept: float = 5.0  # c ~ N(0, sd^2): weak; c is the log-odds at average ability
@@ -84,30 +86,17 @@ class IRTConfig:
     random_state: int = 0  # the fit starts from a deterministic point; kept for a uniform interface
     progress: bool = False  # tqdm bar over iterations
 
-
-class _IRT:
-    """Shared fit and predict for the 1PL and 2PL; subclasses set `shared_discrimination`."""
-
-    shared_discrimination: bool
-    chunk = 25  # L-BFGS iterations between convergence checks (and progress-bar updates)
-
-    def __init__(self, prior_sd_ability: float = 1.0, prior_sd_discrimination: float = 2.0,
-                 prior_sd_intercept: float = 5.0, min_discrimination: float = 0.05, max_iter: int = 1000,
-                 tol: float = 1e-9, device: str | None = None, dtype: str = "float32",
-                 cpu_threads: int | None = 1, random_state: int = 0, progress: bool = False):
-        self.config = IRTConfig(prior_sd_ability, prior_sd_discrimination, prior_sd_intercept,
-                                min_discrimination, max_iter, tol, device, dtype, cpu_threads,
-                                random_state, progress)
+    def __post_init__(self) -> None:
         for name in ("prior_sd_ability", "prior_sd_discrimination", "prior_sd_intercept"):
-            value = getattr(self.config, name)
+            value = getattr(self, name)
             if not value > 0:
                 raise ValueError(f"{name}={value}; expected a positive standard deviation.")
-        if self.config.max_iter < 1:
-            raise ValueError(f"max_iter={self.config.max_iter}; expected a positive integer.")
-        if self.config.dtype not in ("float32", "float64"):
-            raise ValueError(f"dtype={self.config.dtype!r}; expected 'float32' or 'float64'.")
-        if self.config.cpu_threads is not None and self.config.cpu_threads < 1:
-            raise ValueError(f"cpu_threads={self.config.cpu_threads}; expected a positive integer or None.")
+        if self.max_iter < 1:
+            raise ValueError(f"max_iter={self.max_iter}; expected a positive integer.")
+        if self.dtype not in ("float32", "float64"):
+            raise ValueError(f"dtype={self.dtype!r}; expected 'float32' or 'float64'.")
+        if self.cpu_threads is not None and self.cpu_threads < 1:
+            raise ValueError(f"cpu_threads={self.cpu_threads}; expected a positive integer or None.")
 
     # -- fitting ---------------------------------------------------------------------------------
 
@@ -117,7 +106,7 @@ class _IRT:
         Models or items without a single label under the mask get NaN parameters, and
         `predict_proba` refuses them.
         """
-        cfg = self.config
+        cfg = self
         observed = ds.observed
         if mask is None:
             mask = observed
@@ -178,7 +167,7 @@ class _IRT:
         L-BFGS moves all parameters at once, so it follows the strong coupling between abilities and
         slopes that makes alternating (models, then items) updates crawl.
         """
-        cfg = self.config
+        cfg = self
         n_models, n_items = y.shape
         n_labels = float(w.sum())
         count_m, count_i = w.sum(dim=1), w.sum(dim=0)
@@ -255,7 +244,7 @@ class _IRT:
         self._check_fitted()
         a, c = self.discrimination_, self.intercept_
         with np.errstate(invalid="ignore", divide="ignore"):
-            return np.where(np.abs(a) >= self.config.min_discrimination, -c / a, np.nan)
+            return np.where(np.abs(a) >= self.min_discrimination, -c / a, np.nan)
 
     def item_parameters(self) -> pd.DataFrame:
         """One row per fitted item: item_id, benchmark, discrimination a, intercept c, difficulty b."""
@@ -325,55 +314,10 @@ class OnePL(_IRT):
     shared_discrimination = True
 
 
-# -------------------------------------------------------------------------------------------------
-# Analyses for the book
-
-
 def icc(theta: np.ndarray, discrimination: float | np.ndarray, difficulty: float | np.ndarray) -> np.ndarray:
     """The item characteristic curve sigmoid(a (theta - b)), broadcast over its arguments."""
     z = np.asarray(discrimination) * (np.asarray(theta, dtype=float) - np.asarray(difficulty))
     return 1.0 / (1.0 + np.exp(-z))
-
-
-def discrimination_shares(discrimination: np.ndarray, near_zero: float = NEAR_ZERO) -> dict:
-    """Shares of items with a <= 0, with |a| < near_zero, and with a <= -near_zero (NaN a ignored)."""
-    if near_zero <= 0:
-        raise ValueError(f"near_zero={near_zero}; expected a positive threshold.")
-    a = np.asarray(discrimination, dtype=float)
-    a = a[np.isfinite(a)]
-    if a.size == 0:
-        raise ValueError("no finite discrimination to summarise.")
-    return {"items": int(a.size), "nonpositive": float(np.mean(a <= 0)),
-            "near_zero": float(np.mean(np.abs(a) < near_zero)),
-            "clearly_negative": float(np.mean(a <= -near_zero))}
-
-
-def saturation(probs: np.ndarray, labels: np.ndarray, mask: np.ndarray | None = None,
-               tolerance: float = NEAR_UNANIMOUS) -> pd.DataFrame:
-    """Per item: does the model predict (nearly) the same outcome for every graded model, and do the
-    models actually agree?
-
-    A model's predicted outcome on an item is "correct" when its probability is >= 1/2. An item's
-    predicted share is the share of its graded models predicted correct; its actual share is their
-    mean label. An item is (near-)unanimous when its share is <= `tolerance` or >= 1 - `tolerance`
-    (tolerance 0: exactly unanimous). Items without a graded model are left out.
-    Returns columns: models, predicted_share, actual_share, predicted_unanimous, actual_unanimous.
-    """
-    probs, labels = np.asarray(probs, dtype=float), np.asarray(labels, dtype=float)
-    if probs.shape != labels.shape:
-        raise ValueError(f"probs has shape {probs.shape} and labels {labels.shape}; expected equal shapes.")
-    if not 0 <= tolerance < 0.5:
-        raise ValueError(f"tolerance={tolerance}; expected a share in [0, 0.5).")
-    mask = ~np.isnan(labels) if mask is None else np.asarray(mask, dtype=bool) & ~np.isnan(labels)
-    n = mask.sum(axis=0)
-    keep = n > 0
-    predicted = ((probs >= 0.5) & mask).sum(axis=0)[keep] / n[keep]
-    actual = np.where(mask, labels, 0.0).sum(axis=0)[keep] / n[keep]
-    eps = 1e-12  # shares are ratios of counts: compare with a little slack
-    unanimous = lambda s: (s <= tolerance + eps) | (s >= 1 - tolerance - eps)  # noqa: E731
-    return pd.DataFrame({"models": n[keep], "predicted_share": predicted, "actual_share": actual,
-                         "predicted_unanimous": unanimous(predicted), "actual_unanimous": unanimous(actual)},
-                        index=pd.Index(np.flatnonzero(keep), name="item"))
 
 
 def sample_labels(probs: np.ndarray, mask: np.ndarray | None = None, seed: int = 0) -> np.ndarray:
@@ -383,105 +327,3 @@ def sample_labels(probs: np.ndarray, mask: np.ndarray | None = None, seed: int =
     if mask is not None:
         labels[~np.asarray(mask, dtype=bool)] = np.nan
     return labels
-
-
-def expected_unanimity(probs: np.ndarray, mask: np.ndarray | None = None, tolerance: float = NEAR_UNANIMOUS,
-                       n_draws: int = 100, seed: int = 0, progress: bool = False) -> np.ndarray:
-    """Per item, the chance that its labels are (near-)unanimous if every graded model answered
-    independently with the given probabilities: the share of `n_draws` seeded draws in which the item
-    is (near-)unanimous, in the sense of `saturation`. It is the model's own forecast of
-    `saturation(...)["actual_unanimous"]`, to set beside the data's."""
-    probs = np.asarray(probs, dtype=float)
-    mask = np.ones(probs.shape, dtype=bool) if mask is None else np.asarray(mask, dtype=bool)
-    if n_draws < 1:
-        raise ValueError(f"n_draws={n_draws}; expected a positive integer.")
-    rng = np.random.default_rng(seed)
-    n = mask.sum(axis=0)
-    keep = n > 0
-    count = np.zeros(probs.shape[1])
-    for _ in tqdm(range(n_draws), desc="draws", disable=not progress, leave=False):
-        share = ((rng.random(probs.shape) < probs) & mask).sum(axis=0)[keep] / n[keep]
-        count[keep] += (share <= tolerance + 1e-12) | (share >= 1 - tolerance - 1e-12)
-    return count[keep] / n_draws
-
-
-def null_dataset(irt: TwoPL, ds: Dataset, seed: int = 0) -> Dataset:
-    """`ds` with its labels (same graded pairs) redrawn from the fitted 2PL after setting every negative
-    discrimination to 0: data in which no item favours weaker models. Refitting a 2PL to it shows how
-    many negative discriminations sampling noise alone produces."""
-    rows, cols = irt._positions(ds)
-    a = np.maximum(irt.discrimination_[cols], 0.0)
-    z = irt.ability_[rows, None] * a[None, :] + irt.intercept_[None, cols]
-    labels = sample_labels(1.0 / (1.0 + np.exp(-z)), ds.observed, seed)
-    return Dataset(f"{ds.name}-null{seed}", ds.models, ds.items, labels)
-
-
-def correct_set_inclusion(labels: np.ndarray, models: list[str] | None = None, mask: np.ndarray | None = None,
-                          order: np.ndarray | None = None) -> pd.DataFrame:
-    """Appendix J: R(M_i, M_j) = |Q(M_i) \\ Q(M_j)| / |Q(M_i)|, the share of the items model i answers
-    correctly that model j gets wrong, counted over the items both were graded on.
-
-    Rows and columns are sorted from least to most accurate model (or by `order`, model positions), so
-    under one ability ordering every model (a perfect Guttman scale) the upper triangle, row weaker
-    than column, would be 0. Probabilities in place of 0/1 labels give the ratio of expected counts
-    under a model that answers independently with those probabilities. The diagonal is NaN, as is
-    any pair where model i has no correct answer on the shared items.
-    """
-    labels = np.asarray(labels, dtype=float)
-    if labels.ndim != 2:
-        raise ValueError(f"labels has shape {labels.shape}; expected (n_models, n_items).")
-    mask = ~np.isnan(labels) if mask is None else np.asarray(mask, dtype=bool) & ~np.isnan(labels)
-    models = list(models) if models is not None else [f"model {i}" for i in range(len(labels))]
-    if len(models) != len(labels):
-        raise ValueError(f"{len(models)} model names for {len(labels)} rows of labels.")
-    w = mask.astype(float)
-    y = np.where(mask, labels, 0.0)  # (n_models, n_items), 0 where not graded
-    if order is None:
-        with np.errstate(invalid="ignore"):
-            accuracy = y.sum(axis=1) / w.sum(axis=1)
-        order = np.argsort(np.nan_to_num(accuracy, nan=-1.0), kind="stable")
-    order = np.asarray(order)
-    y, w = y[order], w[order]
-    solved = y @ w.T  # (n_models, n_models): sum_q y_iq w_jq, i's correct answers on shared items
-    missed = y @ (w * (1.0 - y)).T  # sum_q y_iq (1 - y_jq) w_jq: ... that j got wrong
-    with np.errstate(invalid="ignore", divide="ignore"):
-        ratio = np.where(solved > 0, missed / solved, np.nan)
-    np.fill_diagonal(ratio, np.nan)
-    names = [models[i] for i in order]
-    return pd.DataFrame(ratio, index=pd.Index(names, name="model i"), columns=pd.Index(names, name="model j"))
-
-
-def mean_inclusion_gap(ratio: pd.DataFrame, weakest: float | None = None) -> float:
-    """Mean of R(M_i, M_j) over pairs where i comes before j (weaker than j, as sorted): the average
-    share of a weaker model's correct answers that a stronger model misses; 0 on a perfect scale.
-    `weakest` in (0, 1] keeps only that share of the least accurate models as i (rows)."""
-    values = np.asarray(ratio, dtype=float)
-    n_rows = len(values)
-    if weakest is not None:
-        if not 0 < weakest <= 1:
-            raise ValueError(f"weakest={weakest}; expected a share in (0, 1].")
-        n_rows = max(1, int(round(weakest * len(values))))
-    upper = values[np.triu_indices(n_rows, k=1, m=values.shape[1])]
-    return float(np.nanmean(upper))
-
-
-def pick_icc_examples(irt: TwoPL, ds: Dataset, near_zero: float = NEAR_ZERO) -> dict[str, int]:
-    """Four items to draw (column positions in `ds`): the most negative a, the flattest item on which
-    models split (actual share correct in [0.3, 0.7]), and two positive items on which models split:
-    the sharpest, and the one closest to the median positive a."""
-    params = irt.item_parameters().set_index("item_id").loc[ds.items["item_id"]]
-    a = params["discrimination"].to_numpy()
-    with np.errstate(invalid="ignore"):
-        share = np.nanmean(ds.labels, axis=0)
-    split = (share >= 0.2) & (share <= 0.8) & np.isfinite(a)
-    middle = (share >= 0.3) & (share <= 0.7) & np.isfinite(a)
-    positive = np.flatnonzero(split & (a >= near_zero))
-    if not np.isfinite(a).any() or not middle.any() or len(positive) < 2:
-        raise ValueError("too few items on which models split to pick examples; use more items.")
-    median = np.median(a[positive])
-    sharpest = positive[np.argmax(a[positive])]
-    typical = positive[np.argsort(np.abs(a[positive] - median))]
-    typical = typical[typical != sharpest][0]
-    return {"negative": int(np.nanargmin(a)),
-            "near zero": int(np.flatnonzero(middle)[np.argmin(np.abs(a[middle]))]),
-            "positive, typical": int(typical), "positive, sharpest": int(sharpest)}

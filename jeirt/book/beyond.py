@@ -1,25 +1,4 @@
-"""Ability probes: a direction in question-embedding space for a property that cuts across subjects.
-
-The paper's second version reads abilities off JE-IRT's learned space with probes. This module
-builds one transparent probe, in four steps that the chapter "Ability probes and soft labels"
-follows:
-
-    1. A rule marks questions with the property. `needs_arithmetic` (below) is a pair of regular
-       expressions anyone can read and test: it holds for a question that combines numbers.
-    2. The probe direction is a difference of means (as in linear-representation probing): the mean
-       of the unit-normalised embeddings of marked training questions minus that of unmarked ones,
-       scaled to unit length. Only training questions are used.
-    3. Every question is projected on that axis (its unit direction dotted with the probe), and the
-       projection is scored as a detector of the property on held-out questions: ROC AUC overall
-       and *within* subjects, so that a probe that only recognises math-heavy subjects gets no credit.
-    4. On the model side, a model vector's projection on the probe is compared (Spearman) with the
-       model's measured accuracy on marked questions minus unmarked ones.
-
-Why step 4 is the right model-side check: with Eq. 3, P = sigmoid(u_q . v_m - r_q), the mean logit
-of model m over marked questions minus that over unmarked ones is (u_marked - u_unmarked) . v_m
-minus a constant, that is |u_marked - u_unmarked| * (w . v_m) - const for the probe w. In the fitted
-model the model-dependent part of the gap *is* the projection; whether it tracks measured accuracies
-on held-out questions is the empirical question.
+"""The Beyond-the-paper page: an arithmetic probe of question directions, and soft labels.
 """
 from __future__ import annotations
 
@@ -27,14 +6,56 @@ import re
 import warnings
 from typing import Callable, Sequence
 
+import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 from scipy import stats
 
-from jeirt.analysis import unit_rows
+from jeirt.book.figures import PALETTE, style
 from jeirt.metrics import auc
+from jeirt.model import unit_rows
 
-# ---------------------------------------------------------------------------------------------
+
+# Ability probes and soft labels (chapter "Beyond the paper"; numbers from jeirt.probes)
+def probe_histograms(ax: plt.Axes, scores: np.ndarray, marked: np.ndarray, bins: int = 30,
+                     names: tuple[str, str] = ("marked", "not marked"),
+                     xlabel: str = "projection on the probe direction") -> plt.Axes:
+    """Distributions (densities) of `scores` for marked and unmarked questions: a filled histogram
+    and a hatched one in two colours, so they differ in grey print too."""
+    scores, marked = np.asarray(scores, dtype=float), np.asarray(marked, dtype=bool)
+    edges = np.histogram_bin_edges(scores, bins=bins)
+    for i, (sel, name, hatch) in enumerate([(~marked, names[1], "///"), (marked, names[0], "")]):
+        ax.hist(scores[sel], bins=edges, density=True, color=PALETTE[i], alpha=0.45 if hatch == "" else 0.25,
+                hatch=hatch, edgecolor=PALETTE[i], linewidth=0.8, label=f"{name} ({sel.sum()})")
+    ax.set_xlabel(xlabel.lower())
+    ax.set_ylabel("density")
+    ax.legend()
+    return ax
+
+
+def soft_label_curves(ax: plt.Axes, table: pd.DataFrame, value: str, ylabel: str | None = None,
+                      reference: str = "true probabilities") -> plt.Axes:
+    """Mean `value` of `table` (columns labels, gradings, value; one row per fit) against the number
+    of gradings per pair (log axis), with the spread over seeds as error bars; the rows whose
+    `labels` is `reference` (trained on the truth) as a dashed horizontal line."""
+    rows = table[table["labels"] != reference]
+    stats = rows.groupby("gradings")[value].agg(["mean", "std"])
+    s = style(0)
+    ax.errorbar(stats.index, stats["mean"], yerr=stats["std"].fillna(0), color=s["color"], marker=s["marker"],
+                linestyle="-", capsize=2, label="mean of k 0/1 gradings")
+    if (table["labels"] == reference).any():
+        ax.axhline(table.loc[table["labels"] == reference, value].mean(), color="black", linestyle="--",
+                   linewidth=1, label=f"trained on the {reference}")
+    ax.set_xscale("log")
+    ax.set_xticks(list(stats.index))
+    ax.set_xticklabels([str(int(k)) for k in stats.index])
+    ax.minorticks_off()
+    ax.set_xlabel("gradings per pair, k (log scale)")
+    ax.set_ylabel((ylabel or value).lower())
+    ax.legend()
+    return ax
+
+
 # 1. The rule: "needs arithmetic"
 #
 # A question needs arithmetic when (a) its stem (the text before the options) holds an explicit
@@ -44,13 +65,24 @@ from jeirt.metrics import auc
 # Left out on purpose: "-" and "/" as operators, which mostly mark ranges, ages and units
 # ("9-year-old", "1914-1918", "120/80 mm Hg", "km/h"); numbers glued to letters count as numbers
 # ("20-year" gives 20), so years and ages can make a stem "numeric", but the options must be numbers too.
-
 NUMBER = re.compile(r"\d+(?:[.,]\d+)*")  # 12, 3.5, 7,500,000
+
+
 EXPRESSION = re.compile(r"\d\s*(?:[+*×÷^=]|\\times|\\cdot|\\div)\s*[-(]?\s*\d")  # digit operator digit
+
+
 FIRST_OPTION = re.compile(r"\n\(?A[.)]\s")  # options start at a line "A. ..." or "(A) ..."
+
+
 OPTION_LINE = re.compile(r"^\(?[A-J][.)]\s+(.*)$", re.MULTILINE)
+
+
 NUMERIC_OPTION = re.compile(r"^[-−+±$€£~≈(]*\s*\d")  # an option that starts with a number
+
+
 MIN_STEM_NUMBERS = 2  # rule (b): numbers the stem must give
+
+
 MIN_NUMERIC_OPTIONS = 0.5  # rule (b): share of options that must be numbers
 
 
@@ -97,10 +129,7 @@ def evidence_table(texts: Sequence[str], max_chars: int = 120) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-# ---------------------------------------------------------------------------------------------
 # 2-3. The probe direction, projections and how well they detect the property
-
-
 def difference_of_means(x: np.ndarray, marked: np.ndarray) -> np.ndarray:
     """Unit vector (d,): mean unit row of `x` (n, d) where `marked`, minus the mean where not, normalised."""
     u, marked = unit_rows(x), np.asarray(marked, dtype=bool)
@@ -179,10 +208,7 @@ def probe_report(x: np.ndarray, marked: np.ndarray, groups: Sequence, train: np.
             "per group": table, "groups compared": len(table)}
 
 
-# ---------------------------------------------------------------------------------------------
 # 4. The model side
-
-
 def accuracy_gap(labels: np.ndarray, marked: np.ndarray, items: np.ndarray | None = None,
                  groups: Sequence | None = None) -> np.ndarray:
     """Each model's accuracy on marked questions minus on unmarked ones (n_models,), over `items`
@@ -219,13 +245,6 @@ def model_table(model_vectors: np.ndarray, direction: np.ndarray, labels: np.nda
                          "gap": accuracy_gap(labels, marked, items),
                          "gap within groups": accuracy_gap(labels, marked, items, groups),
                          "accuracy": np.nanmean(labels[:, items], axis=1)}, index=list(names))
-
-
-def spearman(a: np.ndarray, b: np.ndarray) -> float:
-    """Spearman rank correlation over the entries where both are finite (NaN with fewer than 3)."""
-    a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
-    ok = np.isfinite(a) & np.isfinite(b)
-    return float(stats.spearmanr(a[ok], b[ok]).statistic) if ok.sum() >= 3 else float("nan")
 
 
 def partial_spearman(a: np.ndarray, b: np.ndarray, control: np.ndarray) -> float:

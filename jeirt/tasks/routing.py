@@ -22,8 +22,8 @@ with the same choice sets:
 - oracle: right if any graded model is right (the largest label); its cost is that of the cheapest
   model that is right (of the cheapest graded model when none is).
 
-Costs. `data/prices.csv` (in the repository, resolved from this checkout: `DEFAULT_PRICES`; a pip
-install without the checkout must pass its own table) holds approximate public list prices in USD per
+Costs. `prices.csv` beside this module (package data, so it comes with any install: `default_prices()`)
+holds approximate public list prices in USD per
 million input and output tokens, one row per model of the `mmlu_pro` and `zeroeval` datasets. API
 models carry their provider's list price at release (the `source` and `note` columns say which);
 open-weight models carry a typical hosted price by parameter count (`OPEN_WEIGHT_RULE`). One question
@@ -40,19 +40,18 @@ accuracy (e.g. the best single model's).
 from __future__ import annotations
 
 import dataclasses
+import importlib.resources
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
-
 from tqdm import tqdm
 
-from jeirt import settings
-from jeirt.data import Dataset, Split
+from jeirt.data import Dataset
+from jeirt.splits import Split
 
-DEFAULT_PRICES = settings.REPO_ROOT / "data" / "prices.csv"
 PRICE_COLUMNS = ("model", "usd_per_mtok_input", "usd_per_mtok_output", "source", "note")
 INPUT_TOKENS = 400  # assumed prompt tokens per question: instructions, question and its options
 OUTPUT_TOKENS = 300  # assumed answer tokens per question: a short chain of thought and the answer
@@ -134,13 +133,21 @@ class RoutingSet:
 # Costs: a price table, and one cost per model
 
 
+def default_prices() -> Path:
+    """The price table that ships with jeirt (package data: present in a wheel as in a checkout)."""
+    with importlib.resources.as_file(importlib.resources.files("jeirt.tasks") / "prices.csv") as path:
+        return Path(path)
+
+
 def read_prices(path: str | Path | None = None) -> pd.DataFrame:
-    """The price table at `path` (default `DEFAULT_PRICES`), checked: columns, names, numbers."""
-    path = Path(path) if path is not None else DEFAULT_PRICES
+    """The price table at `path` (default `default_prices()`), checked: columns, names, numbers."""
+    path = Path(path) if path is not None else default_prices()
     if not path.is_file():
-        raise FileNotFoundError(f"no price table at {path}; pass one with columns {list(PRICE_COLUMNS)} "
-                                "(the repository ships data/prices.csv).")
-    table = pd.read_csv(path, dtype={"model": str})
+        raise FileNotFoundError(f"no price table at {path}; pass one with columns {list(PRICE_COLUMNS)}.")
+    try:
+        table = pd.read_csv(path, dtype={"model": str})
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as err:
+        raise ValueError(f"could not read {path} as a price table: {err}") from None
     missing = [c for c in PRICE_COLUMNS[:3] if c not in table.columns]
     if missing:
         raise ValueError(f"{path} lacks column(s) {missing}; expected {list(PRICE_COLUMNS)}.")

@@ -14,11 +14,11 @@ JE-IRT is always run with its defaults (only the seed set), so the table tracks 
 """
 from __future__ import annotations
 
-import argparse
 import json
 import platform
 import time
 import warnings
+from dataclasses import asdict
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Callable, Sequence
@@ -29,11 +29,20 @@ import torch
 from tqdm import tqdm
 
 from jeirt import __version__, settings
-from jeirt.baselines import KNN, MIRT, BenchmarkAccuracy, EmbedLLMMF, IRTNet, ModelAccuracy
-from jeirt.data import Dataset, Split, load_dataset, split_by_question, split_leave_benchmark_out
+from jeirt.baselines import (
+    KNN,
+    MIRT,
+    BenchmarkAccuracy,
+    EmbedLLMMF,
+    IRTNet,
+    ModelAccuracy,
+)
+from jeirt.data import Dataset, load_dataset
 from jeirt.encoders import canonical_name
 from jeirt.estimator import JEIRT
+from jeirt.files import json_number
 from jeirt.metrics import evaluate
+from jeirt.splits import Split, split_by_question, split_leave_benchmark_out
 
 # name -> factory(encoder, seed) -> an unfitted estimator with fit(ds, split) and predict_proba(ds)
 METHODS: dict[str, Callable[[str, int], object]] = {
@@ -52,12 +61,11 @@ KEYS = ["dataset", "encoder", "method"]
 
 
 def method_params(estimator: object) -> dict:
-    """The hyperparameters an estimator was built with (its config for JEIRT, `get_params` otherwise)."""
-    if isinstance(estimator, JEIRT):
-        from dataclasses import asdict
-
-        return asdict(estimator.config)
-    return estimator.get_params()
+    """The hyperparameters a fitted estimator used: `get_params`, with the training recipe spelled out."""
+    params = estimator.get_params()
+    if hasattr(estimator, "training_"):
+        params["training"] = asdict(estimator.training_)
+    return params
 
 
 def fitted_summary(estimator: object) -> dict:
@@ -92,7 +100,7 @@ def run_one(ds: Dataset, split: Split, method: str, encoder: str, seed: int) -> 
     return {"dataset": ds.name, "encoder": encoder, "split": split.name, "method": method, "seed": seed,
             **{m: overall[m] for m in METRICS}, "n_test": overall["n"], "fit_seconds": seconds,
             "params": json.dumps(method_params(estimator), default=str, sort_keys=True),
-            "fitted": json.dumps(fitted_summary(estimator), default=_json_default)}
+            "fitted": json.dumps(fitted_summary(estimator), default=json_number)}
 
 
 def compare(datasets: Sequence[str | Dataset], encoders: Sequence[str] = ("all-MiniLM-L6-v2",),
@@ -228,10 +236,10 @@ def save(runs: pd.DataFrame, path: str | Path) -> tuple[Path, Path]:
     path.parent.mkdir(parents=True, exist_ok=True)
     runs.to_csv(path, index=False, float_format="%.6g")
     summary = summarize(runs) if len(runs) else pd.DataFrame()
-    blob = {"format": "jeirt-compare", "config": runs.attrs.get("config", {}), "runs": _records(runs),
-            "summary": _records(summary), "margins": _records(margins(summary)) if len(runs) else []}
+    blob = {"format": "jeirt-compare", "config": runs.attrs.get("config", {}), "runs": records(runs),
+            "summary": records(summary), "margins": records(margins(summary)) if len(runs) else []}
     json_path = path.with_suffix(".json")
-    json_path.write_text(json.dumps(blob, indent=1, default=_json_default, allow_nan=False))
+    json_path.write_text(json.dumps(blob, indent=1, default=json_number, allow_nan=False))
     return path, json_path
 
 
@@ -244,69 +252,6 @@ def load(path: str | Path) -> pd.DataFrame:
     return _frame(blob["runs"], blob["config"])
 
 
-def _records(table: pd.DataFrame) -> list[dict]:
+def records(table: pd.DataFrame) -> list[dict]:
     """Rows as dicts with NaN written as null (strict JSON)."""
     return table.astype(object).where(table.notna(), None).to_dict("records")
-
-
-def _json_default(value: object) -> object:
-    if isinstance(value, (np.integer, np.floating)):
-        return value.item()
-    return str(value)
-
-
-# ----------------------------------------------------------------------------------------------------
-# Command line: `jeirt compare` (registered by jeirt.cli)
-
-
-def _list(values: Sequence[str] | None) -> list[str]:
-    """Repeatable and comma-separated options flattened: ["a,b", "c"] -> ["a", "b", "c"]."""
-    return [v.strip() for value in values or [] for v in value.split(",") if v.strip()]
-
-
-def add_compare_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
-    """Add `compare` to the `jeirt` command's subparsers."""
-    text = "fit every method on several seeds of a split and tabulate accuracy, AUC, Brier, ECE, fit time"
-    p = subparsers.add_parser("compare", help=text, description=text)
-    p.add_argument("--dataset", action="append", required=True,
-                   help="dataset name or results CSV; repeat the option or separate names by commas")
-    p.add_argument("--encoder", action="append", default=None,
-                   help="frozen question encoder(s), repeatable or comma-separated (default all-MiniLM-L6-v2)")
-    p.add_argument("--split", default="question", help="'question' (default) or 'without:<benchmark>'")
-    p.add_argument("--seeds", default="0,1,2", help="comma-separated seeds (default 0,1,2)")
-    p.add_argument("--methods", default=",".join(METHODS), help=f"comma-separated subset of {','.join(METHODS)}")
-    p.add_argument("--out", help="write the runs here (.csv; a .json with config and summary goes beside it)")
-    p.add_argument("--json", help="also write the summary table to this JSON file")
-    p.add_argument("--threads", type=int, help="torch CPU threads (default: torch's own)")
-    p.add_argument("--encode-missing", action="store_true",
-                   help="encode texts when a dataset has no precomputed embeddings (slow on a CPU)")
-    p.add_argument("--quiet", action="store_true", help="no progress bar")
-    p.set_defaults(func=run_compare_command)
-    return p
-
-
-def run_compare_command(args: argparse.Namespace) -> int:
-    """Run `jeirt compare` from parsed arguments; print the table and the margins of JE-IRT."""
-    try:
-        seeds = [int(s) for s in _list([args.seeds])]
-    except ValueError as err:
-        raise ValueError(f"--seeds {args.seeds!r}; expected comma-separated integers such as 0,1,2.") from err
-    if args.threads is not None:
-        if args.threads < 1:
-            raise ValueError(f"--threads {args.threads}; expected a positive integer.")
-        torch.set_num_threads(args.threads)
-    runs = compare(_list(args.dataset), _list(args.encoder) or ["all-MiniLM-L6-v2"], seeds,
-                   _list([args.methods]), split=args.split, out=args.out,
-                   encode_missing=args.encode_missing, progress=not args.quiet)
-    summary = summarize(runs)
-    print(format_table(summary))
-    lead = margins(summary)
-    if len(lead):
-        print("\nJE-IRT minus the best other method (> 0: JE-IRT leads):")
-        print(lead.to_string(index=False, float_format=lambda x: f"{x:.4f}"))
-    if args.out:
-        print(f"\nwrote {args.out} and {Path(args.out).with_suffix('.json')}")
-    if args.json:
-        Path(args.json).write_text(json.dumps({"config": runs.attrs["config"], "summary": _records(summary)},
-                                              indent=1, default=_json_default, allow_nan=False))
-    return 0

@@ -1,0 +1,336 @@
+"""The Efficient-evaluation page: few-question scores of a new model (`jeirt.tasks.evaluation`)
+measured against truth, and new questions placed from a few models' answers.
+"""
+from __future__ import annotations
+
+from typing import Sequence
+
+import matplotlib as mpl
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+import torch
+from tqdm import (
+    tqdm,  # plain tqdm: tqdm.auto warns on stderr in kernels without ipywidgets
+)
+
+from jeirt.book.figures import LINESTYLES, PALETTE, style
+from jeirt.data import Dataset
+from jeirt.estimator import JEIRT
+from jeirt.metrics import score
+from jeirt.model import sigmoid
+from jeirt.tasks.evaluation import (
+    OVERALL,
+    PLAIN,
+    RULES,
+    QuestionBank,
+    estimate_scores,
+    plain_means,
+    select_items,
+)
+
+
+# Efficient evaluation (chapter "Efficient evaluation"; numbers from jeirt.evaluation)
+def error_by_k(ax: plt.Axes, summary: pd.DataFrame, value: str = "mae", ylabel: str = "mean absolute error",
+               baseline: str = "plain mean", rules: list[str] | None = None) -> plt.Axes:
+    """`value` against the number of questions asked k, both axes logarithmic, one line per
+    selection rule of `summary` (columns rule, k, value); the `baseline` rule is drawn in black and
+    dashed so that every rule reads against it."""
+    rules = rules or [r for r in pd.unique(summary["rule"]) if r != baseline]
+    for i, rule in enumerate(rules):
+        rows = summary[summary["rule"] == rule].sort_values("k")
+        s = style(i)
+        ax.plot(rows["k"], rows[value], color=s["color"], marker=s["marker"], linestyle="-", label=rule)
+    if baseline in set(summary["rule"]):
+        rows = summary[summary["rule"] == baseline].sort_values("k")
+        ax.plot(rows["k"], rows[value], color="black", marker="x", linestyle="--", label=baseline)
+    ks = sorted(summary["k"].unique())
+    ax.set_xscale("log")
+    ax.set_xticks(ks)
+    ax.set_xticklabels([str(k) for k in ks])
+    ax.set_yscale("log")  # errors fall like 1/sqrt(k): a straight line of slope -1/2 on these axes
+    ax.yaxis.set_major_locator(mpl.ticker.LogLocator(subs=(1.0, 2.0, 3.0, 5.0)))
+    ax.yaxis.set_major_formatter(mpl.ticker.FormatStrFormatter("%g"))
+    ax.minorticks_off()
+    ax.set_xlabel("questions asked, k (log scale)")
+    ax.set_ylabel(f"{ylabel.lower()} (log scale)")
+    ax.legend()
+    return ax
+
+
+def estimates_with_intervals(ax: plt.Axes, table: pd.DataFrame, truth: pd.Series,
+                             label: str = "estimate, 90% interval") -> plt.Axes:
+    """One row per group (index of `table`, columns estimate, lower, upper): the estimate as a dot
+    with its interval as a bar, and the true value (`truth`, same index) as a cross."""
+    rows = np.arange(len(table))[::-1]
+    ax.errorbar(table["estimate"], rows, xerr=[table["estimate"] - table["lower"], table["upper"] - table["estimate"]],
+                fmt="o", color=PALETTE[0], capsize=2, label=label)
+    ax.scatter(truth.reindex(table.index), rows, marker="x", color="black", zorder=3, label="true accuracy")
+    ax.set_yticks(rows)
+    ax.set_yticklabels([str(g) for g in table.index])
+    ax.set_xlabel("accuracy")
+    ax.grid(axis="y", visible=False)
+    ax.legend(loc="lower right")
+    return ax
+
+
+def curves_by_n(ax: plt.Axes, table: pd.DataFrame, value: str = "accuracy", by: str = "method",
+                references: dict[str, float] | None = None, ylabel: str | None = None) -> plt.Axes:
+    """Mean `value` of `table` against n (models whose answers are known), one line per `by`, with
+    the spread over seeds as error bars; `references` are horizontal lines (label -> value)."""
+    for i, (name, rows) in enumerate(table.groupby(by, sort=False)):
+        stats = rows.groupby("n")[value].agg(["mean", "std"])
+        s = style(i)
+        ax.errorbar(stats.index, stats["mean"], yerr=stats["std"].fillna(0), color=s["color"], marker=s["marker"],
+                    linestyle=s["linestyle"], capsize=2, label=str(name))
+    for j, (name, level) in enumerate((references or {}).items()):
+        ax.axhline(level, color="0.4", linestyle=LINESTYLES[(j + 1) % len(LINESTYLES)], linewidth=1, label=name)
+    ns = sorted(table["n"].unique())
+    ax.set_xticks(ns)
+    ax.set_xlabel("models whose answers are known, n")
+    ax.set_ylabel((ylabel or value).lower())
+    ax.legend()
+    return ax
+
+
+# The few-item experiment: held-out models, every rule, a grid of k
+def few_item_experiment(bank: QuestionBank, labels: np.ndarray, ks: Sequence[int],
+                        rules: Sequence[str] = RULES, seeds: Sequence[int] = (0,), models: Sequence[str] | None = None,
+                        draws: int = 100, progress: bool = True) -> pd.DataFrame:
+    """Estimate held-out models' accuracies from k of their answers, for every rule, k and seed.
+
+    labels: (n_new, n_items) every known answer of models the bank's JE-IRT never trained on
+    (NaN = not graded). Each model is asked k of its graded questions and its accuracy is estimated
+    over all of them (overall and per benchmark); the truth is the mean of all its labels. The
+    seeded rules (random, stratified, kmeans) run once per seed; the adaptive ones once, to the
+    largest k, reading each smaller k as a prefix. With rule "random" the plain mean of the same k
+    answers is reported under rule "plain mean". Returns one row per (rule, k, seed, model): true,
+    estimate, error, abs_error, bench_mae (mean absolute error over benchmarks), sd, covered (the
+    overall truth inside the 90% interval) and bench_covered (the share of benchmarks where it is).
+    """
+    labels = np.atleast_2d(np.asarray(labels, dtype=np.float64))
+    unknown = [r for r in rules if r not in RULES]
+    if unknown:
+        raise ValueError(f"rules {unknown}; expected a subset of {RULES}.")
+    models = [f"new{i}" for i in range(len(labels))] if models is None else list(models)
+    graded = ~np.isnan(labels)
+    ks = sorted(int(k) for k in ks)
+    truth = _true_scores(bank, labels, models)
+    seeded = ("random", "stratified", "kmeans")  # the adaptive rules are deterministic
+    runs = [(rule, seed) for rule in rules for seed in (seeds if rule in seeded else seeds[:1])]
+    bar = tqdm(total=len(runs) * len(ks), desc="few-item estimates", disable=not progress)
+    rows = []
+    for rule, seed in runs:
+        # A random order's first k questions are a random sample of k, and an adaptive order's are
+        # the adaptive run to k: one order to the largest k serves every k. Not so for the others.
+        nested = rule in ("random", "adaptive", "adaptive-accuracy")
+        order = select_items(bank, ks[-1], rule, labels=labels, seed=seed) if nested else None
+        for k in ks:
+            picks = order[:, :k] if nested else select_items(bank, k, rule, labels=labels, seed=seed)
+            asked = np.zeros_like(graded)
+            np.put_along_axis(asked, picks, True, axis=1)
+            est = estimate_scores(bank, labels, asked, targets=graded, draws=draws, seed=seed, models=models)
+            rows += _score_rows(est, truth, rule, k, seed)
+            if rule == "random":
+                rows += _score_rows(plain_means(bank, labels, asked, models), truth, PLAIN, k, seed)
+            bar.update()
+    bar.close()
+    return pd.DataFrame(rows)
+
+
+def _true_scores(bank: QuestionBank, labels: np.ndarray, models: Sequence[str]) -> pd.DataFrame:
+    """(model, group) -> mean of all the model's labels there."""
+    rows = []
+    with np.errstate(invalid="ignore"):
+        for i, m in enumerate(models):
+            rows.append({"model": m, "group": OVERALL, "true": np.nanmean(labels[i])})
+            rows += [{"model": m, "group": g, "true": np.nanmean(labels[i, bank.groups == g])
+                      if (~np.isnan(labels[i, bank.groups == g])).any() else np.nan} for g in bank.benchmarks]
+    return pd.DataFrame(rows).set_index(["model", "group"])
+
+
+def _score_rows(est: pd.DataFrame, truth: pd.DataFrame, rule: str, k: int, seed: int) -> list[dict]:
+    """One row per model: overall error, per-benchmark mean absolute error, interval coverage."""
+    table = est.join(truth, on=["model", "group"])
+    table["abs_error"] = (table["estimate"] - table["true"]).abs()
+    is_overall = table["group"] == OVERALL
+    overall = table[is_overall].set_index("model")
+    benches = table[~is_overall].groupby("model", sort=False)
+    out = pd.DataFrame({"rule": rule, "k": k, "seed": seed, "model": overall.index, "true": overall["true"].to_numpy(),
+                        "estimate": overall["estimate"].to_numpy()})
+    out["error"] = out["estimate"] - out["true"]
+    out["abs_error"] = out["error"].abs()
+    out["bench_mae"] = benches["abs_error"].mean().reindex(overall.index).to_numpy()
+    if "sd" in table:
+        inside = ((table["lower"] <= table["true"]) & (table["true"] <= table["upper"])).astype(float)
+        inside[table["lower"].isna() | table["true"].isna()] = np.nan  # no interval (draws=0) or no truth
+        out["sd"] = overall["sd"].to_numpy()
+        out["covered"] = inside[is_overall].to_numpy()
+        out["bench_covered"] = inside[~is_overall].groupby(table.loc[~is_overall, "model"], sort=False).mean() \
+            .reindex(overall.index).to_numpy()
+    return out.to_dict("records")
+
+
+def summarize_few_item(results: pd.DataFrame) -> pd.DataFrame:
+    """Mean absolute error of the overall and per-benchmark estimates (over models and seeds), mean
+    predicted sd, and the coverage of the intervals overall and per benchmark, per rule and k."""
+    if results.empty:
+        raise ValueError("no results to summarise.")
+    grouped = results.groupby(["rule", "k"], sort=False)
+    table = grouped.agg(mae=("abs_error", "mean"), bench_mae=("bench_mae", "mean"), runs=("abs_error", "size"))
+    if "sd" in results:
+        table["mean_sd"] = grouped["sd"].mean()
+        table["coverage"] = grouped["covered"].mean()
+        table["bench_coverage"] = grouped["bench_covered"].mean()
+    return table.reset_index()
+
+
+def expected_errors(bank: QuestionBank, labels: np.ndarray, ks: Sequence[int]) -> pd.DataFrame:
+    """What the answers' own noise allows, per k: the expected absolute error of the plain mean of k
+    random answers, and of a model-based estimate whose knowledge of the vector comes from the k
+    answers alone (no prior).
+
+    The plain mean of k of a model's n answers has variance a(1 - a)/k (1 - k/n) (a its accuracy).
+    A model-based estimate has about mean p(1 - p)/k (1 - k/n): the Bernoulli noise of each asked
+    answer, what p leaves unexplained, passes into the fitted vector (exactly so for a model with
+    one ability; a prior lowers it, most for small k). p is taken from the posterior given all of
+    a model's answers, the sharpest the model gets. The absolute error of a normal with standard
+    deviation s is sqrt(2/pi) s on average; rows are means over models.
+    """
+    labels = np.atleast_2d(np.asarray(labels, dtype=np.float64))
+    graded = ~np.isnan(labels)
+    post = bank.posterior(np.nan_to_num(labels), graded)
+    p = sigmoid(post.mean @ bank.features.T - bank.offsets)  # (n_new, n_items)
+    n = graded.sum(axis=1)
+    noise = np.where(graded, p * (1 - p), 0).sum(axis=1) / n  # mean p(1 - p) per model
+    acc = np.nanmean(labels, axis=1)
+    rows = []
+    for k in ks:
+        fpc = np.clip(1 - k / n, 0, 1)
+        rows.append({"k": int(k), "plain mean": float(np.mean(np.sqrt(2 / np.pi * acc * (1 - acc) / k * fpc))),
+                     "model, answers only": float(np.mean(np.sqrt(2 / np.pi * noise / k * fpc))),
+                     "mean p(1-p)": float(noise.mean()), "a(1-a)": float((acc * (1 - acc)).mean())})
+    return pd.DataFrame(rows)
+
+
+# A new question, a few models: refine the text embedding with known answers
+def refine_questions(text_embeddings: np.ndarray, model_vectors: np.ndarray, labels: np.ndarray,
+                     mask: np.ndarray, prior_sd: float, what: str = "embedding", max_iter: int = 200,
+                     tol: float = 1e-7) -> np.ndarray:
+    """MAP question embeddings (n_q, d) given the answers of known models, all model vectors frozen.
+
+    text_embeddings: (n_q, d) E_Q from the adapter, the prior mean; model_vectors: (n_m, d);
+    labels, mask: (n_m, n_q) answers and which are known. Objective per question: the masked BCE of
+    Eq. (3) plus |E_Q - E_Q^text|^2 / (2 prior_sd^2). what="embedding" moves the whole vector (L-BFGS,
+    all questions at once: the objective is a sum over questions); what="norm" keeps the direction
+    and moves only the norm r = |E_Q| (exact Newton on a 1-d problem per question, same prior on r).
+    """
+    if what not in ("embedding", "norm"):
+        raise ValueError(f"what={what!r}; expected 'embedding' or 'norm'.")
+    if prior_sd <= 0:
+        raise ValueError(f"prior_sd={prior_sd}; expected a positive number.")
+    E0 = torch.as_tensor(np.asarray(text_embeddings), dtype=torch.float64)  # (n_q, d)
+    V = torch.as_tensor(np.asarray(model_vectors), dtype=torch.float64)  # (n_m, d)
+    labels, mask = np.asarray(labels), np.asarray(mask, dtype=bool)
+    if labels.shape != (len(V), len(E0)) or mask.shape != labels.shape:
+        raise ValueError(f"labels {labels.shape} and mask {mask.shape} must both be (n_models, n_questions) "
+                         f"= ({len(V)}, {len(E0)}).")
+    if np.isnan(labels[mask]).any():
+        raise ValueError("mask selects unobserved (NaN) labels; remove them from the mask.")
+    y = torch.as_tensor(np.nan_to_num(labels).T, dtype=torch.float64)  # (n_q, n_m)
+    w = torch.as_tensor(mask.T, dtype=torch.float64)
+    precision = 1.0 / prior_sd ** 2
+    if what == "norm":
+        r0 = E0.norm(dim=1)
+        cos = (E0 / r0[:, None]) @ V.T  # (n_q, n_m): u . v, fixed
+        r = r0.clone()
+        for _ in range(max_iter):  # d/dr of the logit (cos - r) is -1: a logistic problem in -r
+            p = torch.sigmoid(cos - r[:, None])
+            grad = -((p - y) * w).sum(1) + precision * (r - r0)
+            hess = (w * p * (1 - p)).sum(1) + precision
+            step = grad / hess
+            r = torch.clamp(r - step, min=1e-3)
+            if step.abs().max() < tol:
+                break
+        return (E0 * (r / r0)[:, None]).numpy()
+    E = E0.clone().requires_grad_(True)
+    opt = torch.optim.LBFGS([E], lr=1, max_iter=max_iter, tolerance_grad=tol, tolerance_change=1e-12,
+                            history_size=20, line_search_fn="strong_wolfe")
+
+    def closure() -> torch.Tensor:
+        opt.zero_grad()
+        norm = E.norm(dim=1, keepdim=True)
+        logits = (E / norm) @ V.T - norm  # (n_q, n_m), Eq. (3)
+        loss = (torch.nn.functional.binary_cross_entropy_with_logits(logits, y, reduction="none") * w).sum()
+        loss = loss + 0.5 * precision * ((E - E0) ** 2).sum()
+        loss.backward()
+        return loss
+
+    opt.step(closure)
+    return E.detach().numpy()
+
+
+def question_probabilities(embeddings: np.ndarray, model_vectors: np.ndarray) -> np.ndarray:
+    """Eq. (3): P (n_models, n_q) for question embeddings (n_q, d) and model vectors (n_models, d)."""
+    norms = np.linalg.norm(embeddings, axis=1)
+    return sigmoid(model_vectors @ (embeddings / norms[:, None]).T - norms[None, :])
+
+
+def question_onboarding_experiment(model: "JEIRT", ds: Dataset, benchmark: str, ns: Sequence[int] = (0, 1, 3, 5, 10),
+                                   prior_scales: Sequence[float] = (1.0,), whats: Sequence[str] = ("embedding",),
+                                   seeds: Sequence[int] = (0,), progress: bool = True) -> pd.DataFrame:
+    """How well a new benchmark's answers are predicted from its texts plus n known models' answers.
+
+    `model` is a JEIRT fitted without `benchmark` (e.g. on `split_leave_benchmark_out`) that knows
+    every model of `ds`. For each seed, a random order of the models is drawn; the first n answer
+    every question of the benchmark, and the models after the first max(ns) are scored (the same
+    ones for every n). Each question's text embedding is refined (`refine_questions`, prior sd =
+    prior_scale x the mean text-embedding norm / sqrt(d)) and the scored models' answers predicted.
+    The row method "known mean" predicts every scored model's answer by the n known models' share
+    of right answers to the question, (right + 1/2) / (n + 1) (no geometry, no text). Returns one
+    row per (method, prior_scale, n, seed): accuracy, log_loss, auc over the scored (model,
+    question) pairs, and acc_mae, the mean absolute error of the scored models' predicted accuracy
+    on the benchmark.
+    """
+    if benchmark not in ds.benchmarks:
+        raise ValueError(f"benchmark={benchmark!r} is not in {ds.name!r}; its benchmarks are {ds.benchmarks}.")
+    ns = sorted(int(n) for n in ns)
+    if ns[0] < 0 or ns[-1] >= ds.n_models:
+        raise ValueError(f"ns={ns}; expected counts between 0 and {ds.n_models - 1} (models of {ds.name!r}).")
+    cols = np.flatnonzero(ds.items["benchmark"].to_numpy() == benchmark)
+    sub = ds.subset(items=cols)
+    E0 = model.question_embeddings(sub).astype(np.float64)  # (n_q, d)
+    V = model.model_vectors_[model.model_index(ds.models)].astype(np.float64)  # (n_models, d)
+    typical = np.linalg.norm(E0, axis=1).mean() / np.sqrt(E0.shape[1])
+    labels, observed = sub.labels, sub.observed
+    runs = [(what, s) for what in whats for s in prior_scales]
+    bar = tqdm(total=len(seeds) * len(ns) * (len(runs) + 1), desc=f"onboard {benchmark} questions",
+               disable=not progress)
+    rows = []
+    for seed in seeds:
+        order = np.random.default_rng(seed).permutation(ds.n_models)
+        scored = np.zeros((ds.n_models, 1), dtype=bool)
+        scored[order[ns[-1]:]] = True
+        test = scored & observed  # (n_models, n_q)
+        truth = np.array([labels[m, test[m]].mean() for m in range(ds.n_models) if test[m].any()])
+        for n in ns:
+            known = np.zeros_like(observed)
+            known[order[:n]] = observed[order[:n]]
+            preds = {}
+            for what, s in runs:
+                E = refine_questions(E0, V, labels, known, s * typical, what=what) if n else E0
+                preds[(what, s)] = question_probabilities(E, V)
+            if n:  # (right + 1/2) / (answers + 1): the share right, kept off 0 and 1 (Jeffreys)
+                right = np.where(known, labels, 0.0).sum(axis=0)
+                share = (right + 0.5) / (known.sum(axis=0) + 1.0)  # (n_q,)
+                preds[("known mean", np.nan)] = np.broadcast_to(share, labels.shape)
+            for (what, s), probs in preds.items():
+                pred_acc = np.array([probs[m, test[m]].mean() for m in range(ds.n_models) if test[m].any()])
+                scores = score(probs[test], labels[test])
+                rows.append({"method": what, "prior_scale": s, "n": n, "seed": seed,
+                             "accuracy": scores["accuracy"], "log_loss": scores["log_loss"],
+                             "auc": scores["auc"], "acc_mae": float(np.abs(pred_acc - truth).mean()),
+                             "pairs": scores["n"]})
+                bar.update()
+    bar.close()
+    return pd.DataFrame(rows)

@@ -1,0 +1,251 @@
+"""The book's figure style and the plots that several pages share: one palette, markers and line
+styles, so that every figure reads without colour alone.
+"""
+from __future__ import annotations
+
+import matplotlib as mpl
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+from cycler import cycler
+
+# Okabe & Ito (2008) colour-blind-safe palette, black last.
+PALETTE = ["#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#000000"]
+
+
+MARKERS = ["o", "s", "^", "D", "v", "P", "X", "*"]
+
+
+LINESTYLES = ["-", "--", ":", "-.", (0, (5, 1)), (0, (3, 1, 1, 1)), (0, (1, 1)), (0, (5, 5))]
+
+
+SEQUENTIAL = "viridis"  # perceptually uniform, readable in grey
+
+
+STYLE = {
+    "figure.figsize": (6.4, 3.6),  # inches; fits the book's text column
+    "figure.dpi": 150,  # inline PNGs sharp on high-resolution screens
+    "savefig.dpi": 150,
+    "savefig.bbox": "tight",
+    "figure.constrained_layout.use": True,
+    "font.size": 9,
+    "axes.labelsize": 9,
+    "xtick.labelsize": 8,
+    "ytick.labelsize": 8,
+    "legend.fontsize": 8,
+    "legend.frameon": False,
+    "axes.titlesize": 9,  # titles are not used; set small in case a helper from elsewhere adds one
+    "axes.spines.top": False,
+    "axes.spines.right": False,
+    "axes.grid": True,
+    "grid.alpha": 0.3,
+    "grid.linewidth": 0.5,
+    "lines.linewidth": 1.5,
+    "lines.markersize": 4,
+    "image.cmap": SEQUENTIAL,
+    "axes.prop_cycle": (cycler(color=PALETTE) + cycler(marker=MARKERS)
+                        + cycler(linestyle=LINESTYLES)),
+}
+
+
+def use_style() -> None:
+    """Apply the book's figure style to every later figure of this process."""
+    mpl.rcParams.update(STYLE)
+
+
+def style(i: int) -> dict:
+    """Colour, marker and line style of series `i`, for artists the property cycle does not reach."""
+    return {"color": PALETTE[i % len(PALETTE)], "marker": MARKERS[i % len(MARKERS)],
+            "linestyle": LINESTYLES[i % len(LINESTYLES)]}
+
+
+def check_figure(fig: plt.Figure) -> None:
+    """Raise AssertionError if `fig` has a title or an axis label with capitals (house style)."""
+    for ax in fig.axes:
+        assert not ax.get_title(), f"axes has title {ax.get_title()!r}; put it in the caption."
+        for label in (ax.get_xlabel(), ax.get_ylabel()):
+            assert label == label.lower() or "$" in label, \
+                f"axis label {label!r} should be lowercase."
+    assert not fig._suptitle, "figure has a suptitle; put it in the caption."
+
+
+def bar_by_group(ax: plt.Axes, values: pd.Series, xlabel: str = "accuracy",
+                 highlight: list[str] | None = None, sort: bool = True) -> plt.Axes:
+    """One horizontal bar per entry of `values` (largest on top); `highlight` names are hatched."""
+    values = values.dropna()
+    if sort:
+        values = values.sort_values()
+    highlight = set(highlight or [])
+    colors = [PALETTE[1] if k in highlight else PALETTE[0] for k in values.index]
+    hatches = ["///" if k in highlight else "" for k in values.index]
+    bars = ax.barh(np.arange(len(values)), values.to_numpy(), color=colors, height=0.75)
+    for bar, hatch in zip(bars, hatches):
+        bar.set_hatch(hatch)
+    ax.set_yticks(np.arange(len(values)))
+    ax.set_yticklabels([str(k) for k in values.index], fontsize=7 if len(values) > 20 else 8)
+    ax.set_ylim(-0.6, len(values) - 0.4)
+    ax.set_xlabel(xlabel.lower())
+    ax.grid(axis="y", visible=False)
+    return ax
+
+
+def extremes(values: pd.Series, n: int = 40) -> pd.Series:
+    """`values` if it has at most `n` entries, else its n/2 largest and n/2 smallest (for plots)."""
+    values = values.dropna().sort_values()
+    if len(values) <= n:
+        return values
+    return pd.concat([values.iloc[: n // 2], values.iloc[-(n - n // 2):]])
+
+
+def heatmap(ax: plt.Axes, table: pd.DataFrame, label: str = "accuracy", annotate: bool | None = None,
+            vmin: float = 0.0, vmax: float = 1.0) -> plt.Axes:
+    """`table` (rows x columns) as coloured cells with a colour bar; numbers printed in the cells
+    when the table is small enough to read (`annotate=None` decides)."""
+    data = table.to_numpy(dtype=float)
+    image = ax.imshow(data, aspect="auto", cmap=SEQUENTIAL, vmin=vmin, vmax=vmax,
+                      interpolation="nearest")
+    plt.colorbar(image, ax=ax, label=label.lower(), shrink=0.8)
+    ax.set_xticks(np.arange(data.shape[1]))
+    ax.set_xticklabels([str(c) for c in table.columns], rotation=60, ha="right")
+    ax.set_yticks(np.arange(data.shape[0]))
+    ax.set_yticklabels([str(r) for r in table.index], fontsize=7 if data.shape[0] > 20 else 8)
+    ax.grid(False)
+    if annotate is None:
+        annotate = data.size <= 200
+    if annotate:
+        for (i, j), v in np.ndenumerate(data):
+            if np.isfinite(v):
+                ax.text(j, i, f"{v:.2f}", ha="center", va="center", fontsize=6,
+                        color="white" if v < (vmin + vmax) / 2 else "black")
+    return ax
+
+
+# Geometry and taxonomy (chapters "Taxonomy" and "Geometry"; numbers from jeirt.analysis)
+HATCHES = ["", "///", "...", "xxx", "\\\\\\", "++", "oo", "--"]
+
+
+def group_style(i: int) -> dict:
+    """Colour and marker of group `i` for scatter plots; the pair differs for the first 64 groups
+    (markers shift by one every 8 groups, so colour 0 comes back with a new marker)."""
+    return {"color": PALETTE[i % len(PALETTE)], "marker": MARKERS[(i + i // len(PALETTE)) % len(MARKERS)]}
+
+
+def grouped_bars(ax: plt.Axes, table: pd.DataFrame, ylabel: str = "score") -> plt.Axes:
+    """One group of bars per column of `table` (e.g. a metric), one bar per row (e.g. a
+    representation), told apart by colour and hatching; values printed above the bars."""
+    n_rows, n_cols = table.shape
+    width = 0.8 / n_rows
+    x = np.arange(n_cols)
+    for i, (name, row) in enumerate(table.iterrows()):
+        bars = ax.bar(x + (i - (n_rows - 1) / 2) * width, row.to_numpy(dtype=float), width,
+                      color=PALETTE[i % len(PALETTE)], hatch=HATCHES[i % len(HATCHES)],
+                      edgecolor="white", linewidth=0.5, label=str(name))
+        ax.bar_label(bars, fmt="%.2f", fontsize=6, padding=1)
+    ax.set_xticks(x)
+    ax.set_xticklabels([str(c) for c in table.columns])
+    ax.set_ylabel(ylabel.lower())
+    ax.grid(axis="x", visible=False)
+    ax.legend(ncols=min(n_rows, 3), loc="upper left", bbox_to_anchor=(0, 1.12))
+    return ax
+
+
+def curves(ax: plt.Axes, series: dict, xlabel: str, ylabel: str) -> plt.Axes:
+    """One line per entry of `series` (label -> y values, plotted at x = 1, 2, ...), in the
+    house cycle of colours, markers and line styles."""
+    for i, (label, y) in enumerate(series.items()):
+        y = np.asarray(y, dtype=float)
+        s = style(i)
+        ax.plot(np.arange(1, len(y) + 1), y, label=str(label), color=s["color"], marker=s["marker"],
+                linestyle=s["linestyle"], markevery=max(1, len(y) // 8))
+    ax.set_xlabel(xlabel.lower())
+    ax.set_ylabel(ylabel.lower())
+    ax.legend()
+    return ax
+
+
+def scatter_groups(ax: plt.Axes, xy: np.ndarray, groups, names=None, order=None, size: float = 14,
+                   alpha: float = 0.8, legend_title: str | None = None,
+                   background: str | None = None) -> plt.Axes:
+    """Points `xy` (n, 2) coloured and shaped by `groups` (n,); `names` (n,) are written next to the
+    points when given (for a few dozen points). `order` fixes the legend order of the groups; the
+    `background` group (e.g. "other") is drawn first, in light grey, so it hides no other group."""
+    xy, groups = np.asarray(xy), np.asarray(groups)
+    order = list(order) if order is not None else list(pd.unique(groups))
+    if background is not None and (groups == background).any():
+        rows = groups == background
+        ax.scatter(xy[rows, 0], xy[rows, 1], s=size, alpha=alpha, color="0.75", marker=".",
+                   edgecolor="none", label=f"{background} ({rows.sum()})")
+    present = [g for g in order if g != background and (groups == g).any()]  # styled, drawn on top
+    for i, group in enumerate(present):
+        rows = groups == group
+        ax.scatter(xy[rows, 0], xy[rows, 1], s=size, alpha=alpha, edgecolor="none",
+                   label=f"{group} ({rows.sum()})", **group_style(i))
+    if names is not None:
+        for (x, y), name in zip(xy, names):
+            ax.annotate(str(name), (x, y), fontsize=5, xytext=(2, 2), textcoords="offset points",
+                        color="0.25")
+    ax.set_xticks([])
+    ax.set_yticks([])
+    ax.legend(title=legend_title, loc="center left", bbox_to_anchor=(1.0, 0.5), markerscale=1.5)
+    return ax
+
+
+# Out of distribution and difficulty (chapters "Out of distribution" and "Difficulty and norm")
+def labelled_scatter(ax: plt.Axes, x, y, names=None, xlabel: str = "x", ylabel: str = "y",
+                     size: float = 18, label: str | None = None, i: int = 0) -> plt.Axes:
+    """Points (x, y) in series style `i`, each written next to its name when `names` are given (for a
+    few dozen points, e.g. one per benchmark); `label` names the series in a legend."""
+    x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+    s = style(i)
+    ax.scatter(x, y, s=size, color=s["color"], marker=s["marker"], edgecolor="none", alpha=0.85, label=label)
+    if names is not None:
+        for xi, yi, name in zip(x, y, names):
+            ax.annotate(str(name), (xi, yi), fontsize=6, xytext=(3, 2), textcoords="offset points", color="0.25")
+    # Lowercase labels (house style), except those with mathtext, where case carries meaning.
+    ax.set_xlabel(xlabel if "$" in xlabel else xlabel.lower())
+    ax.set_ylabel(ylabel if "$" in ylabel else ylabel.lower())
+    return ax
+
+
+def roc_curves(ax: plt.Axes, curves: dict) -> plt.Axes:
+    """One ROC(-like) curve per entry of `curves` (label -> DataFrame with columns fpr, tpr, e.g. from
+    `jeirt.analysis.difficulty_roc`), in the house cycle, with the chance diagonal."""
+    ax.plot([0, 1], [0, 1], color="0.6", linewidth=0.8, linestyle=":", marker="", label="chance")
+    for i, (label, table) in enumerate(curves.items()):
+        s = style(i)
+        ax.plot(table["fpr"], table["tpr"], color=s["color"], linestyle=s["linestyle"], marker=s["marker"],
+                markevery=max(1, len(table) // 8), label=str(label))
+    ax.set_xlim(0, 1)
+    ax.set_ylim(0, 1)
+    ax.set_aspect("equal")
+    ax.set_xlabel("share of correct answers above the threshold")
+    ax.set_ylabel("share of wrong answers above the threshold")
+    ax.legend(loc="lower right")
+    return ax
+
+
+def dots_by_group(ax: plt.Axes, table: pd.DataFrame, xlabel: str = "test accuracy",
+                  mean_lines: bool = True) -> plt.Axes:
+    """One row per group (index of `table`, sorted by its first column, largest on top) and one
+    marker per column (e.g. a method); `mean_lines` adds each column's mean as a vertical line."""
+    table = table.sort_values(table.columns[0])
+    y = np.arange(len(table))
+    for i, column in enumerate(table.columns):
+        s = style(i)
+        values = table[column].to_numpy(dtype=float)
+        ax.scatter(values, y, color=s["color"], marker=s["marker"], s=18, zorder=3, label=str(column),
+                   facecolor=s["color"] if i == 0 else "none")
+        if mean_lines:
+            ax.axvline(np.nanmean(values), color=s["color"], linestyle=s["linestyle"], linewidth=0.9)
+    ax.set_yticks(y)
+    ax.set_yticklabels([shorten_name(r) for r in table.index], fontsize=6 if len(table) > 20 else 7)
+    ax.set_ylim(-0.7, len(table) - 0.3)
+    ax.set_xlabel(xlabel.lower())
+    ax.grid(axis="y", visible=False)
+    return ax
+
+
+def shorten_name(name, max_chars: int = 28) -> str:
+    """A model name for a tick label: the part after the last "/", at most `max_chars` long."""
+    name = str(name).rsplit("/", 1)[-1]
+    return name if len(name) <= max_chars else name[: max_chars - 1] + "…"

@@ -1,0 +1,64 @@
+"""The Introduction page: a 2-D toy of Eq. (3), questions and models in one plane.
+"""
+from __future__ import annotations
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+
+from jeirt.book.figures import style
+
+
+# The JE-IRT geometry in two dimensions (Eq. 3)
+def p_correct(question: np.ndarray, model: np.ndarray) -> np.ndarray:
+    """Eq. (3): sigmoid(<E_Q/|E_Q|, E_M> - |E_Q|) for questions (..., d) and one model (d,)."""
+    norm = np.linalg.norm(question, axis=-1)
+    cos_term = (question @ model) / np.maximum(norm, 1e-12)
+    return 1.0 / (1.0 + np.exp(-(cos_term - norm)))
+
+
+def toy_geometry(seed: int = 0, n_per_topic: int = 8) -> tuple[dict, pd.DataFrame]:
+    """A 2-D toy: three model vectors and questions on three topics (angles) at several norms."""
+    rng = np.random.default_rng(seed)
+    models = {"model a": np.array([2.6, 0.6]), "model b": np.array([0.5, 2.2]),
+              "model c": np.array([1.6, 1.5])}
+    topics = {"algebra": 10.0, "biology": 80.0, "history": 165.0}  # direction in degrees
+    rows = []
+    for topic, angle in topics.items():
+        theta = np.deg2rad(angle + rng.normal(0, 6, n_per_topic))
+        norm = rng.uniform(0.3, 2.6, n_per_topic)  # the norm is the difficulty
+        rows += [{"topic": topic, "x": r * np.cos(t), "y": r * np.sin(t), "norm": r}
+                 for t, r in zip(theta, norm)]
+    return models, pd.DataFrame(rows)
+
+
+def geometry_toy(ax: plt.Axes | None = None, shade: str = "model a", seed: int = 0) -> plt.Axes:
+    """Models as arrows, questions as points; shading = P(correct) of model `shade` anywhere in the
+    plane; dashed circles = where each model's P is 1/2 (the circle whose diameter is its arrow)."""
+    ax = ax or plt.gca()
+    models, questions = toy_geometry(seed)
+    lim = 3.0
+    grid = np.linspace(-lim, lim, 301)
+    xx, yy = np.meshgrid(grid, grid)
+    prob = p_correct(np.stack([xx, yy], axis=-1), models[shade])
+    filled = ax.contourf(xx, yy, prob, levels=np.linspace(0, 1, 11), cmap="Greys", alpha=0.45)
+    ax.contour(xx, yy, prob, levels=[0.25, 0.75], colors="0.35", linewidths=0.6, linestyles=":")
+    plt.colorbar(filled, ax=ax, label=rf"$P(\mathrm{{correct}})$ for {shade}", shrink=0.85)
+    for i, (name, vec) in enumerate(models.items()):
+        s = style(i)
+        ax.annotate("", xy=vec, xytext=(0, 0),
+                    arrowprops=dict(arrowstyle="-|>", color=s["color"], lw=2))
+        ax.add_patch(plt.Circle(vec / 2, np.linalg.norm(vec) / 2, fill=False, color=s["color"],
+                                linestyle=s["linestyle"], linewidth=1))
+        ax.text(*(vec * 1.08), name, color=s["color"], fontsize=8, ha="center", va="bottom")
+    for j, (topic, group) in enumerate(questions.groupby("topic", sort=False)):
+        ax.scatter(group["x"], group["y"], marker="o^s"[j % 3], color="white",
+                   edgecolor="black", s=22, linewidth=0.8, label=f"questions: {topic}", zorder=3)
+    ax.set_xlim(-lim, lim)
+    ax.set_ylim(-1.2, lim)
+    ax.set_aspect("equal")
+    ax.grid(False)
+    ax.set_xlabel("embedding dimension 1")
+    ax.set_ylabel("embedding dimension 2")
+    ax.legend(loc="lower left")
+    return ax

@@ -1,0 +1,143 @@
+"""Splits: which labels train the model, which pick its checkpoint, which test it.
+
+A `Split` is three boolean masks over a dataset's (n_models, n_items) label matrix. By question
+(`split_by_question`, the paper's protocol), with one benchmark left out for out-of-distribution tests
+(`split_leave_benchmark_out`), or with some models held out of joint training for onboarding
+(`hold_out_models`). `sample_items` draws a per-benchmark sample of questions.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Sequence
+
+import numpy as np
+
+from jeirt.data import Dataset
+
+
+@dataclass(frozen=True)
+class Split:
+    """Which labels are used to train, to pick the checkpoint, and to test; each (n_models, n_items)."""
+
+    train: np.ndarray
+    val: np.ndarray
+    test: np.ndarray
+    name: str
+    held_out: tuple[str, ...] = ()  # models left out of joint training (fitted by onboarding)
+    onboard: np.ndarray | None = None  # (n_models, n_items) labels onboarding may use for them
+
+    def __post_init__(self) -> None:
+        shapes = {self.train.shape, self.val.shape, self.test.shape}
+        if len(shapes) != 1:
+            raise ValueError(f"train, val and test masks differ in shape: {shapes}.")
+        if (self.train & self.val).any() or (self.train & self.test).any() or (self.val & self.test).any():
+            raise ValueError(f"split {self.name!r}: train, val and test overlap.")
+        for part in ("train", "val", "test"):
+            if not getattr(self, part).any():
+                raise ValueError(f"split {self.name!r}: the {part} part is empty; use a larger dataset "
+                                 "or other fractions.")
+
+    def restrict_to(self, observed: np.ndarray) -> "Split":
+        """The same split with every unobserved (NaN) label removed from all parts."""
+        onboard = None if self.onboard is None else self.onboard & observed
+        return Split(self.train & observed, self.val & observed, self.test & observed, self.name,
+                     self.held_out, onboard)
+
+    def items_of(self, part: str) -> np.ndarray:
+        """Column numbers of the items that have at least one label in `part`."""
+        return np.flatnonzero(getattr(self, part).any(axis=0))
+
+
+def _check_fractions(fractions: Sequence[float]) -> None:
+    if len(fractions) != 3 or min(fractions) <= 0 or not np.isclose(sum(fractions), 1):
+        raise ValueError(f"fractions={tuple(fractions)}; expected three positive numbers summing to 1.")
+
+
+def _assign_items(ds: Dataset, fractions: Sequence[float], seed: int, stratify: str | None) -> np.ndarray:
+    """0/1/2 (train/val/test) per item, shuffled within each stratum by a seeded generator."""
+    rng = np.random.default_rng(seed)
+    part = np.zeros(ds.n_items, dtype=np.int8)
+    groups = ds.items.groupby(stratify, sort=True).indices.values() if stratify else [np.arange(ds.n_items)]
+    for idx in groups:
+        idx = rng.permutation(idx)
+        n_train = int(round(fractions[0] * len(idx)))
+        n_val = int(round(fractions[1] * len(idx)))
+        part[idx[n_train:n_train + n_val]] = 1
+        part[idx[n_train + n_val:]] = 2
+    return part
+
+
+def split_by_question(ds: Dataset, fractions: Sequence[float] = (0.8, 0.1, 0.1), seed: int = 0,
+                      stratify: str | None = "benchmark") -> Split:
+    """Items split 80/10/10 (seeded, stratified by benchmark); every model is in every part."""
+    _check_fractions(fractions)
+    part = _assign_items(ds, fractions, seed, stratify)
+    rows = np.ones((ds.n_models, 1), dtype=bool)
+    split = Split(rows & (part == 0), rows & (part == 1), rows & (part == 2), f"question-seed{seed}")
+    return split.restrict_to(ds.observed)
+
+
+def split_leave_benchmark_out(ds: Dataset, benchmark: str | Sequence[str], val_fraction: float = 0.1,
+                              seed: int = 0) -> Split:
+    """Test on every item of `benchmark` (one name, or several); train and validate on the others."""
+    left_out = [benchmark] if isinstance(benchmark, str) else list(benchmark)
+    unknown = [b for b in left_out if b not in ds.benchmarks]
+    if unknown or not left_out:
+        raise ValueError(f"benchmark={benchmark!r}: expected one or more of dataset {ds.name!r}'s benchmarks "
+                         f"{ds.benchmarks}.")
+    rng = np.random.default_rng(seed)
+    is_test = ds.items["benchmark"].isin(left_out).to_numpy()
+    rest = rng.permutation(np.flatnonzero(~is_test))
+    is_val = np.zeros(ds.n_items, dtype=bool)
+    is_val[rest[:int(round(val_fraction * len(rest)))]] = True
+    rows = np.ones((ds.n_models, 1), dtype=bool)
+    split = Split(rows & ~is_test & ~is_val, rows & is_val, rows & is_test, "without-" + "+".join(left_out))
+    return split.restrict_to(ds.observed)
+
+
+def hold_out_models(ds: Dataset, split: Split, models: Sequence[str] | int, seed: int = 0) -> Split:
+    """Take `models` (names, or a seeded number of them) out of joint training and validation.
+
+    Their training labels move to `split.onboard`, for fitting their vectors afterwards; their test
+    labels stay in `split.test`.
+    """
+    if isinstance(models, int):
+        if not 0 < models < ds.n_models:
+            raise ValueError(f"models={models}; expected between 1 and {ds.n_models - 1}.")
+        rng = np.random.default_rng(seed)
+        models = [ds.models[i] for i in sorted(rng.choice(ds.n_models, size=models, replace=False))]
+    rows = ds.model_index(models)
+    keep = np.ones((ds.n_models, 1), dtype=bool)
+    keep[rows] = False
+    onboard = np.zeros_like(split.train)
+    onboard[rows] = split.train[rows]
+    return Split(split.train & keep, split.val & keep, split.test, f"{split.name}-heldout{len(rows)}",
+                 tuple(models), onboard)
+
+
+def subsample_items(mask: np.ndarray, fraction: float, seed: int = 0) -> np.ndarray:
+    """Keep a seeded `fraction` of each row's True entries (at least one where the row has any)."""
+    if not 0 < fraction <= 1:
+        raise ValueError(f"fraction={fraction}; expected a number in (0, 1].")
+    rng = np.random.default_rng(seed)
+    out = np.zeros_like(mask)
+    for row in np.flatnonzero(mask.any(axis=1)):
+        cols = np.flatnonzero(mask[row])
+        keep = max(1, int(round(fraction * len(cols))))
+        out[row, rng.choice(cols, size=keep, replace=False)] = True
+    return out
+
+
+def sample_items(groups: np.ndarray, n: int, rng: np.random.Generator) -> np.ndarray:
+    """Sorted positions of `n` items drawn without replacement, each group keeping its share."""
+    groups = np.asarray(groups)
+    if n >= len(groups):
+        return np.arange(len(groups))
+    names, counts = np.unique(groups, return_counts=True)
+    quota = np.floor(counts * n / len(groups)).astype(int)
+    # Hand the leftover slots to the groups with the largest remainders, so quotas sum to n.
+    remainder = counts * n / len(groups) - quota
+    quota[np.argsort(-remainder, kind="stable")[: n - quota.sum()]] += 1
+    picked = [rng.choice(np.flatnonzero(groups == g), size=q, replace=False)
+              for g, q in zip(names, quota)]
+    return np.sort(np.concatenate(picked))

@@ -1,0 +1,417 @@
+"""Efficient evaluation: a new LLM's scores from a few questions, a new question's answers from a few LLMs.
+
+Once JE-IRT is trained, each question is a fixed unit direction u_q and norm r_q, each model a
+vector v, and P(v answers q) = sigmoid(u_q . v - r_q) (Eq. 3). Two practical questions follow.
+
+**A new model, few questions** (tinyBenchmarks and Anchor Points answer it with plain IRT). Ask the
+new model k questions chosen by a rule (`select_items`: random, stratified by benchmark, spread
+over question directions by k-means, or adaptive), fit its vector from the answers by maximum a
+posteriori under a Gaussian prior fitted to the trained vectors (`QuestionBank.posterior`, with
+jeirt.onboard's exact Newton solver), and estimate its accuracy on a set Q of questions as
+
+    acc(Q) = ( sum_{q in Q asked} y_q + sum_{q in Q not asked} E[P(q)] ) / |Q|
+
+(the asked answers are known exactly; E is over the Laplace posterior of v). `estimate_scores`
+returns this overall and per benchmark with a predictive interval (posterior draws of v, then
+Bernoulli draws of the answers not asked).
+
+The prior is N(mu, S) with mu the mean of the trained vectors and S their covariance shrunk towards
+a multiple of the identity (Ledoit-Wolf): with a few dozen trained models in d = 256 dimensions the
+vectors vary along few directions, and a new model most likely does too. All fits run in whitened
+coordinates z, v = mu + L z with S = L L^T, where the prior is N(0, I) and question q becomes the
+feature f_q = L^T u_q with offset o_q = r_q - u_q . mu, so that P = sigmoid(f_q . z - o_q).
+
+**A new question, few models.** A new question's embedding comes from its text through the frozen
+adapter. When some models' answers to it are known, `refine_questions` moves it to the maximum a
+posteriori under N(text embedding, tau^2 I) with every model vector frozen (or, `what="norm"`, only
+its difficulty |E_Q| with its direction kept), and the refined embedding predicts the other models.
+
+`few_item_experiment` and `question_onboarding_experiment` are the protocols of the book's chapter
+"Efficient evaluation"; `add_evaluation_parsers` adds the `jeirt estimate` and `jeirt suggest` verbs.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Sequence
+
+import numpy as np
+import pandas as pd
+from sklearn.cluster import KMeans
+from sklearn.covariance import ledoit_wolf
+from sklearn.decomposition import PCA
+from tqdm import (
+    tqdm,  # plain tqdm: tqdm.auto warns on stderr in kernels without ipywidgets
+)
+
+from jeirt.data import Dataset
+from jeirt.estimator import JEIRT
+from jeirt.onboard import fit_model_vectors
+from jeirt.splits import sample_items
+
+RULES = ("random", "stratified", "kmeans", "adaptive", "adaptive-accuracy")
+
+
+PRIORS = ("full", "isotropic")
+
+
+OVERALL = "overall"  # the group name of every question together in score tables
+
+
+PLAIN = "plain mean"  # the rule name of the no-model baseline: the mean of k random answers
+
+
+def _sigmoid(z: np.ndarray) -> np.ndarray:
+    """The logistic function without overflow warnings."""
+    return 0.5 * (1.0 + np.tanh(0.5 * z))
+
+
+# The question bank: frozen question geometry plus the prior on a new model's vector
+def vector_prior(vectors: np.ndarray, kind: str = "full") -> tuple[np.ndarray, np.ndarray]:
+    """Mean (d,) and covariance (d, d) of a Gaussian prior fitted to known model vectors (n, d).
+
+    "full": Ledoit-Wolf shrunk covariance (well conditioned even with n << d); "isotropic": the
+    mean per-coordinate variance times I, the prior `JEIRT.onboard` uses.
+    """
+    vectors = np.asarray(vectors, dtype=np.float64)
+    if vectors.ndim != 2 or len(vectors) < 2:
+        raise ValueError(f"vectors has shape {vectors.shape}; expected (n_models >= 2, d).")
+    mean = vectors.mean(axis=0)
+    if kind == "full":
+        cov, _ = ledoit_wolf(vectors)
+    elif kind == "isotropic":
+        cov = vectors.var(axis=0, ddof=1).mean() * np.eye(vectors.shape[1])
+    else:
+        raise ValueError(f"prior={kind!r}; expected one of {PRIORS}.")
+    return mean, cov
+
+
+@dataclass
+class Posterior:
+    """Laplace posteriors of new models' vectors, in the bank's whitened coordinates z."""
+
+    mean: np.ndarray  # (n_new, d) MAP z
+    cov: np.ndarray  # (n_new, d, d) inverse Hessian at the MAP
+
+    def __len__(self) -> int:
+        return len(self.mean)
+
+
+@dataclass
+class QuestionBank:
+    """The questions a new model can be asked and scored on, as JE-IRT sees them, and the prior on
+    its vector. Build one with `QuestionBank.from_model`."""
+
+    item_ids: np.ndarray  # (n_items,) str
+    groups: np.ndarray  # (n_items,) str, benchmark of each question
+    texts: np.ndarray  # (n_items,) str
+    directions: np.ndarray  # (n_items, d) unit u_q
+    norms: np.ndarray  # (n_items,) r_q, the difficulty
+    prior_mean: np.ndarray  # (d,) mu
+    prior_cov: np.ndarray  # (d, d) S
+
+    def __post_init__(self) -> None:
+        n, d = self.directions.shape
+        if self.norms.shape != (n,) or len(self.item_ids) != n or len(self.groups) != n:
+            raise ValueError(f"directions {self.directions.shape}, norms {self.norms.shape}, "
+                             f"{len(self.item_ids)} ids and {len(self.groups)} groups must describe the "
+                             "same questions.")
+        if self.prior_mean.shape != (d,) or self.prior_cov.shape != (d, d):
+            raise ValueError(f"prior mean {self.prior_mean.shape} and covariance {self.prior_cov.shape} "
+                             f"must match the embedding dimension d = {d}.")
+
+    @classmethod
+    def from_model(cls, model: "JEIRT", ds: Dataset, prior_models: Sequence[str] | None = None,
+                   prior: str = "full") -> "QuestionBank":
+        """The questions of `ds` embedded by a fitted `JEIRT`, with the prior fitted to the vectors of
+        `prior_models` (default: every model `model` knows; leave out the ones under evaluation)."""
+        names = model.models_ if prior_models is None else list(prior_models)
+        return cls.from_embeddings(model.question_embeddings(ds), model.model_vectors_[model.model_index(names)],
+                                   ds.items["benchmark"], ds.items["item_id"], ds.items["text"], prior)
+
+    @classmethod
+    def from_embeddings(cls, embeddings: np.ndarray, model_vectors: np.ndarray, groups: Sequence[str] | None = None,
+                        item_ids: Sequence[str] | None = None, texts: Sequence[str] | None = None,
+                        prior: str = "full") -> "QuestionBank":
+        """A bank from question embeddings E_Q (n_items, d) and known model vectors (n_models, d)."""
+        emb = np.asarray(embeddings, dtype=np.float64)
+        norms = np.linalg.norm(emb, axis=1)
+        n = len(emb)
+        as_str = lambda values, default: np.asarray(default if values is None else values, dtype=str)  # noqa: E731
+        mean, cov = vector_prior(model_vectors, prior)
+        return cls(as_str(item_ids, [f"q{i}" for i in range(n)]), as_str(groups, ["all"] * n),
+                   as_str(texts, [""] * n), emb / norms[:, None], norms, mean, cov)
+
+    @property
+    def n_items(self) -> int:
+        return len(self.norms)
+
+    @property
+    def benchmarks(self) -> list[str]:
+        return list(pd.unique(self.groups))
+
+    @cached_property
+    def factor(self) -> np.ndarray:
+        """L (d, d), lower triangular with L L^T = S."""
+        return np.linalg.cholesky(self.prior_cov)
+
+    @cached_property
+    def features(self) -> np.ndarray:
+        """f_q = L^T u_q (n_items, d): the questions in whitened coordinates."""
+        return self.directions @ self.factor
+
+    @cached_property
+    def features32(self) -> np.ndarray:
+        """`features` in float32, for the large products of `estimate_scores`."""
+        return self.features.astype(np.float32)
+
+    @cached_property
+    def offsets(self) -> np.ndarray:
+        """o_q = r_q - u_q . mu (n_items,), so that the logit is f_q . z - o_q."""
+        return self.norms - self.directions @ self.prior_mean
+
+    def prior(self, n_new: int = 1) -> Posterior:
+        """The posterior before any answer: z ~ N(0, I)."""
+        d = self.directions.shape[1]
+        return Posterior(np.zeros((n_new, d)), np.broadcast_to(np.eye(d), (n_new, d, d)).copy())
+
+    def vectors(self, posterior: Posterior) -> tuple[np.ndarray, np.ndarray]:
+        """Model-space vectors v = mu + L z (n_new, d) and covariances L Sigma_z L^T (n_new, d, d)."""
+        L = self.factor
+        return self.prior_mean + posterior.mean @ L.T, L @ posterior.cov @ L.T
+
+    def posterior(self, labels: np.ndarray, asked: np.ndarray) -> Posterior:
+        """MAP and Laplace covariance of z for each row of `labels` (n_new, n_items), from the
+        answers under `asked`. Rows with nothing asked get the prior."""
+        labels, asked = self._check(labels, asked)
+        n_new, d = len(labels), self.features.shape[1]
+        prior = self.prior(n_new)
+        mean, cov = prior.mean, prior.cov
+        # A Newton step costs chunk x (columns asked by any model of the chunk) x d^2: fit models
+        # one by one when d is large, in chunks over the union of their questions when it is small.
+        chunk = 1 if d > 32 else 32
+        rows = np.flatnonzero(asked.any(axis=1))
+        for start in range(0, len(rows), chunk):
+            part = rows[start:start + chunk]
+            cols = np.flatnonzero(asked[part].any(axis=0))
+            fit = fit_model_vectors(self.features[cols], self.offsets[cols], labels[np.ix_(part, cols)],
+                                    asked[np.ix_(part, cols)], np.zeros(d), 1.0, chunk=len(part),
+                                    device="cpu")
+            mean[part], cov[part] = fit.vectors, fit.covariances
+        return Posterior(mean, cov)
+
+    def _check(self, labels: np.ndarray, asked: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        labels = np.atleast_2d(np.asarray(labels, dtype=np.float64))
+        asked = np.atleast_2d(np.asarray(asked, dtype=bool))
+        if labels.shape[1] != self.n_items or asked.shape != labels.shape:
+            raise ValueError(f"labels {labels.shape} and asked {asked.shape} must both be (n_new, n_items) "
+                             f"with n_items = {self.n_items}, the bank's questions.")
+        if np.isnan(labels[asked]).any():
+            raise ValueError("asked marks questions without an answer (NaN label); ask only answered ones.")
+        return labels, asked
+
+
+# Estimated scores
+def estimate_scores(bank: QuestionBank, labels: np.ndarray, asked: np.ndarray,
+                    targets: np.ndarray | None = None, draws: int = 200, level: float = 0.9,
+                    seed: int = 0, models: Sequence[str] | None = None,
+                    posterior: Posterior | None = None) -> pd.DataFrame:
+    """Estimated accuracy of each new model overall and per benchmark, with a predictive interval.
+
+    labels, asked: (n_new, n_items) answers and which of them were asked. targets: (n_new, n_items)
+    bool, the questions each accuracy is over (default: all). The estimate is the equation in this
+    module's docstring, with E[P] from the probit approximation E[sigmoid(a)] ~ sigmoid(m / sqrt(1 +
+    pi s^2 / 8)) for a ~ N(m, s^2). `sd`, `lower` and `upper` (the central `level` interval) come from
+    `draws` posterior draws of the vector, each followed by Bernoulli draws of the answers not asked:
+    they describe where the accuracy actually measured on all of Q would fall. draws=0 skips them.
+    Returns one row per (model, group): items, asked, estimate, sd, lower, upper.
+    """
+    labels, asked = bank._check(labels, asked)
+    n_new = len(labels)
+    targets = np.ones_like(asked) if targets is None else np.atleast_2d(np.asarray(targets, dtype=bool))
+    if targets.shape != asked.shape:
+        raise ValueError(f"targets has shape {targets.shape}; expected {asked.shape} like asked.")
+    if not 0 < level < 1:
+        raise ValueError(f"level={level}; expected a number in (0, 1).")
+    models = [f"new{i}" for i in range(n_new)] if models is None else list(models)
+    if len(models) != n_new:
+        raise ValueError(f"{len(models)} model names for {n_new} rows of labels.")
+    if posterior is None:
+        posterior = bank.posterior(labels, asked)
+    names = [OVERALL] + bank.benchmarks
+    onehot = np.column_stack([np.ones(bank.n_items)] + [bank.groups == g for g in bank.benchmarks])
+    rng = np.random.default_rng(seed)
+    rows = []
+    for i in range(n_new):
+        cols = np.flatnonzero(targets[i])
+        if not len(cols):
+            raise ValueError(f"model {models[i]!r} has no target question to estimate an accuracy over.")
+        # float32 for the (n, d) products: the estimates need no more, and they are the cost here.
+        F = bank.features32 if len(cols) == bank.n_items else bank.features32[cols]  # (n, d)
+        o, G = bank.offsets[cols], onehot[cols]  # (n,), (n, groups)
+        was_asked = asked[i, cols]
+        known = np.where(was_asked, labels[i, cols], 0.0)  # (n,)
+        cov = posterior.cov[i].astype(np.float32)
+        mean_logit = F @ posterior.mean[i].astype(np.float32) - o
+        var_logit = ((F @ cov) * F).sum(axis=1)  # f^T Sigma f per question
+        p_bar = _sigmoid(mean_logit / np.sqrt(1.0 + np.pi * var_logit / 8.0))
+        counts = G.sum(axis=0)
+        point = (known @ G + np.where(was_asked, 0.0, p_bar) @ G) / np.maximum(counts, 1)  # (groups,)
+        spread = np.full((3, len(names)), np.nan)
+        if draws:
+            chol = np.linalg.cholesky(posterior.cov[i]).astype(np.float32)
+            z = posterior.mean[i] + rng.standard_normal((draws, F.shape[1]), dtype=np.float32) @ chol.T
+            p = _sigmoid(z.astype(np.float32) @ F.T - o.astype(np.float32))  # (draws, n)
+            answers = np.where(was_asked, known, rng.random(p.shape, dtype=np.float32) < p)
+            acc = answers @ G / np.maximum(counts, 1)  # (draws, groups)
+            spread = np.stack([acc.std(axis=0, ddof=1),
+                               *np.quantile(acc, [(1 - level) / 2, (1 + level) / 2], axis=0)])
+        for g, name in enumerate(names):
+            if counts[g]:
+                rows.append({"model": models[i], "group": name, "items": int(counts[g]),
+                             "asked": int(was_asked @ G[:, g]), "estimate": point[g], "sd": spread[0, g],
+                             "lower": spread[1, g], "upper": spread[2, g]})
+    return pd.DataFrame(rows)
+
+
+def plain_means(bank: QuestionBank, labels: np.ndarray, asked: np.ndarray,
+                models: Sequence[str] | None = None) -> pd.DataFrame:
+    """The no-model baseline: each model's mean answer over the asked questions, overall and per
+    benchmark (a benchmark with no asked question gets the overall mean). Columns as
+    `estimate_scores` without the interval."""
+    labels, asked = bank._check(labels, asked)
+    models = [f"new{i}" for i in range(len(labels))] if models is None else list(models)
+    rows = []
+    for i, name in enumerate(models):
+        if not asked[i].any():
+            raise ValueError(f"model {name!r} was asked no question; the plain mean needs at least one answer.")
+        overall = labels[i, asked[i]].mean()
+        rows.append({"model": name, "group": OVERALL, "asked": int(asked[i].sum()), "estimate": overall})
+        for g in bank.benchmarks:
+            sel = asked[i] & (bank.groups == g)
+            rows.append({"model": name, "group": g, "asked": int(sel.sum()),
+                         "estimate": labels[i, sel].mean() if sel.any() else overall})
+    return pd.DataFrame(rows)
+
+
+# Which questions to ask
+def _candidates(bank: QuestionBank, candidates: np.ndarray | None, labels: np.ndarray | None,
+                n_new: int) -> np.ndarray:
+    """(n_new, n_items) bool: the questions each new model may be asked."""
+    if candidates is None:
+        candidates = ~np.isnan(labels) if labels is not None else np.ones((n_new, bank.n_items), dtype=bool)
+    candidates = np.asarray(candidates, dtype=bool)
+    if candidates.ndim == 1:
+        candidates = np.broadcast_to(candidates, (n_new, len(candidates)))
+    if candidates.shape[1] != bank.n_items:
+        raise ValueError(f"candidates has {candidates.shape[1]} columns; the bank has {bank.n_items} questions.")
+    return candidates
+
+
+def select_items(bank: QuestionBank, k: int, rule: str = "adaptive", *, candidates: np.ndarray | None = None,
+                 labels: np.ndarray | None = None, n_new: int = 1, seed: int = 0, step: int = 5,
+                 growth: float = 0.25, progress: bool = False) -> np.ndarray:
+    """Which k questions to ask each new model, in asking order: (n_new, k) question positions.
+
+    Rules: "random"; "stratified" (each benchmark's share of the candidates); "kmeans" (k-means with
+    k centres on the question directions, the candidate nearest each centre); "adaptive" (greedy in
+    the current posterior, most expected information about the vector, `next_items`); and
+    "adaptive-accuracy" (greedy, largest expected drop in the variance of the estimated overall
+    accuracy). The adaptive rules need the answers they reveal as they go: `labels` (n_new,
+    n_items); they refit the posterior after batches of max(step, growth x asked) questions.
+    `candidates` (n_new, n_items) or (n_items,) bool restricts the choice (default: the answered
+    questions when labels are given, else all).
+    """
+    if rule not in RULES:
+        raise ValueError(f"rule={rule!r}; expected one of {RULES}.")
+    if labels is not None:
+        labels = np.atleast_2d(np.asarray(labels, dtype=np.float64))
+        n_new = len(labels)
+    cand = _candidates(bank, candidates, labels, n_new)
+    fewest = int(cand.sum(axis=1).min())
+    if not 1 <= k <= fewest:
+        raise ValueError(f"k={k}; expected 1 <= k <= {fewest}, the fewest candidate questions of a model.")
+    rng = np.random.default_rng(seed)
+    if rule == "random":
+        return np.stack([rng.choice(np.flatnonzero(row), size=k, replace=False) for row in cand])
+    if rule == "stratified":
+        return np.stack([rng.permutation(np.flatnonzero(row)[sample_items(bank.groups[row], k, rng)])
+                         for row in cand])
+    if rule == "kmeans":
+        return _kmeans_items(bank, k, cand, seed)
+    if labels is None:
+        raise ValueError(f"rule={rule!r} chooses each question from the answers so far: pass labels, the "
+                         "answers it may reveal (or call next_items for one batch from a posterior).")
+    target = "vector" if rule == "adaptive" else "accuracy"
+    order = np.zeros((n_new, 0), dtype=np.int64)
+    asked = np.zeros_like(cand)
+    posterior = bank.prior(n_new)
+    bar = tqdm(total=k, desc=f"{rule} selection", disable=not progress)
+    while order.shape[1] < k:
+        batch = min(k - order.shape[1], max(step, int(growth * order.shape[1])))
+        picked = next_items(bank, posterior, batch, cand & ~asked, target=target)  # (n_new, batch)
+        order = np.concatenate([order, picked], axis=1)
+        np.put_along_axis(asked, picked, True, axis=1)
+        posterior = bank.posterior(np.where(asked, labels, 0.0), asked)
+        bar.update(batch)
+    bar.close()
+    return order
+
+
+def next_items(bank: QuestionBank, posterior: Posterior, k: int, candidates: np.ndarray,
+               target: str = "vector") -> np.ndarray:
+    """The next k questions for each model (n_new, k), chosen greedily from its current posterior.
+
+    Asking q adds Fisher information w_q f_q f_q^T, w_q = p_q (1 - p_q), to the posterior precision.
+    target="vector" picks the largest w_q f_q^T Sigma f_q (the largest gain in log det of the
+    precision, D-optimal); target="accuracy" the largest drop w_q (f_q^T Sigma g)^2 / (1 + w_q
+    f_q^T Sigma f_q) in the variance g^T Sigma g of the estimated overall accuracy, g its gradient.
+    After each pick Sigma is updated by the rank-one formula, so a batch does not repeat itself.
+    """
+    if target not in ("vector", "accuracy"):
+        raise ValueError(f"target={target!r}; expected 'vector' or 'accuracy'.")
+    candidates = np.atleast_2d(np.asarray(candidates, dtype=bool))
+    if candidates.shape != (len(posterior), bank.n_items):
+        raise ValueError(f"candidates has shape {candidates.shape}; expected ({len(posterior)}, {bank.n_items}).")
+    if (candidates.sum(axis=1) < k).any():
+        raise ValueError(f"k={k}, but a model has only {candidates.sum(axis=1).min()} candidate questions left.")
+    F = bank.features32  # (n_items, d)
+    picks = np.zeros((len(posterior), k), dtype=np.int64)
+    for i in range(len(posterior)):
+        cov = posterior.cov[i].astype(np.float32)
+        p = _sigmoid(F @ posterior.mean[i].astype(np.float32) - bank.offsets)
+        w = p * (1 - p)  # (n_items,) Fisher weight of each question
+        s = ((F @ cov) * F).sum(axis=1)  # f_q^T Sigma f_q
+        h = cov @ (F.T @ w) / bank.n_items if target == "accuracy" else None  # Sigma g
+        free = candidates[i].copy()
+        for j in range(k):
+            gain = w * s if h is None else w * (F @ h) ** 2 / (1 + w * s)
+            q = int(np.argmax(np.where(free, gain, -np.inf)))
+            picks[i, j], free[q] = q, False
+            sq = cov @ F[q]  # (d,)
+            scale = w[q] / (1 + w[q] * s[q])
+            proj = F @ sq  # f_r^T Sigma f_q for every r
+            s = np.maximum(s - scale * proj ** 2, 0.0)  # a variance; the clip absorbs float32 drift
+            if h is not None:
+                h = h - scale * sq * (F[q] @ h)
+            cov -= scale * np.outer(sq, sq)
+    return picks
+
+
+def _kmeans_items(bank: QuestionBank, k: int, candidates: np.ndarray, seed: int) -> np.ndarray:
+    """k-means with k centres on the candidates' directions (first 32 principal components, for
+    speed); for each model, the candidate question nearest each centre, no question twice."""
+    pool = np.flatnonzero(candidates.any(axis=0))
+    x = bank.directions[pool]
+    if x.shape[1] > 32:
+        x = PCA(32, random_state=seed).fit_transform(x)
+    centres = KMeans(n_clusters=k, n_init=1, random_state=seed).fit(x).cluster_centers_  # (k, p)
+    dist = (x ** 2).sum(1)[:, None] - 2 * x @ centres.T + (centres ** 2).sum(1)[None]  # (n_pool, k)
+    picks = np.zeros((len(candidates), k), dtype=np.int64)
+    for i, row in enumerate(candidates):
+        d = np.where(row[pool][:, None], dist, np.inf)
+        for c in np.argsort(d.min(axis=0)):  # best-served centres choose first
+            j = int(np.argmin(d[:, c]))
+            picks[i, c] = pool[j]
+            d[j] = np.inf
+    return picks
