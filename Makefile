@@ -2,8 +2,8 @@
 PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
-# Local datasets: ../shared/data beside this checkout when present (offline machines), else data/.
-export JEIRT_DATA ?= $(abspath $(firstword $(wildcard ../shared/data) data))
+# Datasets: the repository's own data/ (checked against data/checksums.json), unless JEIRT_DATA says otherwise.
+export JEIRT_DATA ?= $(abspath data)
 
 .PHONY: setup vendor book screenshots test clean
 

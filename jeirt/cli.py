@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 
 from jeirt import settings
-from jeirt.files import json_number
+from jeirt.files import json_number, write_json
 
 
 def _dataset(name: str, limit_items: int | None = None, seed: int = 0):
@@ -46,24 +46,32 @@ def _emit(summary: dict, args: argparse.Namespace) -> None:
         else:
             print(f"{key:<14} {value:.4f}" if isinstance(value, float) else f"{key:<14} {value}")
     if getattr(args, "json", None):
-        Path(args.json).write_text(json.dumps(summary, indent=2, default=str))
+        write_json(args.json, summary)
 
 
 def cmd_data(args: argparse.Namespace) -> None:
-    from jeirt.data import local_datasets
+    """`jeirt data`: list the datasets; `jeirt data NAME`: describe one; `jeirt data verify`: check them."""
+    from jeirt.data import local_datasets, verify_files
 
     if args.dataset is None:
         names = local_datasets()
         _emit({"data_dir": str(settings.data_dir()), "datasets": names + ["embedllm (hub)"]}, args)
+        return
+    if args.dataset == "verify":
+        root = settings.data_dir()
+        checked = verify_files(root, full=True)
+        if not checked:
+            raise ValueError(f"{root} has no checksum manifest (checksums.json) to verify against; the "
+                             "repository's data/ folder has one.")
+        _emit({"data_dir": str(root), "verified": f"{len(checked)} files match checksums.json"}, args)
         return
     ds = _dataset(args.dataset)
     table = ds.describe()
     print(f"{ds.name}: {ds.n_models} models x {ds.n_items} items; embeddings: {sorted(ds.embeddings) or 'none'}")
     print(table.to_string(index=False, float_format=lambda x: f"{x:.3f}"))
     if args.json:
-        Path(args.json).write_text(json.dumps({"name": ds.name, "models": ds.models,
-                                               "embeddings": sorted(ds.embeddings),
-                                               "benchmarks": table.to_dict("records")}, indent=2))
+        write_json(args.json, {"name": ds.name, "models": ds.models, "embeddings": sorted(ds.embeddings),
+                               "benchmarks": table.to_dict("records")})
 
 
 def _scores(model, ds, mask) -> dict:
@@ -155,7 +163,7 @@ def cmd_onboard(args: argparse.Namespace) -> None:
 
 
 def cmd_route(args: argparse.Namespace) -> None:
-    """Route each question to the model with the largest P(correct) - lam * cost (jeirt.routing)."""
+    """Route each question to the model with the largest P(correct) - lam * cost (jeirt.tasks.routing)."""
     from jeirt.estimator import JEIRT
     from jeirt.tasks import routing
 
@@ -373,8 +381,9 @@ def build_parser() -> argparse.ArgumentParser:
         p.set_defaults(func=func)
         return p
 
-    p = add("data", cmd_data, "list the local datasets, or describe one")
-    p.add_argument("dataset", nargs="?", help="dataset name or results CSV")
+    p = add("data", cmd_data, "list the local datasets, describe one, or verify their checksums")
+    p.add_argument("dataset", nargs="?", help="dataset name or results CSV; 'verify' re-hashes every file "
+                                              "listed in $JEIRT_DATA/checksums.json")
 
     p = add("fit", cmd_fit, "train JE-IRT on a seeded question split and report test scores")
     p.add_argument("--dataset", required=True, help="'embedllm', a folder under $JEIRT_DATA, or a results CSV")

@@ -18,6 +18,7 @@ from sklearn.exceptions import NotFittedError
 from jeirt import __version__
 from jeirt.data import Dataset
 from jeirt.encoders import canonical_name, embed_texts
+from jeirt.files import atomic_write
 from jeirt.model import JEIRTNet, jeirt_logits
 from jeirt.onboard import PRIOR_SCALES, fit_model_vectors, prior_from_vectors
 from jeirt.splits import Split, split_by_question
@@ -195,14 +196,15 @@ class JEIRT(BaseEstimator):
     # -- persistence -----------------------------------------------------------------------------
 
     def save(self, path: str | Path) -> Path:
-        """Write the weights with the config, model names and encoder id that made them."""
+        """Write the weights with the config, model names and encoder id that made them, atomically."""
         self._check_fitted()
         path = Path(path)
         path.parent.mkdir(parents=True, exist_ok=True)
         params = self.get_params() | {"training": asdict(self.training_), "encoder": self.encoder_}
-        torch.save({"format": "jeirt-model", "version": __version__, "config": params,
-                    "models": self.models_, "feature_dim": self.feature_dim_, "split": self.split_name_,
-                    "history": asdict(self.history_), "state_dict": self.net_.state_dict()}, path)
+        blob = {"format": "jeirt-model", "version": __version__, "config": params,
+                "models": self.models_, "feature_dim": self.feature_dim_, "split": self.split_name_,
+                "history": asdict(self.history_), "state_dict": self.net_.state_dict()}
+        atomic_write(path, lambda f: torch.save(blob, f))  # a kill mid-save leaves the old file whole
         return path
 
     @classmethod

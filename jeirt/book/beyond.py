@@ -16,7 +16,7 @@ from jeirt.metrics import auc
 from jeirt.model import unit_rows
 
 
-# Ability probes and soft labels (chapter "Beyond the paper"; numbers from jeirt.probes)
+# Ability probes and soft labels (chapter "Beyond the paper"; numbers from jeirt.book.beyond)
 def probe_histograms(ax: plt.Axes, scores: np.ndarray, marked: np.ndarray, bins: int = 30,
                      names: tuple[str, str] = ("marked", "not marked"),
                      xlabel: str = "projection on the probe direction") -> plt.Axes:

@@ -20,10 +20,10 @@ from jeirt.splits import Split, split_by_question
 
 
 # Embedding dimension and onboarding (chapters "Embedding dimension" and "Onboarding new LLMs";
-# numbers from jeirt.experiments)
+# numbers from jeirt.book.dimension)
 def accuracy_vs_dimension(ax: plt.Axes, summary: pd.DataFrame, baselines: pd.DataFrame | None = None) -> plt.Axes:
     """Test accuracy against d (log axis), one line per encoder with a band from the worst to the best
-    seed (`jeirt.experiments.sweep_summary`); `baselines` (method, encoder, accuracy) as horizontal
+    seed (`sweep_summary`); `baselines` (method, encoder, accuracy) as horizontal
     lines in the encoder's colour, one line style per method."""
     encoders = list(dict.fromkeys(summary["encoder"]))
     methods = [] if baselines is None else list(dict.fromkeys(baselines["method"]))

@@ -30,7 +30,7 @@ from jeirt.tasks.evaluation import (
 )
 
 
-# Efficient evaluation (chapter "Efficient evaluation"; numbers from jeirt.evaluation)
+# Efficient evaluation (chapter "Efficient evaluation"; numbers from jeirt.tasks.evaluation)
 def error_by_k(ax: plt.Axes, summary: pd.DataFrame, value: str = "mae", ylabel: str = "mean absolute error",
                baseline: str = "plain mean", rules: list[str] | None = None) -> plt.Axes:
     """`value` against the number of questions asked k, both axes logarithmic, one line per

@@ -120,7 +120,7 @@ def heatmap(ax: plt.Axes, table: pd.DataFrame, label: str = "accuracy", annotate
     return ax
 
 
-# Geometry and taxonomy (chapters "Taxonomy" and "Geometry"; numbers from jeirt.analysis)
+# Geometry and taxonomy (chapters "Taxonomy" and "Geometry")
 HATCHES = ["", "///", "...", "xxx", "\\\\\\", "++", "oo", "--"]
 
 
@@ -209,7 +209,7 @@ def labelled_scatter(ax: plt.Axes, x, y, names=None, xlabel: str = "x", ylabel: 
 
 def roc_curves(ax: plt.Axes, curves: dict) -> plt.Axes:
     """One ROC(-like) curve per entry of `curves` (label -> DataFrame with columns fpr, tpr, e.g. from
-    `jeirt.analysis.difficulty_roc`), in the house cycle, with the chance diagonal."""
+    `jeirt.book.difficulty.difficulty_roc`), in the house cycle, with the chance diagonal."""
     ax.plot([0, 1], [0, 1], color="0.6", linewidth=0.8, linestyle=":", marker="", label="chance")
     for i, (label, table) in enumerate(curves.items()):
         s = style(i)

@@ -318,7 +318,7 @@ COSINE_LABELS = {"global": "to the mean direction of all questions",
 
 def cosine_histograms(ax: plt.Axes, cosines: pd.DataFrame, columns=("global", "own benchmark"),
                       bins: int = 40, log: bool = True) -> plt.Axes:
-    """Histograms (share of questions) of the cosine columns of `jeirt.analysis.cosine_to_means`,
+    """Histograms (share of questions) of the cosine columns of `cosine_to_means`,
     as outlines with different line styles so they read in grey; a log scale (`log`) keeps the
     thin tail visible next to the peak near 1."""
     edges = np.linspace(-1, 1, bins + 1)

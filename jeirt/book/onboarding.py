@@ -19,7 +19,7 @@ from jeirt.splits import hold_out_models, split_by_question, subsample_items
 
 def onboarding_curves(ax: plt.Axes, tables: dict[str, pd.DataFrame]) -> plt.Axes:
     """Accuracy of onboarded LLMs against the share of their training items (log axis), mean with a
-    +-1 sd band, one line per table of `jeirt.experiments.onboarding_table`; each table's "All"
+    +-1 sd band, one line per table of `onboarding_table`; each table's "All"
     column (joint training) as a horizontal line in the same colour."""
     for i, (label, table) in enumerate(tables.items()):
         s = style(i)
@@ -44,7 +44,7 @@ def onboarding_curves(ax: plt.Axes, tables: dict[str, pd.DataFrame]) -> plt.Axes
 
 def rate_accuracy(ax: plt.Axes, summaries: dict[int, pd.DataFrame]) -> plt.Axes:
     """Mean test accuracy of new LLMs against the items each was onboarded from (log axis), one line
-    per d (`jeirt.experiments.rate_summary`); the all-items accuracy dashed in the same colour."""
+    per d (`rate_summary`); the all-items accuracy dashed in the same colour."""
     for i, (d, summary) in enumerate(summaries.items()):
         s = style(i)
         rows = summary.drop(index="all", errors="ignore")

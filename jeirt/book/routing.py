@@ -8,14 +8,14 @@ import pandas as pd
 
 from jeirt.book.figures import style
 
-# Routing (chapter "Routing"; numbers from jeirt.routing)
+# Routing (chapter "Routing"; numbers from jeirt.tasks.routing)
 REFERENCE_MARKERS = {"best single model": "s", "per-benchmark best": "D", "random model": "v", "oracle": "*"}
 
 
 def routing_frontier(ax: plt.Axes, frontiers: dict[str, pd.DataFrame], references: pd.DataFrame | None = None,
                      singles: pd.DataFrame | None = None, unit: str = "usd per 1,000 questions") -> plt.Axes:
     """Accuracy against mean cost per question (log axis): one line per router (label -> a
-    `jeirt.routing.frontier` table, lambda = 0 at its costly end, marked with a larger marker), the
+    `jeirt.tasks.routing.frontier` table, lambda = 0 at its costly end, marked with a larger marker), the
     reference policies (index: policy; columns accuracy, cost) as black markers, and each single model
     (`routing.single_models`) as a small grey dot."""
     if singles is not None and len(singles):

@@ -248,7 +248,7 @@ def load(path: str | Path) -> pd.DataFrame:
     path = Path(path).with_suffix(".json")
     blob = json.loads(path.read_text())
     if blob.get("format") != "jeirt-compare":
-        raise ValueError(f"{path} was not written by jeirt.compare.save.")
+        raise ValueError(f"{path} was not written by jeirt.tasks.compare.save.")
     return _frame(blob["runs"], blob["config"])
 
 
