@@ -62,6 +62,11 @@ def test_chapter_follows_house_style(doc):
     text = "\n".join(c.source for c in nb.cells if c.cell_type == "markdown")
     for heading in ("## Overview", "## Summary", "## Exercises"):
         assert f"\n{heading}\n" in f"\n{text}\n", f"{doc}: missing section {heading!r}"
+    overview = text.split("## Overview", 1)[1].split("\n## ", 1)[0]
+    module = "jeirt.book" if doc.endswith("reproducing") else f"jeirt.book.{Path(doc).name}"
+    assert f"`{module}`" in overview, f"{doc}: the overview must name the module that holds its code ({module})"
+    if module != "jeirt.book":
+        __import__(module)  # and that module exists
     for cell in code:
         figure = cell.metadata.get("mystnb", {}).get("figure")
         if figure is not None:

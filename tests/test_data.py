@@ -229,3 +229,30 @@ def test_embedllm_download_records_and_enforces_revision_and_checksums(tmp_path,
         fh.write("8,What is 10 / 4?,0,gpt-4o,1,0,gsm8k\n")
     with pytest.raises(ValueError, match="differ from the checksums"):
         load_embedllm(cache=tmp_path / "cache")
+
+
+def test_checksums_catch_a_changed_file_by_size_and_by_hash(tmp_path, monkeypatch):
+    from jeirt.data import verify_files, write_manifest
+
+    monkeypatch.setenv("JEIRT_CACHE", str(tmp_path / "cache"))
+    folder = tmp_path / "toy"
+    folder.mkdir()
+    (folder / "responses.csv.gz").write_bytes(b"0123456789")
+    (folder / "items.csv.gz").write_bytes(b"abc")
+    write_manifest(tmp_path)
+    assert verify_files(tmp_path) == ["toy/items.csv.gz", "toy/responses.csv.gz"]
+    (folder / "items.csv.gz").write_bytes(b"abcd")  # a different size: caught without hashing
+    with pytest.raises(ValueError, match=r"items.csv.gz has 4 bytes where checksums.json records 3.*git checkout"):
+        verify_files(tmp_path)
+    (folder / "items.csv.gz").write_bytes(b"abd")  # same size, other bytes, newer mtime: re-hashed
+    with pytest.raises(ValueError, match="does not match its SHA-256"):
+        verify_files(tmp_path)
+    (folder / "items.csv.gz").unlink()
+    with pytest.raises(ValueError, match="is missing"):
+        verify_files(tmp_path)
+    assert verify_files(tmp_path / "nowhere") == []  # a folder without a manifest is not checked
+
+
+def test_dataset_names_stay_inside_the_data_folder(tmp_path):
+    with pytest.raises(ValueError, match="not a folder name"):
+        load_local("../outside", tmp_path)
