@@ -9,7 +9,6 @@ import numpy as np
 import pandas as pd
 from tqdm import tqdm
 
-from jeirt.book.geometry import _unit
 from jeirt.data import Dataset
 from jeirt.estimator import Estimator
 from jeirt.metrics import METRICS
@@ -17,7 +16,7 @@ from jeirt.model import unit_rows
 from jeirt.splits import Split, split_leave_benchmark_out
 
 
-# Out of distribution and difficulty (Secs. 3.4-3.5, Tables 3-4, Fig. 3, App. F)
+# Directional alignment (Sec. 3.4, Table 4)
 def directional_alignment(x: np.ndarray, groups: Sequence[str]) -> pd.Series:
     """Per group (benchmark), the cosine between the mean unit direction of its rows of `x` (n, d)
     and the mean unit direction of all the other rows, pooled over questions (Table 4).
@@ -32,8 +31,8 @@ def directional_alignment(x: np.ndarray, groups: Sequence[str]) -> pd.Series:
     names = sorted(np.unique(groups))
     if len(names) < 2:
         raise ValueError(f"groups holds {len(names)} distinct value(s); alignment needs at least 2.")
-    out = {g: float(_unit(u[groups == g].mean(axis=0)) @ _unit(u[groups != g].mean(axis=0)))
-           for g in names}
+    mean_direction = lambda rows: unit_rows(rows.mean(axis=0)[None])[0]  # noqa: E731
+    out = {g: float(mean_direction(u[groups == g]) @ mean_direction(u[groups != g])) for g in names}
     return pd.Series(out, name="alignment").rename_axis("benchmark")
 
 
