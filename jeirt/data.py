@@ -6,12 +6,13 @@ soft values in [0, 1] are allowed, and NaN means "not evaluated" (never read as 
 
 Sources: a long table (model, item_id, label) as users have it (`from_long`, `read_results_csv`); the
 local layout of `$JEIRT_DATA/<name>/` (`load_local`); EmbedLLM from the Hugging Face hub
-(`jeirt.embedllm`). Splits live in `jeirt.splits`, simulated data in `jeirt.simulate`.
+(`load_embedllm`, with its official split). Splits live in `jeirt.splits`, simulated data in `jeirt.simulate`.
 """
 from __future__ import annotations
 
 import hashlib
 import json
+import os
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -163,6 +164,39 @@ class Dataset:
         if np.issubdtype(which.dtype, np.integer):
             return which.astype(np.int64)
         return by_name(list(which))
+
+
+@dataclass(frozen=True)
+class Split:
+    """Which labels are used to train, to pick the checkpoint, and to test; each (n_models, n_items)."""
+
+    train: np.ndarray
+    val: np.ndarray
+    test: np.ndarray
+    name: str
+    held_out: tuple[str, ...] = ()  # models left out of joint training (fitted by onboarding)
+    onboard: np.ndarray | None = None  # (n_models, n_items) labels onboarding may use for them
+
+    def __post_init__(self) -> None:
+        shapes = {self.train.shape, self.val.shape, self.test.shape}
+        if len(shapes) != 1:
+            raise ValueError(f"train, val and test masks differ in shape: {shapes}.")
+        if (self.train & self.val).any() or (self.train & self.test).any() or (self.val & self.test).any():
+            raise ValueError(f"split {self.name!r}: train, val and test overlap.")
+        for part in ("train", "val", "test"):
+            if not getattr(self, part).any():
+                raise ValueError(f"split {self.name!r}: the {part} part is empty; use a larger dataset "
+                                 "or other fractions.")
+
+    def restrict_to(self, observed: np.ndarray) -> "Split":
+        """The same split with every unobserved (NaN) label removed from all parts."""
+        onboard = None if self.onboard is None else self.onboard & observed
+        return Split(self.train & observed, self.val & observed, self.test & observed, self.name,
+                     self.held_out, onboard)
+
+    def items_of(self, part: str) -> np.ndarray:
+        """Column numbers of the items that have at least one label in `part`."""
+        return np.flatnonzero(getattr(self, part).any(axis=0))
 
 
 def _clean_items(items: pd.DataFrame) -> pd.DataFrame:
@@ -380,13 +414,92 @@ def _read_embeddings(path: Path, items: pd.DataFrame) -> np.ndarray:
     return emb.astype(np.float32)
 
 
+# ----------------------------------------------------------------------------------------------------
+# EmbedLLM (Hugging Face hub) with its official split
+
+EMBEDLLM = {
+    "repo_id": "RZ412/EmbedLLM",
+    "repo_type": "dataset",
+    # The hub commit to load. The first download with network records the commit it got, and the
+    # SHA-256 of each file, in <cache>/embedllm/lock.json; later loads insist on both. Set
+    # JEIRT_EMBEDLLM_REVISION (or this field) to a commit hash to pin a release explicitly.
+    "revision": os.environ.get("JEIRT_EMBEDLLM_REVISION"),
+    "files": ("train.csv", "val.csv", "test.csv"),
+    "columns": ("prompt_id", "prompt", "model_id", "model_name", "label", "category_id", "category"),
+}
+
+
+def embedllm_from_frames(train: pd.DataFrame, val: pd.DataFrame, test: pd.DataFrame) -> tuple[Dataset, "Split"]:
+    """EmbedLLM's three CSVs as one Dataset plus its official split (by question, all models in each).
+
+    Duplicate policy: the same (model, prompt_id) pair appears more than once where a question is
+    listed under several task variants; those rows are averaged into a soft label (the share correct),
+    so no answer is dropped and a disagreement stays visible as a value strictly between 0 and 1.
+    """
+    frames = {"train": train, "val": val, "test": test}
+    for part, frame in frames.items():
+        missing = [c for c in EMBEDLLM["columns"] if c not in frame.columns]
+        if missing:
+            raise ValueError(f"EmbedLLM {part}.csv lacks column(s) {missing}; expected "
+                             f"{list(EMBEDLLM['columns'])}.")
+    parts = []
+    for part, frame in frames.items():
+        parts.append(pd.DataFrame({"model": frame["model_name"].astype(str),
+                                   "item_id": frame["prompt_id"].astype(str),
+                                   "label": frame["label"], "benchmark": frame["category"].astype(str),
+                                   "text": frame["prompt"].astype(str), "part": part}))
+    long = pd.concat(parts, ignore_index=True)
+    leaked = long.groupby("item_id")["part"].nunique()
+    if (leaked > 1).any():
+        raise ValueError(f"{int((leaked > 1).sum())} EmbedLLM prompts appear in more than one split, "
+                         f"e.g. {leaked[leaked > 1].index[:3].tolist()}; the official split is by question.")
+    items = long.drop_duplicates("item_id")[["item_id", "benchmark", "text", "part"]]
+    items = items.assign(subject="")
+    ds = from_long(long[LONG_COLUMNS], items, name="embedllm", duplicates="mean")
+    part = ds.items.pop("part").to_numpy()
+    rows = np.ones((ds.n_models, 1), dtype=bool)
+    split = Split(train=rows & (part == "train"), val=rows & (part == "val"),
+                  test=rows & (part == "test"), name="embedllm-official")
+    return ds, split.restrict_to(ds.observed)
+
+
+def load_embedllm(cache: Path | None = None) -> tuple[Dataset, "Split"]:
+    """Download (once) and load EmbedLLM with its official split; offline it fails at once."""
+    try:
+        HfApi = settings.import_quietly("huggingface_hub", "HfApi")
+        hf_hub_download = settings.import_quietly("huggingface_hub", "hf_hub_download")
+    except ImportError as err:  # pragma: no cover - depends on the environment
+        raise ImportError("EmbedLLM needs huggingface_hub: pip install 'jeirt[encoders]'.") from err
+    folder = (Path(cache) if cache else settings.cache_dir()) / "embedllm"
+    lock_path = folder / "lock.json"
+    lock = json.loads(lock_path.read_text()) if lock_path.is_file() else {}
+    revision = EMBEDLLM["revision"] or lock.get("revision")
+    try:
+        if revision is None:  # first download: resolve the hub's current commit and record it
+            revision = HfApi().dataset_info(EMBEDLLM["repo_id"], timeout=10).sha
+        paths = {f: Path(hf_hub_download(EMBEDLLM["repo_id"], f, repo_type="dataset", revision=revision,
+                                         cache_dir=folder / "hub", etag_timeout=10))
+                 for f in EMBEDLLM["files"]}
+    except Exception as err:
+        raise ConnectionError(
+            f"could not fetch EmbedLLM ({EMBEDLLM['repo_id']}) from the Hugging Face hub: {err}. Without "
+            "network access use a local dataset instead: set JEIRT_DATA to a folder of datasets "
+            "(e.g. JEIRT_DATA=../shared/data) and load 'mmlu_pro', 'zeroeval' or 'metabench'.") from err
+    digests = {f: sha256_file(p) for f, p in paths.items()}
+    if lock.get("revision") == revision and lock.get("sha256", digests) != digests:
+        raise ValueError(f"EmbedLLM files at revision {revision} differ from the checksums recorded in "
+                         f"{lock_path}; delete {folder} to download them again.")
+    folder.mkdir(parents=True, exist_ok=True)
+    lock_path.write_text(json.dumps({"revision": revision, "sha256": digests}, indent=1))
+    frames = [pd.read_csv(paths[f]) for f in EMBEDLLM["files"]]
+    return embedllm_from_frames(*frames)
+
+
 def load_dataset(name: str) -> Dataset:
     """A dataset by name: 'embedllm' (hub), a folder under `$JEIRT_DATA`, or a path to a results CSV."""
     if not isinstance(name, str) or not name.strip():
         raise ValueError(f"dataset={name!r}; expected a dataset name (see `jeirt data`) or a results CSV.")
     if name.lower() == "embedllm":
-        from jeirt.embedllm import load_embedllm
-
         return load_embedllm()[0]
     if name.endswith(".csv") or name.endswith(".csv.gz"):
         return read_results_csv(name)

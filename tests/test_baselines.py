@@ -1,12 +1,16 @@
 """Tests for jeirt.baselines: hand-computed plain baselines, exact k-NN, the networks' formulas, every
-baseline above chance on simulated data, and a smoke run of each on every real dataset."""
+baseline above chance on simulated data and on every real dataset, and scikit-learn's clone and
+set_params."""
 from __future__ import annotations
+
+from dataclasses import replace
 
 import numpy as np
 import pandas as pd
 import pytest
 import torch
 from conftest import require_dataset
+from sklearn.base import clone
 from sklearn.exceptions import NotFittedError
 
 from jeirt.baselines import (
@@ -17,11 +21,13 @@ from jeirt.baselines import (
     IRTNet,
     ModelAccuracy,
 )
+from jeirt.baselines.irt import TwoPL
 from jeirt.baselines.neural import EmbedLLMNet, IRTNetModule, MIRTNet
 from jeirt.data import Dataset
 from jeirt.metrics import auc
 from jeirt.simulate import simulate
 from jeirt.splits import Split, hold_out_models, split_by_question
+from jeirt.train import TrainConfig
 
 NAN = np.nan
 
@@ -218,10 +224,77 @@ def test_neural_baselines_refuse_held_out_models(sim):
     assert np.isfinite(probs).all()
 
 
-def test_get_params_lists_the_hyperparameters():
-    assert IRTNet(d=7).get_params()["d"] == 7
-    assert KNN().get_params()["k_grid"][0] == 1
-    assert ModelAccuracy().get_params() == {}
+# ----------------------------------------------------------------------------- scikit-learn protocol
+
+CLONEABLE = {  # each baseline, a parameter to change and its new value
+    "model-accuracy": (ModelAccuracy, None, None),
+    "benchmark-accuracy": (BenchmarkAccuracy, None, None),
+    "knn": (lambda: KNN(encoder="toy", k_grid=(1, 2)), "k_grid", (3,)),
+    "embedllm-mf": (lambda: EmbedLLMMF(encoder="toy", dim=8, training={"max_epochs": 2}), "dim", 4),
+    "irt-net": (lambda: IRTNet(encoder="toy", d=7, n_experts=3, hidden=8, expert_dim=4,
+                               training={"max_epochs": 2}), "d", 3),
+    "mirt": (lambda: MIRT(encoder="toy", d=5, hidden=8, training={"max_epochs": 2}), "hidden", 16),
+    "2pl": (lambda: TwoPL(prior_sd_ability=2.0), "prior_sd_discrimination", 3.0),
+}
+
+
+def fit_any(est, ds, split):
+    """`fit(ds, split)`, or for classic IRT (which scores only the questions it was fitted on) `fit(ds)`."""
+    return est.fit(ds) if isinstance(est, TwoPL) else est.fit(ds, split)
+
+
+@pytest.mark.parametrize("method", list(CLONEABLE))
+def test_clone_gives_an_unfitted_copy_with_equal_params_and_set_params_changes_one(tiny, method):
+    ds, split = tiny
+    make, name, value = CLONEABLE[method]
+    est = fit_any(make(), ds, split)
+    est.predict_proba(ds)  # fitted
+    copy = clone(est)
+    assert type(copy) is type(est) and copy is not est
+    assert copy.get_params() == est.get_params()
+    with pytest.raises(NotFittedError, match="not fitted"):
+        copy.predict_proba(ds)
+    assert not [k for k in vars(copy) if k.endswith("_") and not k.startswith("_")]  # no learned state
+    fit_any(copy, ds, split).predict_proba(ds)  # the copy fits on its own
+    if name is None:  # the plain baselines have no hyperparameter at all
+        assert est.get_params() == {}
+        with pytest.raises(ValueError, match="Invalid parameter"):
+            est.set_params(smoothing=1.0)
+        return
+    assert est.get_params()[name] != value
+    changed = clone(est).set_params(**{name: value})
+    assert changed.get_params()[name] == value and getattr(changed, name) == value
+    assert est.get_params()[name] != value  # the original is untouched
+    others = {k: v for k, v in changed.get_params().items() if k != name}
+    assert others == {k: v for k, v in est.get_params().items() if k != name}
+    fit_any(changed, ds, split)
+    if method == "knn":
+        assert changed.k_ == 3  # the only k left on the grid
+    with pytest.raises(ValueError, match="Invalid parameter"):
+        est.set_params(no_such_parameter=1)
+
+
+@pytest.mark.parametrize("cls", [IRTNet, MIRT, EmbedLLMMF])
+def test_a_training_dict_changes_only_its_fields_of_the_class_recipe(tiny, cls):
+    ds, split = tiny
+    est = cls(encoder="toy", training={"max_epochs": 2}).fit(ds, split)
+    assert est.training_ == replace(cls.TRAINING, max_epochs=2)
+    assert est.training_.lr == cls.TRAINING.lr and est.training_.batch_items == cls.TRAINING.batch_items
+    assert len(est.history_.train_loss) <= 2  # it trained for at most 2 epochs
+    # set_params on a clone, then refit: the resolved recipe follows
+    other = clone(est).set_params(training={"max_epochs": 1, "lr": 5e-4}).fit(ds, split)
+    assert (other.training_.max_epochs, other.training_.lr) == (1, 5e-4)
+    assert other.training_.batch_items == cls.TRAINING.batch_items
+    assert len(other.history_.train_loss) == 1
+    assert est.training_.max_epochs == 2  # the original keeps its own
+    assert cls(encoder="toy").fit(ds, split).training_ == cls.TRAINING  # None: the class's default
+    with pytest.raises(ValueError, match="unknown field"):
+        cls(encoder="toy", training={"epochs": 2}).fit(ds, split)
+
+
+def test_mirt_and_embedllm_recipes_differ_from_the_generic_default():
+    # so the test above would notice a training dict applied to TrainConfig() instead of cls.TRAINING
+    assert MIRT.TRAINING.lr != TrainConfig().lr and EmbedLLMMF.TRAINING.batch_items != TrainConfig().batch_items
 
 
 # ----------------------------------------------------------------------------- real data (smoke)
@@ -243,14 +316,24 @@ def real_slices() -> dict[str, Dataset]:
 
 @pytest.mark.parametrize("name", REAL)
 @pytest.mark.parametrize("method", list(ALL))
-def test_each_baseline_runs_on_every_real_dataset(real_slices, name, method):
+def test_each_baseline_beats_a_constant_on_every_real_dataset(real_slices, name, method):
+    """Fitted on a 40-model x 300-question slice, every baseline ranks the test labels better than
+    a constant predictor does (AUC 0.5). Observed lowest: benchmark-accuracy on mmlu_pro, 0.62 (about
+    17 training questions per benchmark); the neural ones 0.67 or more."""
     ds = real_slices[name]
     split = split_by_question(ds, seed=0)
     est = ALL[method]()
     if hasattr(est, "encoder"):
         est.encoder = "all-MiniLM-L6-v2"
     if hasattr(est, "training"):
-        est.training = {"max_epochs": 2}
+        # 2 epochs of 16-question steps (about 15 steps an epoch on 240 training questions): with the
+        # default 256-question steps, 2 epochs are 2 steps, and IRT-Net's AUC was 0.51 on zeroeval
+        est.training = {"max_epochs": 2, "batch_items": 16}
     probs = est.fit(ds, split).predict_proba(ds)
     assert probs.shape == ds.labels.shape
     assert np.isfinite(probs).all() and ((probs >= 0) & (probs <= 1)).all()
+    sel = split.test & ds.observed
+    labels = ds.labels[sel]
+    assert sel.sum() > 500 and 0.2 < labels.mean() < 0.8  # enough test labels of both kinds
+    score = auc(probs[sel], labels)
+    assert score > 0.6, f"{method} on {name}: test AUC {score:.3f}, barely above a constant's 0.5"

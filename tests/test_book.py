@@ -11,6 +11,7 @@ smoke profile. This is what `make test`, and so CI, runs.
 """
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import subprocess
@@ -96,7 +97,7 @@ def test_settings_defaults_and_describe(monkeypatch):
     assert cfg.describe() == "profile=smoke dataset=mmlu_pro encoder=all-MiniLM-L6-v2 device=cpu seed=0"
     full = book.page_settings("full")
     assert (full.dataset, full.max_items, full.max_epochs) == ("embedllm", None, None)
-    with pytest.raises(Exception):
+    with pytest.raises(dataclasses.FrozenInstanceError, match="cannot assign to field 'seed'"):
         cfg.seed = 1  # frozen
 
 

@@ -7,9 +7,9 @@ import json
 import pandas as pd
 import pytest
 
+from jeirt import cli
 from jeirt.simulate import simulate
 from jeirt.splits import split_by_question
-from jeirt import cli
 from jeirt.tasks import compare as cmp
 
 FAST = ["knn", "benchmark-accuracy", "model-accuracy"]

@@ -7,8 +7,14 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from jeirt.data import Dataset, from_long, load_local, read_results_csv
-from jeirt.embedllm import embedllm_from_frames, load_embedllm
+from jeirt.data import (
+    Dataset,
+    embedllm_from_frames,
+    from_long,
+    load_embedllm,
+    load_local,
+    read_results_csv,
+)
 from jeirt.simulate import simulate
 from jeirt.splits import (
     Split,

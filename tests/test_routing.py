@@ -7,6 +7,7 @@ import pandas as pd
 import pytest
 from conftest import require_dataset
 from scipy.stats import spearmanr
+from sklearn.exceptions import NotFittedError
 
 from jeirt.baselines import IRTNet
 from jeirt.book import difficulty
@@ -273,7 +274,7 @@ def test_irt_net_difficulty_tracks_share_wrong(small_sim):
     assert b.shape == (ds.n_items,) and np.isfinite(b).all()
     # logit = a . theta - b: raising b by 1 lowers every model's logit by 1
     assert spearmanr(b, difficulty.share_wrong(ds.labels)).statistic > 0.3
-    with pytest.raises(Exception, match="not fitted"):
+    with pytest.raises(NotFittedError, match="this IRTNet is not fitted yet"):
         IRTNet().difficulty(ds)
 
 
