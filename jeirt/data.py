@@ -113,14 +113,16 @@ class Dataset:
             embeddings={k: v[cols] for k, v in self.embeddings.items()},
         )
 
-    def accuracy(self, by: str | None = None) -> pd.DataFrame | pd.Series:
-        """Each model's mean label over the items it was evaluated on, overall or per `by` column."""
+    def accuracy(self, by: str | None = None, mask: np.ndarray | None = None) -> pd.DataFrame | pd.Series:
+        """Each model's mean label over the items it was evaluated on (and `mask` selects, e.g. a
+        split's training part), overall or per `by` column; NaN where a model has none."""
+        labels = self.labels if mask is None else np.where(mask, self.labels, np.nan)
         with warnings.catch_warnings():  # a model with no label in a group gets NaN, not a warning
             warnings.simplefilter("ignore", RuntimeWarning)
             if by is None:
-                return pd.Series(np.nanmean(self.labels, axis=1), index=self.models, name="accuracy")
+                return pd.Series(np.nanmean(labels, axis=1), index=self.models, name="accuracy")
             groups = self.items.groupby(by, sort=False).indices.items()
-            return pd.DataFrame({g: np.nanmean(self.labels[:, idx], axis=1) for g, idx in groups},
+            return pd.DataFrame({g: np.nanmean(labels[:, idx], axis=1) for g, idx in groups},
                                 index=self.models)
 
     def describe(self) -> pd.DataFrame:

@@ -75,8 +75,11 @@ def jeirt_logits(question_embeddings: torch.Tensor, model_vectors: torch.Tensor)
 
 
 def sigmoid(z: np.ndarray) -> np.ndarray:
-    """The logistic function, computed without overflow warnings."""
-    return 0.5 * (1.0 + np.tanh(0.5 * np.asarray(z, dtype=np.float64)))
+    """The logistic function, computed without overflow warnings, in the input's float precision."""
+    z = np.asarray(z)
+    if not np.issubdtype(z.dtype, np.floating):
+        z = z.astype(np.float64)
+    return 0.5 * (1.0 + np.tanh(0.5 * z))
 
 
 def unit_rows(x: np.ndarray) -> np.ndarray:

@@ -35,7 +35,7 @@ def simulate(n_models: int = 40, n_items: int = 2000, feature_dim: int = 64, d: 
     """
     import torch
 
-    from jeirt.model import Adapter
+    from jeirt.model import Adapter, probability
 
     rng = np.random.default_rng(seed)
     centres = rng.normal(size=(n_benchmarks, feature_dim))
@@ -61,8 +61,7 @@ def simulate(n_models: int = 40, n_items: int = 2000, feature_dim: int = 64, d: 
     skill = rng.uniform(1.0, 4.0, size=(n_models, 1))
     profile = rng.normal(scale=1.5, size=(n_models, n_benchmarks)) @ topics
     vectors = skill * general + profile + rng.normal(scale=0.5 / np.sqrt(d), size=(n_models, d))
-    logits = vectors @ unit.T - np.linalg.norm(q, axis=1)[None, :]  # (n_models, n_items)
-    probs = 1.0 / (1.0 + np.exp(-logits))
+    probs = probability(unit, np.linalg.norm(q, axis=1), vectors).T  # (n_models, n_items), Eq. (3)
     labels = probs.copy() if soft else (rng.random(probs.shape) < probs).astype(np.float32)
     if density < 1:
         labels[rng.random(labels.shape) >= density] = np.nan

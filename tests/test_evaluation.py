@@ -16,6 +16,7 @@ import pytest
 
 from jeirt import cli
 from jeirt.book import efficient
+from jeirt.model import sigmoid
 from jeirt.simulate import simulate
 from jeirt.tasks import evaluation as ev
 
@@ -59,7 +60,7 @@ def test_whitened_features_reproduce_equation_3(sim):
     ds, truth, bank, _ = sim
     v = truth.model_vectors[N_TRAINED]
     z = np.linalg.solve(bank.factor, v - bank.prior_mean)  # v = mu + L z
-    np.testing.assert_allclose(ev._sigmoid(bank.features @ z - bank.offsets), truth.probabilities[N_TRAINED],
+    np.testing.assert_allclose(sigmoid(bank.features @ z - bank.offsets), truth.probabilities[N_TRAINED],
                                rtol=1e-6, atol=1e-9)
 
 
@@ -157,7 +158,7 @@ def test_greedy_batch_uses_the_rank_one_update(sim):
     post = bank.prior(1)
     first, second = ev.next_items(bank, post, 2, np.ones((1, bank.n_items), dtype=bool))[0]
     F = bank.features
-    w = ev._sigmoid(F @ post.mean[0] - bank.offsets)
+    w = sigmoid(F @ post.mean[0] - bank.offsets)
     w = w * (1 - w)
     cov = np.linalg.inv(np.linalg.inv(post.cov[0]) + w[first] * np.outer(F[first], F[first]))
     gain = w * ((F @ cov) * F).sum(1)

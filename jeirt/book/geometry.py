@@ -108,12 +108,8 @@ def cosine_to_means(x: np.ndarray, groups: Sequence[str]) -> pd.DataFrame:
     own = np.empty(len(u))
     for g in np.unique(groups):
         rows = groups == g
-        own[rows] = u[rows] @ _unit(u[rows].mean(axis=0))
-    return pd.DataFrame({"benchmark": groups, "global": u @ _unit(global_mean), "own benchmark": own})
-
-
-def _unit(v: np.ndarray) -> np.ndarray:
-    return v / max(np.linalg.norm(v), EPS)
+        own[rows] = u[rows] @ unit_rows(u[rows].mean(axis=0)[None])[0]
+    return pd.DataFrame({"benchmark": groups, "global": u @ unit_rows(global_mean[None])[0], "own benchmark": own})
 
 
 def cosine_table(cosines: pd.DataFrame) -> pd.DataFrame:

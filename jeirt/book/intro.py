@@ -7,14 +7,16 @@ import numpy as np
 import pandas as pd
 
 from jeirt.book.figures import style
+from jeirt.model import probability, unit_rows
 
 
 # The JE-IRT geometry in two dimensions (Eq. 3)
 def p_correct(question: np.ndarray, model: np.ndarray) -> np.ndarray:
-    """Eq. (3): sigmoid(<E_Q/|E_Q|, E_M> - |E_Q|) for questions (..., d) and one model (d,)."""
-    norm = np.linalg.norm(question, axis=-1)
-    cos_term = (question @ model) / np.maximum(norm, 1e-12)
-    return 1.0 / (1.0 + np.exp(-(cos_term - norm)))
+    """Eq. (3) (`jeirt.model.probability`) for questions (..., d) and one model (d,): shape (...)."""
+    question = np.asarray(question, dtype=np.float64)
+    flat = question.reshape(-1, question.shape[-1])  # (n, d)
+    p = probability(unit_rows(flat), np.linalg.norm(flat, axis=1), np.asarray(model)[None, :])
+    return p.reshape(question.shape[:-1])
 
 
 def toy_geometry(seed: int = 0, n_per_topic: int = 8) -> tuple[dict, pd.DataFrame]:

@@ -46,6 +46,7 @@ from tqdm import (
 
 from jeirt.data import Dataset
 from jeirt.estimator import JEIRT
+from jeirt.model import sigmoid
 from jeirt.onboard import fit_model_vectors
 from jeirt.splits import sample_items
 
@@ -59,11 +60,6 @@ OVERALL = "overall"  # the group name of every question together in score tables
 
 
 PLAIN = "plain mean"  # the rule name of the no-model baseline: the mean of k random answers
-
-
-def _sigmoid(z: np.ndarray) -> np.ndarray:
-    """The logistic function without overflow warnings."""
-    return 0.5 * (1.0 + np.tanh(0.5 * z))
 
 
 # The question bank: frozen question geometry plus the prior on a new model's vector
@@ -254,14 +250,14 @@ def estimate_scores(bank: QuestionBank, labels: np.ndarray, asked: np.ndarray,
         cov = posterior.cov[i].astype(np.float32)
         mean_logit = F @ posterior.mean[i].astype(np.float32) - o
         var_logit = ((F @ cov) * F).sum(axis=1)  # f^T Sigma f per question
-        p_bar = _sigmoid(mean_logit / np.sqrt(1.0 + np.pi * var_logit / 8.0))
+        p_bar = sigmoid(mean_logit / np.sqrt(1.0 + np.pi * var_logit / 8.0))
         counts = G.sum(axis=0)
         point = (known @ G + np.where(was_asked, 0.0, p_bar) @ G) / np.maximum(counts, 1)  # (groups,)
         spread = np.full((3, len(names)), np.nan)
         if draws:
             chol = np.linalg.cholesky(posterior.cov[i]).astype(np.float32)
             z = posterior.mean[i] + rng.standard_normal((draws, F.shape[1]), dtype=np.float32) @ chol.T
-            p = _sigmoid(z.astype(np.float32) @ F.T - o.astype(np.float32))  # (draws, n)
+            p = sigmoid(z.astype(np.float32) @ F.T - o.astype(np.float32))  # (draws, n)
             answers = np.where(was_asked, known, rng.random(p.shape, dtype=np.float32) < p)
             acc = answers @ G / np.maximum(counts, 1)  # (draws, groups)
             spread = np.stack([acc.std(axis=0, ddof=1),
@@ -379,7 +375,7 @@ def next_items(bank: QuestionBank, posterior: Posterior, k: int, candidates: np.
     picks = np.zeros((len(posterior), k), dtype=np.int64)
     for i in range(len(posterior)):
         cov = posterior.cov[i].astype(np.float32)
-        p = _sigmoid(F @ posterior.mean[i].astype(np.float32) - bank.offsets)
+        p = sigmoid(F @ posterior.mean[i].astype(np.float32) - bank.offsets)
         w = p * (1 - p)  # (n_items,) Fisher weight of each question
         s = ((F @ cov) * F).sum(axis=1)  # f_q^T Sigma f_q
         h = cov @ (F.T @ w) / bank.n_items if target == "accuracy" else None  # Sigma g

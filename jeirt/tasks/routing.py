@@ -39,7 +39,6 @@ accuracy (e.g. the best single model's).
 """
 from __future__ import annotations
 
-import dataclasses
 import importlib.resources
 from dataclasses import dataclass
 from pathlib import Path
@@ -353,7 +352,7 @@ def training_accuracy(ds: Dataset, mask: np.ndarray, by: str | None = None) -> p
         raise ValueError(f"mask has shape {mask.shape}; expected the dataset's {ds.labels.shape}.")
     if not (mask & ds.observed).any():
         raise ValueError("the training mask selects no graded label; reference policies need training labels.")
-    return dataclasses.replace(ds, labels=np.where(mask, ds.labels, np.nan)).accuracy(by=by)
+    return ds.accuracy(by=by, mask=mask)
 
 
 def _best_complete(accuracy: pd.Series, graded: np.ndarray, models: Sequence[str], where: str) -> int:
