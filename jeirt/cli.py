@@ -12,7 +12,6 @@ Each command prints a short summary; `--json FILE` also writes it as JSON.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 from typing import Sequence
@@ -21,7 +20,7 @@ import numpy as np
 import pandas as pd
 
 from jeirt import settings
-from jeirt.files import json_number, write_json
+from jeirt.files import write_json
 
 
 def _dataset(name: str, limit_items: int | None = None, seed: int = 0):
@@ -245,7 +244,7 @@ def cmd_estimate(args: argparse.Namespace) -> None:
               f"({bank.n_items} questions), {args.level:.0%} predictive interval")
         print(block.drop(columns="model").to_string(index=False, float_format=lambda x: f"{x:.3f}"))
     if args.json:
-        Path(args.json).write_text(json.dumps(summary, indent=2, default=json_number))
+        write_json(args.json, summary)
 
 
 def cmd_suggest(args: argparse.Namespace) -> None:
@@ -271,7 +270,7 @@ def cmd_suggest(args: argparse.Namespace) -> None:
                "item_ids": table["item_id"].tolist()}
     _emit({k: v for k, v in summary.items() if k != "item_ids"}, args)
     if args.json:
-        Path(args.json).write_text(json.dumps(summary, indent=2))
+        write_json(args.json, summary)
 
 
 def add_evaluation_parsers(subparsers: argparse._SubParsersAction) -> None:
@@ -365,8 +364,7 @@ def run_compare_command(args: argparse.Namespace) -> int:
     if args.out:
         print(f"\nwrote {args.out} and {Path(args.out).with_suffix('.json')}")
     if args.json:
-        Path(args.json).write_text(json.dumps({"config": runs.attrs["config"], "summary": records(summary)},
-                                              indent=1, default=json_number, allow_nan=False))
+        write_json(args.json, {"config": runs.attrs["config"], "summary": records(summary)}, indent=1)
     return 0
 
 

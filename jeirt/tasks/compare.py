@@ -40,7 +40,7 @@ from jeirt.baselines import (
 from jeirt.data import Dataset, load_dataset
 from jeirt.encoders import canonical_name
 from jeirt.estimator import JEIRT
-from jeirt.files import json_number
+from jeirt.files import json_number, write_json
 from jeirt.metrics import evaluate
 from jeirt.splits import Split, split_by_question, split_leave_benchmark_out
 
@@ -239,7 +239,7 @@ def save(runs: pd.DataFrame, path: str | Path) -> tuple[Path, Path]:
     blob = {"format": "jeirt-compare", "config": runs.attrs.get("config", {}), "runs": records(runs),
             "summary": records(summary), "margins": records(margins(summary)) if len(runs) else []}
     json_path = path.with_suffix(".json")
-    json_path.write_text(json.dumps(blob, indent=1, default=json_number, allow_nan=False))
+    write_json(json_path, blob, indent=1)
     return path, json_path
 
 
