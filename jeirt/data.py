@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 
 from jeirt import settings
-from jeirt.files import atomic_write
+from jeirt.files import atomic_write, write_json
 
 ITEM_COLUMNS = ["item_id", "benchmark", "subject", "text"]
 LONG_COLUMNS = ["model", "item_id", "label"]
@@ -397,8 +397,7 @@ def verify_files(root: Path | None = None, prefix: str = "", full: bool = False)
             seen[key], changed = stamp, True
         checked.append(rel)
     if changed:
-        text = json.dumps(seen, indent=0)
-        atomic_write(seen_path, lambda f: f.write(text.encode()))
+        write_json(seen_path, seen, indent=0)
     return checked
 
 
@@ -492,7 +491,7 @@ def load_embedllm(cache: Path | None = None) -> tuple[Dataset, "Split"]:
         raise ValueError(f"EmbedLLM files at revision {revision} differ from the checksums recorded in "
                          f"{lock_path}; delete {folder} to download them again.")
     folder.mkdir(parents=True, exist_ok=True)
-    lock_path.write_text(json.dumps({"revision": revision, "sha256": digests}, indent=1))
+    write_json(lock_path, {"revision": revision, "sha256": digests}, indent=1)
     frames = [pd.read_csv(paths[f]) for f in EMBEDLLM["files"]]
     return embedllm_from_frames(*frames)
 

@@ -250,5 +250,3 @@ class JEIRT(BaseEstimator):
             raise KeyError(f"unknown model(s) {unknown[:5]}: this JEIRT knows {len(self.models_)} models "
                            f"(e.g. {self.models_[:3]}); add new ones with onboard().")
         return [lookup[m] for m in models]
-
-

@@ -14,7 +14,6 @@ accessibility code. The result is git-ignored; `make setup` and `make book` run 
 from __future__ import annotations
 
 import argparse
-import hashlib
 import os
 import shutil
 import subprocess
@@ -22,6 +21,10 @@ import sys
 import tarfile
 import tempfile
 from pathlib import Path
+
+from jeirt.data import (
+    sha256_file,  # the package is installed before MathJax is vendored
+)
 
 # The one registered download: name, pinned version, checksum of the npm tarball.
 PACKAGE = "mathjax"
@@ -35,14 +38,6 @@ STAMP = DEST / "VERSION"
 # What to keep from the tarball's `package/es5/`: the bundle and everything it may load later.
 KEEP_FILES = ["tex-chtml.js", "startup.js", "loader.js", "core.js"]
 KEEP_DIRS = ["input", "output/chtml", "ui", "a11y", "adaptors", "sre"]
-
-
-def sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def fetch(tmp: Path) -> Path:
@@ -76,7 +71,7 @@ def vendor(force: bool = False) -> Path:
         return DEST
     with tempfile.TemporaryDirectory() as tmp:
         tgz = fetch(Path(tmp))
-        got = sha256(tgz)
+        got = sha256_file(tgz)
         if got != SHA256:
             sys.exit(f"vendor_mathjax: {tgz} has SHA-256 {got}, expected {SHA256} "
                      f"({PACKAGE} {VERSION}); refusing to use it")
