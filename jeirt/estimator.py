@@ -6,12 +6,15 @@ Questions can be given as a Dataset, a list of texts, or an array of frozen-enco
 """
 from __future__ import annotations
 
-from dataclasses import asdict
+import time
+import zipfile
+from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Protocol, Sequence
 
 import numpy as np
 import torch
+from scipy.optimize import minimize_scalar
 from sklearn.base import BaseEstimator
 from sklearn.exceptions import NotFittedError
 
@@ -19,12 +22,36 @@ from jeirt import __version__
 from jeirt.data import Dataset
 from jeirt.encoders import canonical_name, embed_texts
 from jeirt.files import atomic_write
-from jeirt.model import JEIRTNet, jeirt_logits
+from jeirt.metrics import ece, log_loss
+from jeirt.model import JEIRTNet, jeirt_logits, probability, sigmoid
 from jeirt.onboard import PRIOR_SCALES, fit_model_vectors, prior_from_vectors
+from jeirt.questions import QuestionCorrections, fit_corrections
 from jeirt.splits import Split, split_by_question
-from jeirt.train import TrainConfig, TrainHistory, train, training_recipe
+from jeirt.train import FAST, PAPER, TrainConfig, TrainHistory, train, training_recipe
 
 Questions = Dataset | Sequence[str] | np.ndarray
+
+# Named recipes: (training, dropout, feature_noise). "fast" is the default, chosen on validation loss on
+# all three local datasets (see `jeirt.train.FAST`); "paper" is the JE-IRT authors' (Adam lr 5e-5, 512
+# rows a batch, StepLR 0.7, 100 epochs, dropout 0.5, no feature noise).
+RECIPES: dict[str, tuple[TrainConfig, float, float]] = {
+    "fast": (FAST, 0.5, 1.0),
+    "paper": (PAPER, 0.5, 0.0),
+}
+
+# The bounded search (`JEIRT(search=True)`): candidates tried in this order, after the recipe itself,
+# until the time budget is spent; the one with the lowest validation loss is kept. Each entry changes
+# the recipe's learning rate, weight decay, dropout, feature noise or d.
+SEARCH_GRID: tuple[dict, ...] = (
+    {"d": 64},
+    {"lr": 3e-3},
+    {"lr": 3e-4},
+    {"feature_noise": 0.5},
+    {"weight_decay": 0.1},
+    {"dropout": 0.2},
+    {"d": 64, "lr": 3e-3},
+    {"feature_noise": 1.5},
+)
 
 
 class Estimator(Protocol):
@@ -41,55 +68,95 @@ class JEIRT(BaseEstimator):
 
     d             embedding dimension shared by questions and models
     encoder       frozen text encoder (see `jeirt.encoders`); features come precomputed or are encoded
-    dropout       dropout between the adapter's two layers (the paper's 0.4-0.5; 0 here, see below)
-    feature_noise training-time noise on frozen features, relative to their norm. Not in the paper:
-                  without it the adapter memorises the training questions by epoch 2-3 (mmlu_pro
-                  validation loss 0.5979 -> 0.5938 with it; 0.5 and 1.5 were worse)
+    recipe        "fast" (default) or "paper" (the JE-IRT authors'): the training recipe, dropout and
+                  feature noise used wherever the next three are None (see `RECIPES`)
+    dropout       dropout between the adapter's two layers; None: the recipe's (0.5, as the paper's)
+    feature_noise training-time noise on frozen features, relative to their norm; None: the recipe's.
+                  Not in the paper: without it the adapter memorises the training questions within a
+                  few epochs (mmlu_pro validation loss 0.5979 -> 0.5938 with 1.0; 0.5 and 1.5 worse)
     training      the optimisation recipe: a `TrainConfig`, or a dict of fields that change the
-                  default one (e.g. {"max_epochs": 30}); None keeps `JEIRT.TRAINING`
+                  recipe's (e.g. {"max_epochs": 30}); None keeps the recipe's
+    calibrate     temperature scaling: one scalar T fitted on the validation loss after training and
+                  folded into the weights (E_Q and E_M divided by T, which is Eq. 3's logit over T), so
+                  every use of the model sees calibrated probabilities; T is kept in `temperature_`
+    search        a bounded hyperparameter search on validation labels only: after the recipe itself,
+                  the changes in `SEARCH_GRID` (lr, weight decay, dropout, feature noise, d) in order
+                  until `search_budget` seconds are spent; the lowest validation loss wins
+    search_budget seconds after which the search starts no new candidate
     random_state  seeds initialisation, batch order and the default split
     device        torch device; None: CUDA, then MPS, then CPU
     progress      progress bars while encoding and training
     """
 
-    TRAINING = TrainConfig()
-
-    def __init__(self, d: int = 256, encoder: str = "all-MiniLM-L6-v2", dropout: float = 0.0,
-                 feature_noise: float = 1.0, training: TrainConfig | dict | None = None, random_state: int = 0,
-                 device: str | None = None, progress: bool = True):
+    def __init__(self, d: int = 256, encoder: str = "all-MiniLM-L6-v2", recipe: str = "fast",
+                 dropout: float | None = None, feature_noise: float | None = None,
+                 training: TrainConfig | dict | None = None, calibrate: bool = True, search: bool = False,
+                 search_budget: float = 300.0, random_state: int = 0, device: str | None = None,
+                 progress: bool = True):
         self.d = d
         self.encoder = encoder
+        self.recipe = recipe
         self.dropout = dropout
         self.feature_noise = feature_noise
         self.training = training
+        self.calibrate = calibrate
+        self.search = search
+        self.search_budget = search_budget
         self.random_state = random_state
         self.device = device
         self.progress = progress
 
     def _check_params(self) -> None:
+        if self.recipe not in RECIPES:
+            raise ValueError(f"recipe={self.recipe!r}; expected one of {list(RECIPES)}.")
+        recipe_training, recipe_dropout, recipe_noise = RECIPES[self.recipe]
         if not isinstance(self.d, (int, np.integer)) or not 1 <= self.d <= 65536:
             raise ValueError(f"d={self.d!r}; expected an embedding dimension between 1 and 65536.")
-        if not 0 <= self.dropout < 1:
-            raise ValueError(f"dropout={self.dropout!r}; expected a probability in [0, 1).")
-        if not self.feature_noise >= 0:
-            raise ValueError(f"feature_noise={self.feature_noise!r}; expected a non-negative number.")
+        self.dropout_ = recipe_dropout if self.dropout is None else self.dropout
+        self.feature_noise_ = recipe_noise if self.feature_noise is None else self.feature_noise
+        if not 0 <= self.dropout_ < 1:
+            raise ValueError(f"dropout={self.dropout!r}; expected a probability in [0, 1) or None.")
+        if not self.feature_noise_ >= 0:
+            raise ValueError(f"feature_noise={self.feature_noise!r}; expected a non-negative number or None.")
+        if not (isinstance(self.search_budget, (int, float)) and self.search_budget > 0):
+            raise ValueError(f"search_budget={self.search_budget!r}; expected a positive number of seconds.")
+        self.d_ = int(self.d)
         self.encoder_ = canonical_name(self.encoder)
-        self.training_ = training_recipe(self.TRAINING, self.training)
+        self.training_ = training_recipe(recipe_training, self.training)
 
     # -- fitting ---------------------------------------------------------------------------------
 
     def fit(self, ds: Dataset, split: Split | None = None) -> "JEIRT":
-        """Learn the adapter and every model's vector on `split.train` (default: question split)."""
+        """Learn the adapter and every model's vector on `split.train` (default: question split);
+        `split.val` picks the epoch, the search candidate (with `search`) and the temperature."""
         self._check_params()
         split = split or split_by_question(ds, seed=self.random_state)
         if split.train.shape != ds.labels.shape:
             raise ValueError(f"split masks have shape {split.train.shape}; the dataset's labels have "
                              f"{ds.labels.shape}. Make the split from this dataset.")
         features = ds.features(self.encoder_, progress=self.progress)
-        torch.manual_seed(self.random_state)
-        self.net_ = JEIRTNet(features.shape[1], ds.n_models, self.d, self.dropout, self.feature_noise)
-        self.history_: TrainHistory = train(self.net_, features, ds.labels, split.train, split.val, self.training_,
-                                            seed=self.random_state, device=self.device, progress=self.progress)
+        base = {"d": self.d_, "dropout": self.dropout_, "feature_noise": self.feature_noise_}
+        candidates = [{}] + (list(SEARCH_GRID) if self.search else [])
+        start, best, self.search_results_ = time.perf_counter(), None, []
+        for change in candidates:
+            if self.search_results_ and time.perf_counter() - start > self.search_budget:
+                break
+            arch = base | {k: v for k, v in change.items() if k in base}
+            recipe = replace(self.training_, **{k: v for k, v in change.items() if k not in base})
+            torch.manual_seed(self.random_state)
+            net = JEIRTNet(features.shape[1], ds.n_models, arch["d"], arch["dropout"], arch["feature_noise"])
+            history = train(net, features, ds.labels, split.train, split.val, recipe, seed=self.random_state,
+                            device=self.device, progress=self.progress)
+            loss = min(history.val_loss)
+            self.search_results_.append({"change": change, "val_loss": loss, "seconds": history.seconds})
+            if best is None or loss < best[0]:
+                best = (loss, net, history, arch, recipe)
+        _, self.net_, self.history_, arch, self.training_ = best
+        self.d_, self.dropout_, self.feature_noise_ = arch["d"], arch["dropout"], arch["feature_noise"]
+        self.search_seconds_ = time.perf_counter() - start
+        self.temperature_, self.calibration_ = 1.0, {}
+        if self.calibrate:
+            self._calibrate(features, ds.labels, split.val)
         self.net_.cpu()
         self.models_ = list(ds.models)
         self.feature_dim_ = features.shape[1]
@@ -99,8 +166,33 @@ class JEIRT(BaseEstimator):
                          replace=True)
         return self
 
+    @torch.no_grad()
+    def _calibrate(self, features: np.ndarray, labels: np.ndarray, val_mask: np.ndarray) -> None:
+        """Temperature scaling: the T > 0 minimising the validation log loss of logit / T, folded into
+        the weights (adapter output and model vectors divided by T; directions are unchanged)."""
+        self.net_.cpu().eval()
+        items = np.flatnonzero(val_mask.any(axis=0))
+        logits = self.net_(torch.from_numpy(np.asarray(features[items], dtype=np.float32))).numpy().T.astype(np.float64)
+        sel = val_mask[:, items]
+        z, y = logits[sel], labels[:, items][sel]  # flat validation logits and labels
+
+        def loss(log_t: float) -> float:
+            return float(np.mean(np.logaddexp(0.0, z / np.exp(log_t)) - y * z / np.exp(log_t)))
+
+        found = minimize_scalar(loss, bounds=(-3.0, 3.0), method="bounded", options={"xatol": 1e-4})
+        t = float(np.exp(found.x))
+        before, after = sigmoid(z), sigmoid(z / t)
+        self.calibration_ = {"temperature": t, "val_log_loss_before": log_loss(before, y),
+                             "val_log_loss_after": log_loss(after, y), "val_ece_before": ece(before, y),
+                             "val_ece_after": ece(after, y)}
+        last = self.net_.adapter.net[-1]  # E_Q = W_2 h + b_2 -> E_Q / T
+        last.weight.div_(t)
+        last.bias.div_(t)
+        self.net_.model_vectors.div_(t)
+        self.temperature_ = t
+
     def onboard(self, ds: Dataset, mask: np.ndarray | None = None, replace: bool = False,
-                prior_scale: float | str = "auto") -> "JEIRT":
+                prior_scale: float | str = "auto", covariances: bool = False) -> "JEIRT":
         """Fit the vectors of `ds.models` from their labels under `mask`, all else frozen.
 
         New names are appended; a name the model knows is refused unless `replace=True`. The prior is
@@ -109,6 +201,8 @@ class JEIRT(BaseEstimator):
         evidence of the new models' answers (empirical Bayes): the trained vectors' variance, spread
         over all d coordinates, is far narrower than how far a new model's vector must move (on
         mmlu_pro at d = 256 "auto" picks 100-1000). The choice is kept in `onboard_prior_scale_`.
+        With `covariances`, each new vector's Laplace posterior covariance (d x d, float32) is kept in
+        `onboard_covariances_`; without, nothing of size d x d per model is kept.
         """
         self._check_fitted()
         mask = ds.observed if mask is None else np.asarray(mask, dtype=bool) & ds.observed
@@ -120,18 +214,16 @@ class JEIRT(BaseEstimator):
         known = [m for m in ds.models if m in self.models_]
         if known and not replace:
             raise ValueError(f"model(s) {known[:5]} are already fitted; pass replace=True to refit them.")
-        emb = self.question_embeddings(ds).astype(np.float64)
-        norms = np.linalg.norm(emb, axis=1)
+        directions, norms = self.question_terms(ds)
         trained = [i for i, m in enumerate(self.models_) if m not in ds.models]
         mean, var = prior_from_vectors(self.net_.model_vectors.detach().numpy()[trained])
         if isinstance(prior_scale, str) and prior_scale != "auto":
             raise ValueError(f"prior_scale={prior_scale!r}; expected a positive number or 'auto'.")
         scales = PRIOR_SCALES if prior_scale == "auto" else (float(prior_scale),)
-        fits = {s: fit_model_vectors(emb / norms[:, None], norms, ds.labels, mask, mean, var * s,
-                                     device=self.device) for s in scales}
-        self.onboard_evidence_ = {s: float(fit.log_evidence.sum()) for s, fit in fits.items()}
+        result = fit_model_vectors(directions, norms, ds.labels, mask, mean, [var * s for s in scales],
+                                   device=self.device, covariances=covariances)
+        self.onboard_evidence_ = dict(zip(scales, result.evidence.values()))
         self.onboard_prior_scale_ = max(self.onboard_evidence_, key=self.onboard_evidence_.get)
-        result = fits[self.onboard_prior_scale_]
         vectors = self.net_.model_vectors.detach().clone()
         for name, vec in zip(ds.models, torch.from_numpy(result.vectors)):
             if name in self.models_:
@@ -140,10 +232,43 @@ class JEIRT(BaseEstimator):
                 vectors = torch.cat([vectors, vec[None]])
                 self.models_.append(name)
         self.net_.model_vectors = torch.nn.Parameter(vectors)
-        self.onboard_covariances_ = dict(zip(ds.models, result.covariances))
+        self.onboard_covariances_ = ({} if result.covariances is None else
+                                     dict(zip(ds.models, result.covariances.astype(np.float32))))
+        return self
+
+    def fit_corrections(self, ds: Dataset, mask: np.ndarray | None = None, offset_scale: float | str = "auto",
+                        shift_scale: float | str = "auto") -> "JEIRT":
+        """Fit per-question corrections (`jeirt.questions`) from the answers of `ds.models` (all known to
+        this JEIRT) under `mask` (default: all), their vectors and everything else frozen.
+
+        The mirror image of `onboard`: known models, known questions. Replaces earlier corrections;
+        questions of `ds` without an answer under `mask` get none. Kept in `corrections_`.
+        """
+        self._check_fitted()
+        mask = ds.observed if mask is None else np.asarray(mask, dtype=bool)
+        if mask.shape != ds.labels.shape:
+            raise ValueError(f"mask has shape {mask.shape}; expected the dataset's {ds.labels.shape}.")
+        mask = mask & ds.observed
+        emb = self.question_embeddings(ds).astype(np.float64)
+        norms = np.linalg.norm(emb, axis=1)
+        self.corrections_ = fit_corrections(ds.items["item_id"].to_numpy(), emb / norms[:, None], norms,
+                                            self.model_vectors_[self.model_index(ds.models)], ds.labels, mask,
+                                            offset_scale, shift_scale, progress=self.progress)
         return self
 
     # -- prediction ------------------------------------------------------------------------------
+
+    def question_terms(self, questions: Questions) -> tuple[np.ndarray, np.ndarray]:
+        """Each question's side of Eq. (3), float64: directions (n_items, d) and norms (n_items,), so that
+        P = sigmoid(directions . E_M - norms). The unit E_Q/|E_Q| and |E_Q|, plus the question's
+        correction where `corrections_` has one (only a Dataset's questions, matched by item id)."""
+        emb = self.question_embeddings(questions).astype(np.float64)
+        norms = np.linalg.norm(emb, axis=1)
+        directions = emb / np.maximum(norms[:, None], 1e-12)
+        corrections = getattr(self, "corrections_", None)
+        if corrections is not None and isinstance(questions, Dataset):
+            directions, norms = corrections.apply(questions.items["item_id"], directions, norms)
+        return directions, norms
 
     def question_features(self, questions: Questions) -> np.ndarray:
         """Frozen-encoder features (n_items, feature_dim) of a Dataset, a list of texts or an array."""
@@ -190,6 +315,9 @@ class JEIRT(BaseEstimator):
         if models is None:
             models = questions.models if isinstance(questions, Dataset) else self.models_
         rows = self.model_index(models)
+        if getattr(self, "corrections_", None) is not None and isinstance(questions, Dataset):
+            directions, norms = self.question_terms(questions)
+            return probability(directions, norms, self.model_vectors_[rows]).T.astype(np.float32)
         emb = torch.from_numpy(self.question_embeddings(questions))
         return torch.sigmoid(jeirt_logits(emb, self.net_.model_vectors[rows])).numpy().T
 
@@ -200,39 +328,77 @@ class JEIRT(BaseEstimator):
         self._check_fitted()
         path = Path(path)
         path.parent.mkdir(parents=True, exist_ok=True)
-        params = self.get_params() | {"training": asdict(self.training_), "encoder": self.encoder_}
+        # the settings that made these weights: a search's winner, not the candidates it started from
+        params = self.get_params() | {"training": asdict(self.training_), "encoder": self.encoder_, "d": self.d_,
+                                      "dropout": self.dropout_, "feature_noise": self.feature_noise_, "search": False}
         blob = {"format": "jeirt-model", "version": __version__, "config": params,
                 "models": self.models_, "feature_dim": self.feature_dim_, "split": self.split_name_,
-                "history": asdict(self.history_), "state_dict": self.net_.state_dict()}
+                "history": asdict(self.history_), "state_dict": self.net_.state_dict(),
+                "temperature": self.temperature_, "calibration": self.calibration_,  # T is folded into the weights
+                "search_results": self.search_results_}
+        if getattr(self, "corrections_", None) is not None:
+            blob["corrections"] = self.corrections_.to_dict()
         atomic_write(path, lambda f: torch.save(blob, f))  # a kill mid-save leaves the old file whole
         return path
 
     @classmethod
     def load(cls, path: str | Path) -> "JEIRT":
         """Read a model written by `save`."""
+        if Path(path).is_file() and Path(path).stat().st_size == 0:
+            raise ValueError(f"{path} is empty (0 bytes): it is not a model; restore it or refit it.")
+        if Path(path).is_file() and not zipfile.is_zipfile(path):  # torch.save writes a zip archive
+            raise ValueError(f"{path} is not a jeirt model: not a torch file, or one cut short (a copy or save "
+                             "interrupted); restore it or refit the model.")
         try:
             blob = torch.load(Path(path), map_location="cpu", weights_only=True)
         except Exception as err:
-            raise ValueError(f"could not read a jeirt model from {path}: {err}") from err
+            # torch's own message suggests weights_only=False, i.e. running the file's code: not here.
+            reason = ("it holds Python objects other than tensors and plain values, which jeirt refuses to "
+                      "unpickle" if "weights_only" in str(err) else f"the file is damaged ({type(err).__name__})")
+            raise ValueError(f"could not read a jeirt model from {path}: {reason}. Restore the file or refit "
+                             "the model.") from None
         if not isinstance(blob, dict) or blob.get("format") != "jeirt-model":
             raise ValueError(f"{path} is not a model saved by jeirt (JEIRT.save).")
+        lacking = [k for k in ("config", "models", "feature_dim", "split", "history", "state_dict") if k not in blob]
+        if lacking or not isinstance(blob["config"], dict) or not isinstance(blob["config"].get("training"), dict):
+            raise ValueError(f"{path} lacks part(s) of a jeirt model ({lacking or ['config']}); the file is "
+                             "damaged or edited. Restore it or refit the model.")
         config = dict(blob["config"])
         unknown = set(config) - set(cls._get_param_names())
         if unknown:
             raise ValueError(f"{path} holds settings this version of jeirt does not know: {sorted(unknown)}; "
                              "it was written by another version. Refit the model or use that version.")
-        self = cls(**(config | {"training": TrainConfig(**config["training"])}))
-        self._check_params()
-        self.models_ = list(blob["models"])
+        models = blob["models"]
+        if not isinstance(models, list) or not models or not all(isinstance(m, str) for m in models):
+            raise ValueError(f"{path}: its model names are not a list of names; the file is damaged or edited.")
+        repeated = sorted({m for m in models if models.count(m) > 1}) if len(set(models)) < len(models) else []
+        if repeated:
+            raise ValueError(f"{path} names model(s) {repeated[:5]} more than once; the file is damaged or "
+                             "edited. Refit the model.")
+        if not isinstance(blob["feature_dim"], int) or blob["feature_dim"] < 1:
+            raise ValueError(f"{path}: feature_dim={blob['feature_dim']!r} is not a positive integer; the file is "
+                             "damaged or edited.")
+        try:
+            self = cls(**(config | {"training": TrainConfig(**config["training"])}))
+            self._check_params()
+            self.history_ = TrainHistory(**blob["history"])
+        except TypeError as err:
+            raise ValueError(f"{path}: its settings do not fit this version of jeirt ({err}); refit the model "
+                             "or use the version that wrote it.") from None
+        self.models_ = list(models)
         self.feature_dim_ = blob["feature_dim"]
         self.split_name_ = blob["split"]
-        self.history_ = TrainHistory(**blob["history"])
-        self.net_ = JEIRTNet(self.feature_dim_, len(self.models_), self.d, self.dropout, self.feature_noise)
+        self.temperature_ = float(blob.get("temperature", 1.0))  # already folded into the saved weights
+        self.calibration_ = dict(blob.get("calibration", {}))
+        self.search_results_ = list(blob.get("search_results", []))
+        self.corrections_ = QuestionCorrections.from_dict(blob["corrections"]) if "corrections" in blob else None
+        self.net_ = JEIRTNet(self.feature_dim_, len(self.models_), self.d_, self.dropout_, self.feature_noise_)
         try:
             self.net_.load_state_dict(blob["state_dict"])
         except RuntimeError as err:
+            detail = [line.strip() for line in err.args[0].splitlines()[1:] if line.strip()] or [err.args[0]]
             raise ValueError(f"{path}: the weights do not fit the model its settings describe "
-                             f"({err.args[0].splitlines()[0]}); the file is damaged or edited.") from None
+                             f"({detail[0]}); the file is damaged or edited.") from None
         self.net_.eval()
         return self
 

@@ -5,27 +5,39 @@ new model m is a logistic regression in its vector v_m (d parameters) with offse
 
     P(m answers q) = sigmoid(u_q . v_m - r_q).
 
-We solve it exactly, for many models at once, by damped Newton steps with a Gaussian prior
-N(mu, s^2 I) on v_m (maximum a posteriori). The prior centres an unknown model on the average known
-one and keeps a model seen on a handful of questions sensible; with many answers it hardly matters.
-The inverse Hessian at the optimum is returned as the posterior covariance (Laplace approximation).
+We solve it exactly, for many models at once, with a Gaussian prior N(mu, s^2 I) on v_m (maximum a
+posteriori). The prior centres an unknown model on the average known one and keeps a model seen on a
+handful of questions sensible; with many answers it hardly matters. The inverse Hessian at the optimum
+is the posterior covariance (Laplace approximation), and its determinant gives each width's evidence.
+
+How the solve is kept at the cost of its arithmetic: the data part of a Hessian, U^T diag(c) U over the
+questions a model answered, is one float32 matrix product (the solve, gradients and determinants stay in
+float64); Newton steps reuse a Hessian while they keep converging fast (a chord method: same optimum,
+cheap steps) and recompute it only when they slow down; several prior widths are solved from the
+narrowest to the widest, each warm-started at the previous optimum with its Hessian; models that
+answered the same questions share the Hessian at the prior mean. So a width costs about one Hessian
+per model, the one its evidence needs anyway.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Sequence
 
 import numpy as np
 import torch
+from scipy.linalg import blas
 
 from jeirt import settings
 
 
 @dataclass
 class OnboardResult:
-    vectors: np.ndarray  # (n_new, d) MAP model vectors
-    covariances: np.ndarray  # (n_new, d, d) Laplace posterior covariance of each vector
-    iterations: int  # Newton iterations run
+    vectors: np.ndarray  # (n_new, d) MAP model vectors (float32) at the chosen prior width
+    covariances: np.ndarray | None  # (n_new, d, d) Laplace posterior covariances; None unless asked for
+    iterations: int  # solver steps run (all widths; the most of any chunk of models)
     log_evidence: np.ndarray  # (n_new,) Laplace approximation of each model's log marginal likelihood
+    prior_variance: float = np.nan  # the prior width used (the best by summed evidence when several)
+    evidence: dict[float, float] = field(default_factory=dict)  # summed log evidence of each width tried
 
 
 PRIOR_SCALES = (1.0, 10.0, 100.0, 1000.0, 10000.0)  # prior widths (x the known vectors' variance) "auto" tries
@@ -39,64 +51,174 @@ def prior_from_vectors(vectors: np.ndarray) -> tuple[np.ndarray, float]:
     return vectors.mean(axis=0), float(vectors.var(axis=0, ddof=1).mean())
 
 
-def _objective(v, u, r, y, w, mu, precision):
-    """Negative log posterior per model: masked BCE sum plus the Gaussian prior. (n_new,)"""
-    z = v @ u.T - r  # (n_new, n_items)
+def _objective(z, v, y, w, mu, precision):
+    """Negative log posterior per model from its logits z = v u^T - r: masked BCE plus the prior. (m,)"""
     nll = (torch.nn.functional.softplus(z) - y * z) * w
     return nll.sum(dim=1) + 0.5 * precision * ((v - mu) ** 2).sum(dim=1)
 
 
+class _Chunk:
+    """The questions, labels and masks of a few models, and their data Hessians U^T diag(c) U."""
+
+    def __init__(self, u: torch.Tensor, u32: torch.Tensor, r: torch.Tensor, y: torch.Tensor, w: torch.Tensor,
+                 observed: np.ndarray):
+        self.u, self.u32, self.r, self.y, self.w = u, u32, r, y, w
+        dev = u.device
+        # Per model, the questions it answered (None: all of them, no copy of U needed).
+        self.cols = [None if row.all() else torch.as_tensor(np.flatnonzero(row), device=dev) for row in observed]
+        self.hessians = 0  # data Hessians computed, for the benchmark and tests
+
+    def logits(self, v: torch.Tensor) -> torch.Tensor:
+        return v @ self.u.T - self.r
+
+    def data_hessian(self, curvature: torch.Tensor, rows: Sequence[int]) -> torch.Tensor:
+        """U^T diag(curvature[k]) U (len(rows), d, d) in float64, each one float32 product over the
+        questions model k answered."""
+        d = self.u.shape[1]
+        out = torch.empty(len(rows), d, d, dtype=torch.float64, device=self.u.device)
+        for i, k in enumerate(rows):
+            cols = self.cols[k]
+            uk = self.u32 if cols is None else self.u32[cols]
+            ck = (curvature[k] if cols is None else curvature[k, cols]).to(torch.float32)
+            if uk.device.type == "cpu":  # BLAS syrk: one triangle of A^T A, half a general product's work
+                a = (uk * ck.sqrt()[:, None]).numpy()
+                upper = torch.from_numpy(blas.ssyrk(1.0, a.T, trans=0)).to(torch.float64)
+                out[i] = upper.triu() + upper.triu(1).T
+            else:
+                out[i] = ((uk.T * ck) @ uk).to(torch.float64)
+        self.hessians += len(rows)
+        return out
+
+    def hessian_from_logits(self, z: torch.Tensor, rows: Sequence[int] | None = None) -> torch.Tensor:
+        """Data Hessians at the vectors whose logits are `z` (m, n_items), for `rows` (default all)."""
+        p = torch.sigmoid(z)
+        return self.data_hessian(self.w * p * (1 - p), range(len(z)) if rows is None else rows)
+
+    def hessian_at_prior_mean(self, mu: torch.Tensor, observed: np.ndarray) -> torch.Tensor:
+        """Data Hessians at v = mu: the same for models that answered the same questions, so each
+        distinct set of questions costs one product."""
+        p = torch.sigmoid(self.u @ mu - self.r)
+        curvature = (self.w * (p * (1 - p))[None]).expand_as(self.w)
+        groups: dict[bytes, int] = {}
+        inverse = [groups.setdefault(np.packbits(row).tobytes(), k) for k, row in enumerate(observed)]
+        first = list(dict.fromkeys(inverse))
+        distinct = self.data_hessian(curvature, first)
+        return distinct[torch.as_tensor([first.index(k) for k in inverse], device=distinct.device)]
+
+
+def _solve_width(chunk: _Chunk, v: torch.Tensor, data_hess: torch.Tensor, mu: torch.Tensor, precision: float,
+                 max_iter: int, tol: float) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, int]:
+    """MAP vectors at one prior precision from the start `v`, with `data_hess` a data Hessian near it.
+
+    Damped Newton steps that keep their Hessian while each step is at most half the previous one, and
+    recompute it (at the current vector, for the models that slowed down) otherwise. Returns the
+    vectors, the exact data Hessian there, the objective there, and the steps run.
+    """
+    m, d = v.shape
+    eye = precision * torch.eye(d, dtype=torch.float64, device=v.device)
+    factor = torch.linalg.cholesky(data_hess + eye)
+    previous = torch.full((m,), torch.inf, dtype=torch.float64, device=v.device)
+    steps = 0
+    z = chunk.logits(v)
+    objective = _objective(z, v, chunk.y, chunk.w, mu, precision)
+    for steps in range(1, max_iter + 1):
+        p = torch.sigmoid(z)
+        grad = ((p - chunk.y) * chunk.w) @ chunk.u + precision * (v - mu)  # (m, d)
+        step = torch.cholesky_solve(grad.unsqueeze(-1), factor).squeeze(-1)
+        # Damping: halve the step of any model whose posterior got worse (Newton can overshoot).
+        scale = torch.ones(m, 1, dtype=v.dtype, device=v.device)
+        for _ in range(20):
+            trial = v - scale * step
+            z_trial = chunk.logits(trial)
+            after = _objective(z_trial, trial, chunk.y, chunk.w, mu, precision)
+            worse = after > objective + 1e-12
+            if not worse.any():
+                break
+            scale[worse] *= 0.5
+        else:  # still worse after 20 halvings: take the last, tiny, step
+            trial = v - scale * step
+            z_trial = chunk.logits(trial)
+            after = _objective(z_trial, trial, chunk.y, chunk.w, mu, precision)
+        v, z, objective = trial, z_trial, after  # the accepted point's logits serve the next step
+        size = (scale * step).abs().amax(dim=1)
+        if float(size.max()) < tol:
+            break
+        slow = torch.nonzero((size > 0.5 * previous) & (size >= tol)).flatten().tolist()
+        if slow:  # a stale Hessian: take exact Newton steps for these models again
+            data_hess[slow] = chunk.hessian_from_logits(z, slow)
+            factor[slow] = torch.linalg.cholesky(data_hess[slow] + eye)
+            size[slow] = torch.inf
+        previous = size
+    return v, chunk.hessian_from_logits(z), objective, steps
+
+
 def fit_model_vectors(directions: np.ndarray, norms: np.ndarray, labels: np.ndarray, mask: np.ndarray,
-                      prior_mean: np.ndarray, prior_variance: float, max_iter: int = 50,
-                      tol: float = 1e-6, chunk: int = 16, device: str | None = None) -> OnboardResult:
+                      prior_mean: np.ndarray, prior_variance: float | Sequence[float], max_iter: int = 50,
+                      tol: float = 1e-6, chunk: int = 64, device: str | None = None,
+                      covariances: bool = True) -> OnboardResult:
     """MAP vectors for each row of `labels` (n_new, n_items) from the entries under `mask`.
 
-    directions: (n_items, d) unit question directions; norms: (n_items,). Rows are solved in chunks
-    of `chunk` models, each as one batched Newton iteration on (chunk, d, d) Hessians.
+    directions: (n_items, d) unit question directions; norms: (n_items,). `prior_variance` is one
+    width, or several: then each is solved (narrowest first, warm-started) and the one with the largest
+    evidence summed over the new models is kept (empirical Bayes); only its fit is returned, and the
+    covariances (float64) only when `covariances`. Rows are solved `chunk` models at a time.
     """
     labels = np.atleast_2d(labels)
     mask = np.atleast_2d(mask).astype(bool)
     if labels.shape != mask.shape or labels.shape[1] != len(directions):
         raise ValueError(f"labels {labels.shape} and mask {mask.shape} must both be (n_new, n_items) with "
                          f"n_items = {len(directions)}.")
-    if not prior_variance > 0:  # also refuses NaN
-        raise ValueError(f"prior_variance={prior_variance}; expected a positive number.")
+    variances = np.atleast_1d(np.asarray(prior_variance, dtype=np.float64))
+    if variances.ndim != 1 or not len(variances) or not (variances > 0).all():  # also refuses NaN
+        raise ValueError(f"prior_variance={prior_variance}; expected a positive number or a list of them.")
+    if not np.isfinite(variances).all():
+        raise ValueError(f"prior_variance={prior_variance}; expected finite widths.")
     if np.isnan(labels[mask]).any():
         raise ValueError("the mask selects unobserved (NaN) labels; remove them from the mask.")
+    if max_iter < 1 or chunk < 1:
+        raise ValueError(f"max_iter={max_iter}, chunk={chunk}; expected positive integers.")
     dev = torch.device(device) if device else settings.default_device()
     as_t = lambda a: torch.as_tensor(np.asarray(a), dtype=torch.float64, device=dev)  # noqa: E731
-    u, r = as_t(directions), as_t(norms)
-    mu, precision = as_t(prior_mean), 1.0 / prior_variance
-    d = u.shape[1]
-    eye = torch.eye(d, dtype=torch.float64, device=dev)
-    vectors, covariances, evidence, iters = [], [], [], 0
-    for start in range(0, len(labels), chunk):
-        y = as_t(np.nan_to_num(labels[start:start + chunk]))
-        w = as_t(mask[start:start + chunk])
-        v = mu.expand(len(y), d).clone()
-        for it in range(max_iter):
-            p = torch.sigmoid(v @ u.T - r)  # (m, n_items)
-            grad = ((p - y) * w) @ u + precision * (v - mu)  # (m, d)
-            curv = w * p * (1 - p)  # (m, n_items)
-            hess = torch.einsum("mn,nd,ne->mde", curv, u, u) + precision * eye  # (m, d, d)
-            step = torch.linalg.solve(hess, grad.unsqueeze(-1)).squeeze(-1)  # (m, d)
-            # Damping: halve the step of any model whose posterior got worse (Newton can overshoot).
-            before, scale = _objective(v, u, r, y, w, mu, precision), torch.ones(len(y), 1, dtype=v.dtype, device=dev)
-            for _ in range(20):
-                worse = _objective(v - scale * step, u, r, y, w, mu, precision) > before + 1e-12
-                if not worse.any():
-                    break
-                scale[worse] *= 0.5
-            v = v - scale * step
-            iters = max(iters, it + 1)
-            if float((scale * step).abs().max()) < tol:
-                break
-        p = torch.sigmoid(v @ u.T - r)
-        hess = torch.einsum("mn,nd,ne->mde", w * p * (1 - p), u, u) + precision * eye
-        vectors.append(v.cpu().numpy())
-        covariances.append(torch.linalg.inv(hess).cpu().numpy())
-        # log p(y) ~ log p(y | v) + log N(v; mu, I / precision) + (d/2) log 2 pi - (1/2) log det H
-        evidence.append((-_objective(v, u, r, y, w, mu, precision) + 0.5 * d * np.log(precision)
-                         - 0.5 * torch.linalg.slogdet(hess).logabsdet).cpu().numpy())
-    return OnboardResult(np.concatenate(vectors).astype(np.float32), np.concatenate(covariances), iters,
-                         np.concatenate(evidence))
+    u, r, mu = as_t(directions), as_t(norms), as_t(prior_mean)
+    u32 = u.to(torch.float32)
+    n_new, d = len(labels), u.shape[1]
+    order = np.argsort(variances, kind="stable")  # narrowest first: each warm-starts the next
+    vectors = np.empty((len(variances), n_new, d))  # small; the d x d matrices are never kept per width
+    evidence = np.empty((len(variances), n_new))
+    single_cov = [] if covariances and len(variances) == 1 else None
+    iters = 0
+    for start in range(0, n_new, chunk):
+        rows = slice(start, start + chunk)
+        part = _Chunk(u, u32, r, as_t(np.nan_to_num(labels[rows])), as_t(mask[rows]), mask[rows])
+        v = mu.expand(part.y.shape[0], d).clone()
+        data_hess = part.hessian_at_prior_mean(mu, mask[rows])
+        steps = 0
+        for j in order:
+            precision = 1.0 / variances[j]
+            v, data_hess, objective, n = _solve_width(part, v, data_hess, mu, precision, max_iter, tol)
+            steps += n
+            hess = data_hess + precision * torch.eye(d, dtype=torch.float64, device=dev)
+            # log p(y) ~ log p(y | v) + log N(v; mu, I / precision) + (d/2) log 2 pi - (1/2) log det H
+            evidence[j, rows] = (-objective + 0.5 * d * np.log(precision)
+                                 - 0.5 * torch.linalg.slogdet(hess).logabsdet).cpu().numpy()
+            vectors[j, rows] = v.cpu().numpy()
+            if single_cov is not None:
+                single_cov.append(torch.linalg.inv(hess).cpu().numpy())
+        iters = max(iters, steps)
+    totals = evidence.sum(axis=1)
+    best = int(np.argmax(totals))  # the first of equal ones, in the order given
+    cov = None
+    if single_cov is not None:
+        cov = np.concatenate(single_cov)
+    elif covariances:  # recompute at the chosen width only: memory does not grow with the widths tried
+        precision = 1.0 / variances[best]
+        parts = []
+        for start in range(0, n_new, chunk):
+            rows = slice(start, start + chunk)
+            part = _Chunk(u, u32, r, as_t(np.nan_to_num(labels[rows])), as_t(mask[rows]), mask[rows])
+            hess = (part.hessian_from_logits(part.logits(as_t(vectors[best, rows])))
+                    + precision * torch.eye(d, dtype=torch.float64, device=dev))
+            parts.append(torch.linalg.inv(hess).cpu().numpy())
+        cov = np.concatenate(parts)
+    return OnboardResult(vectors[best].astype(np.float32), cov, iters, evidence[best], float(variances[best]),
+                         {float(s): float(t) for s, t in zip(variances, totals)})

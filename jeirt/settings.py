@@ -8,6 +8,7 @@
 """
 from __future__ import annotations
 
+import errno
 import importlib
 import os
 import warnings
@@ -30,6 +31,9 @@ def cache_dir() -> Path:
     """A writable folder for caches (`JEIRT_CACHE`), created on first use."""
     if "JEIRT_CACHE" in os.environ:
         path = Path(os.environ["JEIRT_CACHE"]).expanduser()
+        if path.exists() and not path.is_dir():
+            raise NotADirectoryError(errno.ENOTDIR, "JEIRT_CACHE must name a folder (or a path to create one), "
+                                     "not a file; point it elsewhere or unset it", str(path))
     elif os.access(REPO_ROOT / "data", os.W_OK):
         path = REPO_ROOT / "data" / "cache"
     else:

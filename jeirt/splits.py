@@ -4,9 +4,14 @@ A `Split` (defined in `jeirt.data`, beside the `Dataset` whose labels it masks) 
 (`split_by_question`, the paper's protocol), with one benchmark left out for out-of-distribution tests
 (`split_leave_benchmark_out`), or with some models held out of joint training for onboarding
 (`hold_out_models`). `sample_items` draws a per-benchmark sample of questions.
+
+Which part a question falls in depends on its `item_id` and the seed alone (`seeded_order`), never on
+the order of the rows: the same data read from the results CSV or from a separate item table gives
+the same test questions.
 """
 from __future__ import annotations
 
+import hashlib
 from typing import Sequence
 
 import numpy as np
@@ -19,13 +24,26 @@ def _check_fractions(fractions: Sequence[float]) -> None:
         raise ValueError(f"fractions={tuple(fractions)}; expected three positive numbers summing to 1.")
 
 
+def seeded_order(names: Sequence[str], seed: int) -> np.ndarray:
+    """Positions of `names` (item ids, model names) sorted by a seeded hash of each: a shuffle that
+    ignores row order.
+
+    The key of a name is the first 8 bytes of BLAKE2b(f"{seed}:{name}"), so an item keeps its place
+    whatever rows come before it; ties (practically never) are broken by the name itself.
+    """
+    ids = [str(i) for i in names]
+    keys = [int.from_bytes(hashlib.blake2b(f"{seed}:{i}".encode(), digest_size=8).digest(), "big")
+            for i in ids]
+    return np.array(sorted(range(len(ids)), key=lambda k: (keys[k], ids[k])), dtype=np.int64)
+
+
 def _assign_items(ds: Dataset, fractions: Sequence[float], seed: int, stratify: str | None) -> np.ndarray:
-    """0/1/2 (train/val/test) per item, shuffled within each stratum by a seeded generator."""
-    rng = np.random.default_rng(seed)
+    """0/1/2 (train/val/test) per item, each stratum ordered by `seeded_order` (seeded by item id)."""
     part = np.zeros(ds.n_items, dtype=np.int8)
     groups = ds.items.groupby(stratify, sort=True).indices.values() if stratify else [np.arange(ds.n_items)]
+    ids = ds.items["item_id"].to_numpy()
     for idx in groups:
-        idx = rng.permutation(idx)
+        idx = idx[seeded_order(ids[idx], seed)]
         n_train = int(round(fractions[0] * len(idx)))
         n_val = int(round(fractions[1] * len(idx)))
         part[idx[n_train:n_train + n_val]] = 1
@@ -51,9 +69,9 @@ def split_leave_benchmark_out(ds: Dataset, benchmark: str | Sequence[str], val_f
     if unknown or not left_out:
         raise ValueError(f"benchmark={benchmark!r}: expected one or more of dataset {ds.name!r}'s benchmarks "
                          f"{ds.benchmarks}.")
-    rng = np.random.default_rng(seed)
     is_test = ds.items["benchmark"].isin(left_out).to_numpy()
-    rest = rng.permutation(np.flatnonzero(~is_test))
+    rest = np.flatnonzero(~is_test)
+    rest = rest[seeded_order(ds.items["item_id"].to_numpy()[rest], seed)]
     is_val = np.zeros(ds.n_items, dtype=bool)
     is_val[rest[:int(round(val_fraction * len(rest)))]] = True
     rows = np.ones((ds.n_models, 1), dtype=bool)
@@ -70,8 +88,8 @@ def hold_out_models(ds: Dataset, split: Split, models: Sequence[str] | int, seed
     if isinstance(models, int):
         if not 0 < models < ds.n_models:
             raise ValueError(f"models={models}; expected between 1 and {ds.n_models - 1}.")
-        rng = np.random.default_rng(seed)
-        models = [ds.models[i] for i in sorted(rng.choice(ds.n_models, size=models, replace=False))]
+        picked = seeded_order(ds.models, seed)[:models]  # by name, whatever the row order
+        models = [ds.models[i] for i in sorted(picked)]
     rows = ds.model_index(models)
     keep = np.ones((ds.n_models, 1), dtype=bool)
     keep[rows] = False

@@ -1,20 +1,25 @@
-"""How long each page of the last build took to run, from Jupyter Book's execution cache.
+"""How long each page, and each cell of it, of the last build took to run, from the execution cache.
 
     python scripts/page_times.py                       # table of the pages in _build/.jupyter_cache
+    python scripts/page_times.py --cells 15            # and the 15 slowest cells of the whole book
     python scripts/page_times.py --json results/book_times_full_mmlu_pro.json
 
 The JSON keeps the settings and machine of `_build/build_info.json` (written by build_book.py)
-beside the per-page seconds, so a measured build time is a file the book can show, not a number
-typed into prose.
+beside the per-page seconds and, for every page, the seconds of each code cell with its first line
+(recorded by book/_ext/cell_timing.py), so a measured build time is a file the book can show, not a
+number typed into prose, and the next slow page is found by reading a file.
 """
 from __future__ import annotations
 
 import argparse
 import json
 import sys
+from datetime import datetime
 from pathlib import Path
 
 from jupyter_cache import get_cache
+
+from jeirt.files import write_json
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -33,22 +38,71 @@ def page_seconds(build: Path) -> dict[str, float]:
     return seconds
 
 
+def _page_name(uri: str, root: Path) -> str:
+    page = Path(uri)
+    return page.relative_to(root).as_posix() if page.is_relative_to(root) else uri
+
+
+def _label(source: str) -> str:
+    """A cell's first line that is code, not a comment or a blank (else its first line), cut to 100."""
+    lines = [ln.strip() for ln in source.splitlines() if ln.strip()]
+    code = [ln for ln in lines if not ln.startswith("#")]
+    return ((code or lines or [""])[0])[:100]
+
+
+def cell_seconds(build: Path) -> dict[str, list[dict]]:
+    """Per page, one entry per code cell in order: index (among the page's cells), seconds (None when
+    the cell carries no timing: a build without book/_ext/cell_timing.py) and its first code line."""
+    cache = build / ".jupyter_cache"
+    root = build.parent.resolve()
+    store = get_cache(str(cache))
+    pages = {}
+    for record in sorted(store.list_cache_records(), key=lambda r: r.created):
+        nb = store.get_cache_bundle(record.pk).nb
+        cells = []
+        for i, cell in enumerate(nb.cells):
+            if cell.cell_type != "code":
+                continue
+            timing = cell.get("metadata", {}).get("execution", {})
+            start, end = timing.get("iopub.execute_input"), timing.get("shell.execute_reply")
+            seconds = None
+            if start and end:
+                seconds = round((datetime.fromisoformat(end.replace("Z", "+00:00"))
+                                 - datetime.fromisoformat(start.replace("Z", "+00:00"))).total_seconds(), 2)
+            cells.append({"cell": i, "seconds": seconds, "code": _label(cell.source)})
+        pages[_page_name(record.uri, root)] = cells
+    return pages
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--build", type=Path, default=ROOT / "_build", help="the build folder (default _build)")
     parser.add_argument("--json", type=Path, help="also write the times and the build's settings here")
+    parser.add_argument("--cells", type=int, default=10, metavar="N", help="print the N slowest cells (default 10)")
     args = parser.parse_args(argv)
+    if args.cells < 0:
+        parser.error(f"--cells {args.cells}: expected a number of cells, 0 or more.")
     build = args.build.resolve()
     pages = page_seconds(build)
     for page, seconds in pages.items():
         print(f"{seconds:9.1f} s  {page}")
     print(f"{sum(pages.values()):9.1f} s  all pages")
+    cells = cell_seconds(build)
+    timed = sorted(((c["seconds"], page, c["cell"], c["code"]) for page, cs in cells.items() for c in cs
+                    if c["seconds"] is not None), reverse=True)
+    if args.cells and timed:
+        print(f"slowest {min(args.cells, len(timed))} cells:")
+        for seconds, page, index, code in timed[:args.cells]:
+            print(f"{seconds:9.1f} s  {page} cell {index}: {code}")
+    elif args.cells:
+        print("no per-cell times in this cache (book/_ext/cell_timing.py was not loaded when it was built)")
     if args.json:
         info_path = build / "build_info.json"
         info = json.loads(info_path.read_text()) if info_path.is_file() else {}
         args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps({"build": info, "pages_seconds": pages,
-                                         "pages_total_seconds": round(sum(pages.values()), 1)}, indent=1) + "\n")
+        write_json(args.json, {"build": info, "pages_seconds": pages,
+                               "pages_total_seconds": round(sum(pages.values()), 1), "cells_seconds": cells},
+                   indent=1)
         print(f"wrote {args.json}")
     return 0
 

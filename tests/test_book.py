@@ -14,6 +14,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -77,6 +78,61 @@ def test_chapter_follows_house_style(doc):
                 f"{doc}: figure {figure['name']} is never cited with {{numref}}"
 
 
+# Pages that report results (everything but the introduction, the data tour, the primer and the
+# reproduction guide): each opens its findings with the "paper vs this book" table of verdicts.py.
+NOT_RESULTS = {"intro", "data", "irt_primer", "reproducing"}
+RESULTS_PAGES = [doc for doc in CHAPTERS if Path(doc).name not in NOT_RESULTS]
+# A verdict typed by hand: a string literal that is a verdict word, or a markdown table with a verdict column.
+VERDICT_LITERAL = re.compile(r"""(["'])((yes|no)([,:;][^"']*)?|(holds|does not hold|not testable here)\b[^"']*)\1""",
+                             re.IGNORECASE)
+VERDICT_COLUMN = re.compile(r"^\|.*\|\s*(holds here\?|verdict)\s*\|\s*$", re.IGNORECASE | re.MULTILINE)
+
+
+def test_results_pages_are_listed():
+    assert len(RESULTS_PAGES) >= 8, f"expected the results chapters of _toc.yml, found {RESULTS_PAGES}"
+
+
+@pytest.mark.parametrize("doc", RESULTS_PAGES)
+def test_results_page_opens_with_computed_paper_vs_book_table(doc):
+    nb = read_chapter(doc)
+    text = "\n".join(c.source for c in nb.cells if c.cell_type == "markdown")
+    headings = re.findall(r"^## (.+)$", text, re.MULTILINE)
+    assert headings[:2] == ["Overview", "Paper vs this book"], \
+        f"{doc}: the findings must open with '## Paper vs this book' right after '## Overview'; headings: {headings[:3]}"
+    section = text.split("\n## Paper vs this book", 1)[1].split("\n## ", 1)[0]
+    glued = re.findall(r"^:::\{glue\} (\w+)$", section, re.MULTILINE)
+    assert len(glued) == 1 and glued[0].endswith("_paper_vs_book"), \
+        f"{doc}: the section must show the table with one ':::{{glue}} <prefix>_paper_vs_book' directive"
+    code = "\n".join(c.source for c in nb.cells if c.cell_type == "code")
+    assert re.search(rf"verdicts\.show\(\s*[\"']{glued[0]}[\"']", code), \
+        f"{doc}: build the table with verdicts.show({glued[0]!r}, claims)"
+    assert "verdicts.Claim(" in code or "Claim(" in code, f"{doc}: one verdicts.Claim per row"
+    assert not VERDICT_COLUMN.search(text), f"{doc}: a markdown table with a verdict column; compute it instead"
+    literal = VERDICT_LITERAL.search(code)
+    assert literal is None, f"{doc}: a verdict typed by hand in code: {literal.group(0)!r}; use verdicts.verdict"
+
+
+def test_verdicts_are_computed_and_checked():
+    from jeirt.book import verdicts
+
+    assert verdicts.verdict(True) == "holds" and verdicts.verdict(False) == "does not hold"
+    assert verdicts.verdict(False, direction=True) == "holds in direction"
+    assert verdicts.verdict(None, why="no ModernBERT offline") == "not testable here: no ModernBERT offline"
+    with pytest.raises(ValueError, match="why"):
+        verdicts.verdict(None)
+    assert verdicts.against(0.36, (0.346, 0.372), 0.0) == "holds"
+    assert verdicts.against(0.20, 0.346, 0.05, direction=True) == "holds in direction"
+    assert verdicts.against(0.20, 0.346, 0.05) == "does not hold"
+    with pytest.raises(ValueError, match="verdict"):
+        verdicts.Claim("c", "p", "o", "d", "yes")  # a verdict typed by hand
+    rows = [verdicts.Claim("a", "Table 5: .346", "0.30", "mmlu_pro, MiniLM", verdicts.verdict(False, True)),
+            verdicts.Claim("b", verdicts.NOT_AVAILABLE, "1", "x", verdicts.verdict(None, why="no data"))]
+    table = verdicts.paper_vs_book(rows)
+    assert list(table.columns) == list(verdicts.COLUMNS[1:]) and list(table.index) == ["a", "b"]
+    assert verdicts.count(table).to_dict() == {"holds": 0, "holds in direction": 1, "does not hold": 0,
+                                               "not testable here": 1}
+
+
 def test_setup_cell_is_quiet_outside_colab():
     namespace = {}
     # IPython magics are not Python; replace the %pip line, which must not run outside Colab.
@@ -96,9 +152,35 @@ def test_settings_defaults_and_describe(monkeypatch):
     cfg = book.page_settings()
     assert cfg.describe() == "profile=smoke dataset=mmlu_pro encoder=all-MiniLM-L6-v2 device=cpu seed=0"
     full = book.page_settings("full")
-    assert (full.dataset, full.max_items, full.max_epochs) == ("embedllm", None, None)
+    assert (full.dataset, full.max_items, full.max_epochs) == ("embedllm", None, 100)  # book.PAPER_SETTING
     with pytest.raises(dataclasses.FrozenInstanceError, match="cannot assign to field 'seed'"):
         cfg.seed = 1  # frozen
+
+
+def test_full_profile_on_embedllm_is_the_papers_setting(monkeypatch):
+    """Full profile on EmbedLLM: official train/val/test and the authors' recipe; elsewhere the seeded
+    split and the fast recipe. The split comes from the dataset's `part` column, also on a subset."""
+    from jeirt.data import embedllm_from_frames
+    from jeirt.estimator import RECIPES
+
+    assert set(book.RECIPE_NAMES) == set(RECIPES)
+    for var in ("JEIRT_PROFILE", "JEIRT_DATASET"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("JEIRT_DEVICE", "cpu")
+    full = book.page_settings("full")
+    assert (full.split, full.recipe, full.max_epochs) == ("official", "paper", 100)
+    assert full.describe().endswith("seed=0 split=official recipe=paper")
+    monkeypatch.setenv("JEIRT_DATASET", "mmlu_pro")
+    assert (book.page_settings("full").split, book.page_settings("full").recipe) == ("seeded", "fast")
+    assert (book.page_settings().split, book.page_settings().recipe) == ("seeded", "fast")
+    fixture = REPO / "data" / "fixtures" / "embedllm"
+    ds, official = embedllm_from_frames(*[pd.read_csv(fixture / f"{p}.csv")
+                                          for p in ("train", "val", "test", "question_order")])
+    np.testing.assert_array_equal(full.split_for(ds, seed=5).test, official.test)
+    seeded = book.page_settings("smoke").split_for(ds)
+    assert seeded.name != official.name
+    with pytest.raises(ValueError, match="recipe="):
+        book.page_settings(recipe="slow")
 
 
 def test_settings_from_environment(monkeypatch):

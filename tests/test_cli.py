@@ -47,8 +47,8 @@ def test_cli_end_to_end(workdir, capsys, mmlu_pro):
                        "--dataset", "mmlu_pro", "--out", str(workdir / "m2.pt"))
     assert code == 0 and "gpt-4o-copy" in out
     code, _, err = run(capsys, "onboard", "--model", str(workdir / "m2.pt"), "--results", str(results),
-                       "--dataset", "mmlu_pro")
-    assert code == 2 and "replace=True" in err
+                       "--dataset", "mmlu_pro", "--in-place")
+    assert code == 3 and "--replace" in err  # data error: the model knows that name already
 
 
 def test_cli_data_and_errors(capsys, mmlu_pro, tmp_path):
@@ -61,4 +61,4 @@ def test_cli_data_and_errors(capsys, mmlu_pro, tmp_path):
     bad = tmp_path / "bad.csv"
     bad.write_text("model,item_id,label\na,1,maybe\n")
     code, _, err = run(capsys, "data", str(bad))
-    assert code == 2 and "not numbers" in err
+    assert code == 3 and "not numbers" in err

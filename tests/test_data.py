@@ -1,20 +1,11 @@
 """The data container, loaders, splits and simulator: shapes, policies and every bad-input error."""
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pandas as pd
 import pytest
 
-from jeirt.data import (
-    Dataset,
-    embedllm_from_frames,
-    from_long,
-    load_embedllm,
-    load_local,
-    read_results_csv,
-)
+from jeirt.data import Dataset, from_long, load_local, read_results_csv
 from jeirt.simulate import simulate
 from jeirt.splits import (
     Split,
@@ -23,8 +14,6 @@ from jeirt.splits import (
     split_leave_benchmark_out,
     subsample_items,
 )
-
-FIXTURES = Path(__file__).resolve().parents[1] / "data" / "fixtures"
 
 
 def long_table() -> pd.DataFrame:
@@ -116,36 +105,6 @@ def test_local_layout_loads_with_embeddings(tmp_path, mmlu_pro):
         load_local("nope", tmp_path)
 
 
-def fixture_frames():
-    return [pd.read_csv(FIXTURES / "embedllm" / f"{part}.csv") for part in ("train", "val", "test")]
-
-
-def test_embedllm_fixture_official_split_and_duplicates():
-    ds, split = embedllm_from_frames(*fixture_frames())
-    assert ds.n_models == 3 and ds.n_items == 9
-    col = ds.items["item_id"].tolist().index("4")
-    np.testing.assert_allclose(ds.labels[:, col], 0.5)  # two variants, opposite labels -> soft 0.5
-    for part, n in (("train", 5), ("val", 2), ("test", 2)):
-        mask = getattr(split, part)
-        assert len(split.items_of(part)) == n
-        assert mask[:, split.items_of(part)].all()  # every model in every part
-    assert ds.items.loc[col, "benchmark"] == "truthfulqa"
-
-
-def test_embedllm_rejects_wrong_columns_and_leaks():
-    train, val, test = fixture_frames()
-    with pytest.raises(ValueError, match="lacks column"):
-        embedllm_from_frames(train.drop(columns="category"), val, test)
-    with pytest.raises(ValueError, match="more than one split"):
-        embedllm_from_frames(train, val, pd.concat([test, train.iloc[:3]]))
-
-
-def test_embedllm_offline_fails_fast_naming_jeirt_data(tmp_path, monkeypatch):
-    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    with pytest.raises(ConnectionError, match="JEIRT_DATA"):
-        load_embedllm(cache=tmp_path)
-
-
 def test_question_split_is_stratified_disjoint_and_seeded(small_sim):
     ds, _ = small_sim
     split = split_by_question(ds, seed=3)
@@ -204,37 +163,6 @@ def test_simulation_is_seeded_and_matches_its_truth():
     logits = v @ (q / r[:, None]).T - r
     np.testing.assert_allclose(truth.probabilities, 1 / (1 + np.exp(-logits)), rtol=1e-5)
     assert 0.3 < np.nanmean(a.labels) < 0.8
-
-
-def test_embedllm_download_records_and_enforces_revision_and_checksums(tmp_path, monkeypatch):
-    """With the hub replaced by the fixture files: the first load records the commit and SHA-256s,
-    a later load with changed files at the same commit is refused."""
-    import huggingface_hub
-
-    files = tmp_path / "hub"
-    files.mkdir()
-    for part in ("train", "val", "test"):
-        (files / f"{part}.csv").write_bytes((FIXTURES / "embedllm" / f"{part}.csv").read_bytes())
-    asked = []
-
-    class FakeApi:
-        def dataset_info(self, repo_id, timeout=None):
-            return type("Info", (), {"sha": "abc123"})()
-
-    def fake_download(repo_id, filename, repo_type, revision, cache_dir, etag_timeout):
-        asked.append(revision)
-        return str(files / filename)
-
-    monkeypatch.setattr(huggingface_hub, "HfApi", FakeApi)
-    monkeypatch.setattr(huggingface_hub, "hf_hub_download", fake_download)
-    ds, split = load_embedllm(cache=tmp_path / "cache")
-    assert ds.n_items == 9 and asked == ["abc123"] * 3
-    lock = (tmp_path / "cache" / "embedllm" / "lock.json").read_text()
-    assert "abc123" in lock
-    with open(files / "test.csv", "a") as fh:
-        fh.write("8,What is 10 / 4?,0,gpt-4o,1,0,gsm8k\n")
-    with pytest.raises(ValueError, match="differ from the checksums"):
-        load_embedllm(cache=tmp_path / "cache")
 
 
 def test_checksums_catch_a_changed_file_by_size_and_by_hash(tmp_path, monkeypatch):

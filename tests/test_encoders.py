@@ -344,3 +344,25 @@ def test_modernbert_cls_path_batches_truncates_and_pools(tiny_modernbert):
         cls = enc.model(input_ids=ids["input_ids"], attention_mask=ids["attention_mask"]).last_hidden_state[0, 0]
     np.testing.assert_allclose(emb[1], cls.numpy(), atol=1e-4)  # [CLS] vector, padding masked, not normalised
     assert not np.allclose(np.linalg.norm(emb, axis=1), 1)
+
+
+def test_modernbert_truncates_at_the_tokenizers_default_length_unless_told(tiny_modernbert, tmp_path):
+    """As the JE-IRT authors: no max_length means the tokenizer's own model_max_length (8,192 for
+    ModernBERT-large); a tokenizer without one falls back to the model's position limit."""
+    import shutil
+
+    from transformers import AutoTokenizer
+    assert encoders._MODERNBERT.max_length is None
+    assert get_encoder("modernbert", model_path=tiny_modernbert, device="cpu").max_length == 64  # no limit set
+    limited = tmp_path / "limited"
+    shutil.copytree(tiny_modernbert, limited)
+    tokenizer = AutoTokenizer.from_pretrained(limited)
+    tokenizer.model_max_length = 16
+    tokenizer.save_pretrained(limited)
+    enc = get_encoder("modernbert", model_path=limited, device="cpu")
+    assert (enc.name, enc.max_length) == ("ModernBERT-large", 16)
+    long_text = ["a b c d " * 20]
+    assert len(enc.tokenizer(long_text, truncation=True, max_length=enc.max_length)["input_ids"][0]) == 16
+    short = get_encoder("modernbert", model_path=limited, device="cpu", max_length=8)
+    assert (short.name, short.max_length) == ("ModernBERT-large-len8", 8)
+    assert not np.allclose(enc.encode(long_text), short.encode(long_text))  # the cut changes the vector

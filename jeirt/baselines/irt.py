@@ -37,7 +37,10 @@ units of "standard deviations of the models in this fit", and a_j is the change 
 correct answer per such standard deviation.
 
 An IRT model has parameters only for the items and models it was fitted on: it cannot predict a new
-question (JE-IRT can, from the question's text) nor a new model. `predict_proba` says so.
+question (JE-IRT can, from the question's text). A new model that answered some of the fitted items is
+added by `onboard` (its ability by Newton steps with every item frozen, prior N(0, 1) on the
+standardised scale); `PerQuestionIRT` wraps that as the per-question baseline for new models on known
+questions (`fit(ds, split)`: items from the known models' answers, then the held-out models onboarded).
 
 Helpers for the book: `icc` (the item characteristic curve), `discrimination_shares`,
 `null_dataset` (answers redrawn with no falling item: the chance level of negative slopes),
@@ -264,6 +267,50 @@ class _IRT(Baseline):
         z = self.ability_[rows, None] * self.discrimination_[None, cols] + self.intercept_[None, cols]
         return 1.0 / (1.0 + np.exp(-z))
 
+    def onboard(self, ds: Dataset, mask: np.ndarray | None = None, replace: bool = False,
+                max_iter: int = 50, tol: float = 1e-8) -> "_IRT":
+        """Abilities of `ds.models` from their labels under `mask` (default: all), items frozen.
+
+        Each ability is the MAP under N(0, 1), the standardised scale of the fitted models' abilities
+        (an empirical prior: the fitted abilities have mean 0 and sd 1), found by damped Newton steps
+        on all models at once. New names are appended; a fitted name is refused unless `replace=True`.
+        Every labelled item must have been in the fit.
+        """
+        self._check_fitted()
+        mask = ds.observed if mask is None else np.asarray(mask, dtype=bool)
+        if mask.shape != ds.labels.shape:
+            raise ValueError(f"mask has shape {mask.shape}; expected the dataset's {ds.labels.shape}.")
+        mask = mask & ds.observed
+        known = [m for m in ds.models if m in self.models_]
+        if known and not replace:
+            raise ValueError(f"model(s) {known[:5]} are already fitted; pass replace=True to refit them.")
+        item_pos = {q: j for j, q in enumerate(self.items_["item_id"])}
+        cols = np.array([item_pos.get(q, -1) for q in ds.items["item_id"]], dtype=np.int64)
+        a = np.where(cols >= 0, self.discrimination_[cols], np.nan)
+        c = np.where(cols >= 0, self.intercept_[cols], np.nan)
+        unknown = mask.any(axis=0) & np.isnan(c)
+        if unknown.any():
+            raise ValueError(f"{int(unknown.sum())} labelled item(s) have no parameters in this {type(self).__name__} "
+                             f"(e.g. {ds.items['item_id'][unknown].tolist()[:3]}); onboard from fitted items only.")
+        a, c = np.nan_to_num(a), np.nan_to_num(c)
+        y, w = np.nan_to_num(ds.labels).astype(np.float64), mask.astype(np.float64)
+        theta = np.zeros(ds.n_models)
+        for _ in range(max_iter):
+            p = 1.0 / (1.0 + np.exp(-(theta[:, None] * a + c)))
+            grad = (w * (p - y)) @ a + theta  # (n_models,) gradient of the negative log posterior
+            hess = (w * p * (1 - p)) @ (a ** 2) + 1.0
+            step = grad / hess  # the objective is convex in theta: a Newton step from a log-concave start
+            theta -= np.clip(step, -2.0, 2.0)  # the clip damps the first steps of a far-off model
+            if np.abs(step).max() < tol:
+                break
+        for name, value in zip(ds.models, theta):
+            if name in self.models_:
+                self.ability_[self.models_.index(name)] = value
+            else:
+                self.models_.append(name)
+                self.ability_ = np.append(self.ability_, value)
+        return self
+
     def _positions(self, ds: Dataset) -> tuple[np.ndarray, np.ndarray]:
         self._check_fitted()
         name = type(self).__name__
@@ -304,6 +351,44 @@ class TwoPL(_IRT):
     either sign). Learned: `ability_`, `discrimination_`, `intercept_`, `difficulty_`."""
 
     shared_discrimination = False
+
+
+class PerQuestionIRT(Baseline):
+    """The per-question IRT baseline for new models on known questions: a Rasch model (`kind="1pl"`) or
+    a 2PL fitted on the labels of the split's trained models (`split.train` and `split.val`), then each held-out
+    model's ability fitted from `split.onboard` with the items frozen (`onboard`). It predicts only
+    questions the trained models answered. Learned: `irt_` (the fitted OnePL / TwoPL)."""
+
+    def __init__(self, kind: str = "1pl", progress: bool = False):
+        self.kind = kind
+        self.progress = progress
+
+    def fit(self, ds: Dataset, split) -> "PerQuestionIRT":
+        if self.kind not in ("1pl", "2pl"):
+            raise ValueError(f"kind={self.kind!r}; expected '1pl' (Rasch) or '2pl'.")
+        if split.train.shape != ds.labels.shape:
+            raise ValueError(f"split masks have shape {split.train.shape}; the dataset's labels have "
+                             f"{ds.labels.shape}. Make the split from this dataset.")
+        trained = np.flatnonzero(~np.isin(np.asarray(ds.models), list(split.held_out)))
+        irt = (OnePL if self.kind == "1pl" else TwoPL)(progress=self.progress)
+        known = (split.train | split.val)[trained] & ds.observed[trained]  # no checkpoint to pick: val is data
+        self.irt_ = irt.fit(ds.subset(models=trained), known)
+        if split.held_out:
+            rows = ds.model_index(list(split.held_out))
+            self.irt_.onboard(ds.subset(models=rows), split.onboard[rows])
+        self.models_ = list(self.irt_.models_)
+        return self
+
+    def onboard(self, ds: Dataset, mask: np.ndarray | None = None, replace: bool = False) -> "PerQuestionIRT":
+        """Add (or, with `replace`, refit) the abilities of `ds.models`; see `_IRT.onboard`."""
+        self._check_fitted()
+        self.irt_.onboard(ds, mask, replace=replace)
+        self.models_ = list(self.irt_.models_)
+        return self
+
+    def predict_proba(self, ds: Dataset) -> np.ndarray:
+        self._check_fitted()
+        return self.irt_.predict_proba(ds)
 
 
 class OnePL(_IRT):

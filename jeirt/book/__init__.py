@@ -22,6 +22,12 @@ so a reader sees on every page what the numbers below it were computed with. The
 
 The profile-dependent knobs (how many items and models, epoch cap, dimension grid, seeds) are fields
 of `PageSettings`, so no chapter hard-codes a size.
+
+The paper's own setting is the full profile on EmbedLLM (`PAPER_SETTING`): there every page trains on
+EmbedLLM's official `train` file, picks the checkpoint on `val` and reports on `test`
+(`cfg.split_for(ds)`), with the JE-IRT authors' training recipe (`cfg.recipe == "paper"`, passed to
+`JEIRT(recipe=...)`). Everywhere else the split is the seeded 80/10/10 split by question and the recipe
+jeirt's fast default.
 """
 from __future__ import annotations
 
@@ -65,11 +71,17 @@ class PageSettings:
     d: int = 16  # embedding dimension of a single JE-IRT fit (full: 256, JEIRTNet's default)
     d_grid: tuple[int, ...] = (2, 8, 32)  # dimensions swept where a chapter compares d
     seeds: tuple[int, ...] = (0,)  # repeated fits, for spread across seeds
+    split: str = "seeded"  # "seeded": split_by_question(ds, seed); "official": the dataset's own (EmbedLLM)
+    recipe: str = "fast"  # JEIRT(recipe=...): "fast" (jeirt's default) or "paper" (the JE-IRT authors')
 
     def __post_init__(self) -> None:
         if self.profile not in PROFILES:
             raise ValueError(f"profile={self.profile!r}; expected one of {PROFILES} "
                              "(set JEIRT_PROFILE to smoke or full).")
+        if self.split not in SPLITS:
+            raise ValueError(f"split={self.split!r}; expected one of {SPLITS}.")
+        if self.recipe not in RECIPE_NAMES:
+            raise ValueError(f"recipe={self.recipe!r}; expected one of {RECIPE_NAMES}.")
         for name in ("max_models", "max_items", "max_epochs"):
             value = getattr(self, name)
             if value is not None and value < 1:
@@ -80,9 +92,22 @@ class PageSettings:
         return self.profile == "smoke"
 
     def describe(self) -> str:
-        """One line naming what this page ran with; every chapter prints it."""
+        """One line naming what this page ran with; every chapter prints it (split and recipe when not
+        the defaults, i.e. in the paper's setting)."""
+        paper = "" if (self.split, self.recipe) == ("seeded", "fast") else f" split={self.split} recipe={self.recipe}"
         return (f"profile={self.profile} dataset={self.dataset} encoder={self.encoder} "
-                f"device={self.device} seed={self.seed}")
+                f"device={self.device} seed={self.seed}" + paper)
+
+    def split_for(self, ds, seed: int | None = None):
+        """The split every page trains, selects and reports on: EmbedLLM's official train / val / test
+        files where `split == "official"` (`jeirt.data.official_split`, the same for every seed), else
+        the seeded 80/10/10 question split `split_by_question(ds, seed)` (seed default `self.seed`)."""
+        from jeirt.data import official_split
+        from jeirt.splits import split_by_question
+
+        if self.split == "official":
+            return official_split(ds)
+        return split_by_question(ds, seed=self.seed if seed is None else seed)
 
     def as_dict(self) -> dict:
         """All fields, for saving next to results (a results file carries the config that made it)."""
@@ -115,9 +140,17 @@ PROFILE_DEFAULTS = {
 }
 
 
+SPLITS = ("seeded", "official")
+RECIPE_NAMES = ("fast", "paper")  # the names of jeirt.estimator.RECIPES (tests/test_book.py checks they agree)
+# The paper's own setting, used by the full profile on EmbedLLM: the official split, the authors' recipe
+# (Adam lr 5e-5, dropout 0.5, 512 rows a batch, step decay, the lowest validation loss) and their 100 epochs.
+PAPER_SETTING = {"split": "official", "recipe": "paper", "max_epochs": 100}
+
+
 def page_settings(profile: str | None = None, **overrides) -> PageSettings:
     """The settings for this run: `profile` (else `$JEIRT_PROFILE`, else smoke), then the environment,
-    then keyword `overrides` (e.g. `page_settings(max_items=500)`)."""
+    then keyword `overrides` (e.g. `page_settings(max_items=500)`). The full profile on EmbedLLM takes
+    `PAPER_SETTING`."""
     from jeirt.settings import default_device
 
     profile = (profile or os.environ.get("JEIRT_PROFILE") or "smoke").strip().lower()
@@ -133,6 +166,8 @@ def page_settings(profile: str | None = None, **overrides) -> PageSettings:
     except ValueError:
         raise ValueError(f"JEIRT_SEED={seed!r}; expected an integer.") from None
     values["device"] = str(default_device())
+    if profile == "full" and values["dataset"].strip().lower() == "embedllm":
+        values.update(PAPER_SETTING)
     unknown = set(overrides) - set(PageSettings.__dataclass_fields__)
     if unknown:
         raise TypeError(f"page_settings() got unknown field(s) {sorted(unknown)}; fields are "

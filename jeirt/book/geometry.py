@@ -39,6 +39,21 @@ def effective_rank(x: np.ndarray, center: bool = False) -> float:
     return float(np.exp(-(p * np.log(p)).sum()))
 
 
+def covariance_effective_rank(x: np.ndarray) -> float:
+    """The paper's Eq. 7: exp(H(p)) with p = eigenvalues of the covariance of rows `x` / their sum.
+
+    The same as `effective_rank(x, center=True)` but on squared singular values (variances), so a
+    dominant direction weighs more: between 1 (one direction of variance) and min(n - 1, d)."""
+    x = np.asarray(x, dtype=np.float64)
+    if x.ndim != 2 or x.shape[0] < 2 or x.shape[1] == 0:
+        raise ValueError(f"x has shape {x.shape}; expected a 2-D matrix with at least 2 rows.")
+    var = np.linalg.svd(x - x.mean(axis=0), compute_uv=False) ** 2  # (min(n, d),) covariance eigenvalues * (n - 1)
+    if var.sum() <= 0:
+        raise ValueError("x has no variance (all rows equal); its covariance effective rank is undefined.")
+    p = var[var > 0] / var.sum()
+    return float(np.exp(-(p * np.log(p)).sum()))
+
+
 def cumulative_variance(x: np.ndarray, n_components: int = 64) -> np.ndarray:
     """Cumulative share of variance of the first principal components of rows `x` (n, d); at most
     min(n_components, n, d) values, rising to 1 when every component is kept."""
@@ -97,6 +112,22 @@ def tsne_map(x: np.ndarray, seed: int = 0, perplexity: float | None = None) -> n
 
 
 # Question directions (App. E, Table 6, Fig. 7)
+def density_peaks(values: np.ndarray, prominence: float = 0.05, grid: int = 512) -> np.ndarray:
+    """Where a Gaussian kernel density of `values` (Scott's bandwidth) has its peaks: local maxima
+    that rise at least `prominence` times the highest density above the valleys beside them."""
+    from scipy.signal import find_peaks
+    from scipy.stats import gaussian_kde
+
+    values = np.asarray(values, dtype=np.float64)
+    values = values[np.isfinite(values)]
+    if len(values) < 3 or np.ptp(values) == 0:
+        raise ValueError(f"density_peaks needs at least 3 distinct finite values; got {len(values)}.")
+    x = np.linspace(values.min(), values.max(), grid)
+    density = gaussian_kde(values)(x)
+    peaks, _ = find_peaks(np.r_[0.0, density, 0.0], prominence=prominence * density.max())
+    return x[peaks - 1]
+
+
 def cosine_to_means(x: np.ndarray, groups: Sequence[str]) -> pd.DataFrame:
     """Per row of `x` (n, d): its group, its cosine to the mean direction of all rows ("global") and
     to the mean direction of its group's rows ("own benchmark"). Means are of unit directions."""

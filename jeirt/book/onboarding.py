@@ -71,7 +71,8 @@ def rate_loglog(ax: plt.Axes, summaries: dict[int, pd.DataFrame], column: str = 
                 ylabel: str = "excess log loss over the all-items fit") -> plt.Axes:
     """`column` of each `rate_summary` against the items seen, both axes logarithmic, one line per d;
     non-positive values cannot be drawn on a log axis and are left out. A grey line of slope -1
-    (through the first d's value at the middle budget) shows the O(d/n) rate's shape."""
+    (through the first d's value at the middle budget) shows the d/n rate of the excess log loss (the
+    square of Appendix D's O(sqrt(d/n)) error of the vector)."""
     anchor = None
     for i, (d, summary) in enumerate(summaries.items()):
         s = style(i)
@@ -97,7 +98,7 @@ def rate_loglog(ax: plt.Axes, summaries: dict[int, pd.DataFrame], column: str = 
 ONBOARD_FRACTIONS = (0.01, 0.05, 0.1, 0.2, 0.4, 0.6, 0.8, 1.0)  # Table 1's shares of a model's training items
 
 
-RATE_COUNTS = (2, 4, 8, 16, 32, 64, 128, 256, 512)  # items seen per new model, for the O(d/n) rate
+RATE_COUNTS = (2, 4, 8, 16, 32, 64, 128, 256, 512)  # items seen per new model, for Appendix D's rate
 
 
 RATE_DIMS = (4, 16, 64)  # dimensions compared for the rate: the items a new model needs grow with d

@@ -40,7 +40,7 @@ from jeirt.baselines import (
 from jeirt.data import Dataset, load_dataset
 from jeirt.encoders import canonical_name
 from jeirt.estimator import JEIRT
-from jeirt.files import json_number, write_json
+from jeirt.files import json_number, write_json, write_text
 from jeirt.metrics import evaluate
 from jeirt.splits import Split, split_by_question, split_leave_benchmark_out
 
@@ -234,7 +234,7 @@ def save(runs: pd.DataFrame, path: str | Path) -> tuple[Path, Path]:
     if path.suffix != ".csv":
         raise ValueError(f"out={str(path)!r}; expected a .csv path (the .json is written beside it).")
     path.parent.mkdir(parents=True, exist_ok=True)
-    runs.to_csv(path, index=False, float_format="%.6g")
+    write_text(path, runs.to_csv(index=False, float_format="%.6g"))  # atomic: a kill leaves the last whole table
     summary = summarize(runs) if len(runs) else pd.DataFrame()
     blob = {"format": "jeirt-compare", "config": runs.attrs.get("config", {}), "runs": records(runs),
             "summary": records(summary), "margins": records(margins(summary)) if len(runs) else []}

@@ -15,11 +15,20 @@ jeirt.onboard's exact Newton solver), and estimate its accuracy on a set Q of qu
 returns this overall and per benchmark with a predictive interval (posterior draws of v, then
 Bernoulli draws of the answers not asked).
 
-The prior is N(mu, S) with mu the mean of the trained vectors and S their covariance shrunk towards
+The prior is N(mu, c S) with mu the mean of the trained vectors and S their covariance shrunk towards
 a multiple of the identity (Ledoit-Wolf): with a few dozen trained models in d = 256 dimensions the
-vectors vary along few directions, and a new model most likely does too. All fits run in whitened
-coordinates z, v = mu + L z with S = L L^T, where the prior is N(0, I) and question q becomes the
-feature f_q = L^T u_q with offset o_q = r_q - u_q . mu, so that P = sigmoid(f_q . z - o_q).
+vectors vary along few directions, and a new model most likely does too. The width c is picked for
+each new model from `PRIOR_WIDTHS` by the Laplace evidence of its own answers (empirical Bayes): a
+new model weaker (or stronger) than every trained one gets a wider prior instead of being pulled
+towards their mean. All fits run in whitened coordinates z, v = mu + L z with S = L L^T, where the
+prior is N(0, c I) and question q becomes the feature f_q = L^T u_q with offset o_q = r_q - u_q . mu,
+so that P = sigmoid(f_q . z - o_q).
+
+The questions' side is the model's `question_terms`: with per-question corrections fitted from the
+trained models' answers (`JEIRT.fit_corrections`, `jeirt.questions`) the estimate and the choice of
+questions use the corrected terms, the same item information onboarding uses. `irt_estimates` is the
+same estimate from a per-question Rasch / 2PL model (`jeirt.baselines.irt.PerQuestionIRT`), the
+baseline tinyBenchmarks would use.
 
 **A new question, few models.** A new question's embedding comes from its text through the frozen
 adapter. When some models' answers to it are known, `refine_questions` moves it to the maximum a
@@ -44,6 +53,7 @@ from tqdm import (
     tqdm,  # plain tqdm: tqdm.auto warns on stderr in kernels without ipywidgets
 )
 
+from jeirt.baselines.irt import _IRT
 from jeirt.data import Dataset
 from jeirt.estimator import JEIRT
 from jeirt.model import sigmoid
@@ -54,6 +64,9 @@ RULES = ("random", "stratified", "kmeans", "adaptive", "adaptive-accuracy")
 
 
 PRIORS = ("full", "isotropic")
+
+
+PRIOR_WIDTHS = (1.0, 4.0, 16.0)  # widths c of the prior N(mu, c S) `QuestionBank.posterior` chooses from
 
 
 OVERALL = "overall"  # the group name of every question together in score tables
@@ -105,6 +118,7 @@ class QuestionBank:
     norms: np.ndarray  # (n_items,) r_q, the difficulty
     prior_mean: np.ndarray  # (d,) mu
     prior_cov: np.ndarray  # (d, d) S
+    prior_widths: tuple[float, ...] = PRIOR_WIDTHS  # c of N(mu, c S): per model, the most evident one
 
     def __post_init__(self) -> None:
         n, d = self.directions.shape
@@ -115,6 +129,9 @@ class QuestionBank:
         if self.prior_mean.shape != (d,) or self.prior_cov.shape != (d, d):
             raise ValueError(f"prior mean {self.prior_mean.shape} and covariance {self.prior_cov.shape} "
                              f"must match the embedding dimension d = {d}.")
+        widths = np.asarray(self.prior_widths, dtype=np.float64)
+        if widths.ndim != 1 or not len(widths) or not (np.isfinite(widths) & (widths > 0)).all():
+            raise ValueError(f"prior_widths={self.prior_widths!r}; expected one or more positive numbers.")
 
     @classmethod
     def from_model(cls, model: "JEIRT", ds: Dataset, prior_models: Sequence[str] | None = None,
@@ -122,8 +139,10 @@ class QuestionBank:
         """The questions of `ds` embedded by a fitted `JEIRT`, with the prior fitted to the vectors of
         `prior_models` (default: every model `model` knows; leave out the ones under evaluation)."""
         names = model.models_ if prior_models is None else list(prior_models)
-        return cls.from_embeddings(model.question_embeddings(ds), model.model_vectors_[model.model_index(names)],
-                                   ds.items["benchmark"], ds.items["item_id"], ds.items["text"], prior)
+        directions, norms = model.question_terms(ds)  # corrected where the model has corrections
+        mean, cov = vector_prior(model.model_vectors_[model.model_index(names)], prior)
+        as_str = lambda column: ds.items[column].astype(str).to_numpy()  # noqa: E731
+        return cls(as_str("item_id"), as_str("benchmark"), as_str("text"), directions, norms, mean, cov)
 
     @classmethod
     def from_embeddings(cls, embeddings: np.ndarray, model_vectors: np.ndarray, groups: Sequence[str] | None = None,
@@ -167,9 +186,10 @@ class QuestionBank:
         return self.norms - self.directions @ self.prior_mean
 
     def prior(self, n_new: int = 1) -> Posterior:
-        """The posterior before any answer: z ~ N(0, I)."""
+        """The posterior before any answer: z ~ N(0, c I), c the narrowest of `prior_widths`."""
         d = self.directions.shape[1]
-        return Posterior(np.zeros((n_new, d)), np.broadcast_to(np.eye(d), (n_new, d, d)).copy())
+        c = float(min(self.prior_widths))
+        return Posterior(np.zeros((n_new, d)), np.broadcast_to(c * np.eye(d), (n_new, d, d)).copy())
 
     def vectors(self, posterior: Posterior) -> tuple[np.ndarray, np.ndarray]:
         """Model-space vectors v = mu + L z (n_new, d) and covariances L Sigma_z L^T (n_new, d, d)."""
@@ -178,7 +198,9 @@ class QuestionBank:
 
     def posterior(self, labels: np.ndarray, asked: np.ndarray) -> Posterior:
         """MAP and Laplace covariance of z for each row of `labels` (n_new, n_items), from the
-        answers under `asked`. Rows with nothing asked get the prior."""
+        answers under `asked`, each model under the width of `prior_widths` its answers make most
+        likely (models of a chunk share one width; chunks are single models when d > 32). Rows with
+        nothing asked get the prior."""
         labels, asked = self._check(labels, asked)
         n_new, d = len(labels), self.features.shape[1]
         prior = self.prior(n_new)
@@ -191,8 +213,8 @@ class QuestionBank:
             part = rows[start:start + chunk]
             cols = np.flatnonzero(asked[part].any(axis=0))
             fit = fit_model_vectors(self.features[cols], self.offsets[cols], labels[np.ix_(part, cols)],
-                                    asked[np.ix_(part, cols)], np.zeros(d), 1.0, chunk=len(part),
-                                    device="cpu")
+                                    asked[np.ix_(part, cols)], np.zeros(d), list(self.prior_widths),
+                                    chunk=len(part), device="cpu", covariances=True)
             mean[part], cov[part] = fit.vectors, fit.covariances
         return Posterior(mean, cov)
 
@@ -287,6 +309,31 @@ def plain_means(bank: QuestionBank, labels: np.ndarray, asked: np.ndarray,
             sel = asked[i] & (bank.groups == g)
             rows.append({"model": name, "group": g, "asked": int(sel.sum()),
                          "estimate": labels[i, sel].mean() if sel.any() else overall})
+    return pd.DataFrame(rows)
+
+
+def irt_estimates(irt: "_IRT", new: Dataset, asked: np.ndarray) -> pd.DataFrame:
+    """The per-question IRT baseline: each new model's ability fitted from its asked answers with the
+    items of a fitted `OnePL` / `TwoPL` frozen (`onboard`, which adds or refits the models in `irt`),
+    then the estimate of this module's docstring with the IRT's probabilities. One row per (model,
+    group): asked, estimate (no interval). `new` holds the new models' answers on the bank's questions."""
+    asked = np.asarray(asked, dtype=bool)
+    if asked.shape != new.labels.shape:
+        raise ValueError(f"asked has shape {asked.shape}; expected the new models' labels' {new.labels.shape}.")
+    if not asked.any(axis=1).all():
+        raise ValueError("a model was asked no question; the IRT estimate needs at least one answer.")
+    irt.onboard(new, asked, replace=True)
+    probs = irt.predict_proba(new)  # (n_new, n_items)
+    graded = new.observed
+    filled = np.where(asked, np.nan_to_num(new.labels), probs)
+    groups = new.items["benchmark"].astype(str).to_numpy()
+    rows = []
+    for i, name in enumerate(new.models):
+        for g in [OVERALL] + list(pd.unique(groups)):
+            sel = graded[i] & (True if g == OVERALL else groups == g)
+            if sel.any():
+                rows.append({"model": name, "group": g, "asked": int((asked[i] & sel).sum()),
+                             "estimate": float(filled[i, sel].mean())})
     return pd.DataFrame(rows)
 
 

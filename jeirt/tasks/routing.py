@@ -171,6 +171,10 @@ def check_prices(table: pd.DataFrame, where: str = "the price table") -> pd.Data
         negative = table.loc[values < 0, "model"].tolist()
         if negative:
             raise ValueError(f"{where}: {column} is negative for {negative[:5]}; prices must be >= 0.")
+        infinite = table.loc[np.isinf(values), "model"].tolist()  # inf/inf is NaN, which argmax would pick
+        if infinite:
+            raise ValueError(f"{where}: {column} is infinite for {infinite[:5]}; give a finite price, or "
+                             "leave the model out of the routing.")
         table[column] = values.astype(float)
     for column in PRICE_COLUMNS[3:]:
         table[column] = table[column].fillna("").astype(str) if column in table.columns else ""
@@ -221,6 +225,9 @@ def align_costs(costs: Mapping[str, float] | pd.Series, models: Sequence[str]) -
     if (values < 0).any():
         raise ValueError(f"cost is negative for {[m for m, v in zip(models, values) if v < 0][:5]}; "
                          "costs must be >= 0.")
+    if np.isinf(values).any():
+        raise ValueError(f"cost is infinite for {[m for m, v in zip(models, values) if np.isinf(v)][:5]}; "
+                         "give a finite cost.")
     return values
 
 
@@ -258,8 +265,8 @@ def choose(probs: np.ndarray, allowed: np.ndarray | None = None, costs: np.ndarr
         costs = np.asarray(costs, dtype=np.float64)
         if costs.shape != (probs.shape[0],):
             raise ValueError(f"costs has shape {costs.shape}; expected one per model ({probs.shape[0]},).")
-        if np.isnan(costs).any() or (costs < 0).any():
-            raise ValueError("costs must be numbers >= 0 (no NaN); check them with align_costs.")
+        if not np.isfinite(costs).all() or (costs < 0).any():
+            raise ValueError("costs must be finite numbers >= 0 (no NaN or inf); check them with align_costs.")
         score = score - lam * costs[:, None]
         # Among equal scores prefer the cheaper model: the large-lambda end is then the cheapest.
         score = score - 1e-12 * costs[:, None] / max(costs.max(), 1e-300)

@@ -1,0 +1,123 @@
+"""A content-addressed cache of fitted models: the same fit, asked for twice, is trained once.
+
+`fit_cached(estimator, ds, split)` returns `estimator.fit(ds, split)`, or the identical fitted
+estimator saved by an earlier call with the same inputs. The key is a SHA-256 of everything the fit
+depends on:
+
+    data     the dataset's name, models, item table, labels and precomputed embeddings
+    split    its name, masks, held-out models and onboarding mask
+    config   the estimator's class and constructor parameters (`get_params`; `progress` aside)
+    code     the source of the `jeirt` core (every module outside `jeirt.book`), the versions of
+             jeirt, torch, numpy and scikit-learn, and the default device
+
+so a change to any of them (a new training recipe, another split, an edited trainer) is a different
+key and a fresh fit; stale entries are never read. Entries are whole pickled estimators (every
+learned attribute, training history included), written atomically under `JEIRT_CACHE`/fits; they
+are this machine's own files, read back with `torch.load(weights_only=False)`, so do not point the
+cache at files from elsewhere. An entry that cannot be read is refitted and replaced, with a warning.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import warnings
+from pathlib import Path
+from typing import TypeVar
+
+import numpy as np
+import sklearn
+import torch
+
+import jeirt
+from jeirt import settings
+from jeirt.data import Dataset, Split
+from jeirt.files import atomic_write
+
+E = TypeVar("E")
+_CORE = Path(jeirt.__file__).resolve().parent
+
+
+def code_version() -> str:
+    """SHA-256 of the `jeirt` core's source (outside `jeirt.book`) and the library versions it runs on."""
+    digest = hashlib.sha256()
+    for path in sorted(_CORE.rglob("*.py")):
+        rel = path.relative_to(_CORE)
+        if rel.parts[0] == "book":
+            continue
+        digest.update(rel.as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
+    versions = [jeirt.__version__, torch.__version__, np.__version__, sklearn.__version__,
+                str(settings.default_device())]
+    digest.update(" ".join(versions).encode())
+    return digest.hexdigest()
+
+
+def _update_array(digest, array: np.ndarray | None) -> None:
+    if array is None:
+        digest.update(b"none")
+        return
+    array = np.ascontiguousarray(array)
+    digest.update(f"{array.dtype.str}{array.shape}".encode())
+    digest.update(array.tobytes())
+
+
+def data_key(ds: Dataset) -> str:
+    """SHA-256 of a dataset's content: name, models, item table, labels, embeddings."""
+    digest = hashlib.sha256()
+    digest.update(json.dumps([ds.name, list(ds.models)]).encode())
+    for column in ds.items.columns:
+        digest.update(json.dumps([str(column), ds.items[column].astype(str).tolist()]).encode())
+    _update_array(digest, ds.labels)
+    for encoder in sorted(ds.embeddings):
+        digest.update(encoder.encode())
+        _update_array(digest, ds.embeddings[encoder])
+    return digest.hexdigest()
+
+
+def split_key(split: Split) -> str:
+    """SHA-256 of a split: its name, masks, held-out models and onboarding mask."""
+    digest = hashlib.sha256()
+    digest.update(json.dumps([split.name, list(split.held_out)]).encode())
+    for mask in (split.train, split.val, split.test, split.onboard):
+        _update_array(digest, mask)
+    return digest.hexdigest()
+
+
+def config_key(estimator: object) -> str:
+    """SHA-256 of the estimator's class and constructor parameters (`progress` only shows bars)."""
+    params = {k: v for k, v in estimator.get_params(deep=False).items() if k != "progress"}
+    kind = f"{type(estimator).__module__}.{type(estimator).__qualname__}"
+    text = json.dumps([kind, params], sort_keys=True, default=repr)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def fit_key(estimator: object, ds: Dataset, split: Split) -> str:
+    """The cache key of `estimator.fit(ds, split)`: data, split, config and code version together."""
+    parts = [data_key(ds), split_key(split), config_key(estimator), code_version()]
+    return hashlib.sha256("\n".join(parts).encode()).hexdigest()
+
+
+def fit_cached(estimator: E, ds: Dataset, split: Split, folder: str | Path | None = None) -> E:
+    """`estimator.fit(ds, split)`, from the cache when the same fit was made before.
+
+    On a hit the saved estimator is returned (a new object, `estimator` is left unfitted); on a miss
+    `estimator` is fitted, saved, and returned. `folder` defaults to `JEIRT_CACHE`/fits.
+    """
+    if not hasattr(estimator, "get_params") or not hasattr(estimator, "fit"):
+        raise TypeError(f"{type(estimator).__name__} is not a scikit-learn-style estimator (get_params, fit).")
+    folder = Path(folder) if folder is not None else settings.cache_dir() / "fits"
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{fit_key(estimator, ds, split)}.pt"
+    if path.is_file():
+        try:
+            cached = torch.load(path, weights_only=False)
+        except Exception as err:  # a damaged entry: refit below and replace it
+            warnings.warn(f"fit cache entry {path} could not be read ({type(err).__name__}: {err}); refitting.",
+                          stacklevel=2)
+        else:
+            if type(cached) is type(estimator):
+                return cached
+            warnings.warn(f"fit cache entry {path} holds a {type(cached).__name__}, not a "
+                          f"{type(estimator).__name__}; refitting.", stacklevel=2)
+    estimator.fit(ds, split)
+    atomic_write(path, lambda f: torch.save(estimator, f))
+    return estimator

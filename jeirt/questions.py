@@ -1,0 +1,198 @@
+"""Question corrections: what the known models' answers say about a question beyond its text.
+
+JE-IRT places a question from its text alone (Eq. 2): each question is a unit direction u_q and a
+norm r_q, and P(m answers q) = sigmoid(u_q . v_m - r_q) (Eq. 3). When models the estimator knows
+have answered q, their answers say more about q than its text does. This module is the mirror image
+of onboarding (`jeirt.onboard`): with every model vector v_m frozen, it fits for each answered
+question a correction (w_q, delta_q) of its side of Eq. (3),
+
+    P(m answers q) = sigmoid((u_q + w_q) . v_m - (r_q + delta_q)),
+
+by maximum a posteriori under the prior w_q ~ N(0, t_w^2 I), delta_q ~ N(0, t_delta^2): a shift of
+the question's direction and an offset of its difficulty, both zero for a question no known model
+answered (so a new question still goes through its text alone). Only the part of w_q in the span of
+the known vectors changes a known model's probability, and under an isotropic prior the MAP w_q lies
+in that span exactly, so each question is a logistic regression with rank(V) + 1 parameters, solved
+by batched Newton steps over all questions at once. The widths (t_w, t_delta) are picked from a grid
+by the Laplace evidence of the known answers (empirical Bayes, as `JEIRT.onboard` picks its prior).
+
+The corrected terms are passed to `jeirt.onboard.fit_model_vectors` unchanged (directions u_q + w_q,
+norms r_q + delta_q): onboarding a new model against corrected questions is the same solve.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from itertools import product
+from typing import Sequence
+
+import numpy as np
+import torch
+from tqdm import tqdm
+
+from jeirt.data import Split
+
+def known_question_split(split: Split) -> Split:
+    """New models on known questions: from a split with held-out models (`hold_out_models`), one in
+    which the trained models answer every question outside the validation part (their test answers
+    move to train) and the test part is the held-out models' test answers alone.
+
+    The setting of a new LLM evaluated on an existing benchmark: the other models' answers to every
+    question are known; the new model's answers to the test questions are what is predicted.
+    """
+    if not split.held_out or split.onboard is None:
+        raise ValueError(f"split {split.name!r} holds out no model; make it with jeirt.splits.hold_out_models.")
+    new = split.onboard.any(axis=1) | ~(split.train | split.val).any(axis=1)  # held-out rows
+    train = split.train | (split.test & ~new[:, None])
+    return Split(train, split.val, split.test & new[:, None], f"{split.name}-known", split.held_out, split.onboard)
+
+
+OFFSET_SCALES = (0.25, 0.5, 1.0, 2.0)  # prior sd t_delta of the difficulty offset (logits) "auto" tries
+SHIFT_SCALES = (0.0, 0.03, 0.1, 0.3)  # prior sd t_w of the direction shift, x 1 / rms |v_m|, "auto" tries
+
+
+@dataclass
+class QuestionCorrections:
+    """Per-question corrections fitted from known models' answers, keyed by item id."""
+
+    item_ids: np.ndarray  # (n_items,) str, the questions that have a correction
+    shifts: np.ndarray  # (n_items, d) w_q, added to the unit direction u_q
+    offsets: np.ndarray  # (n_items,) delta_q, added to the norm r_q
+    offset_scale: float  # t_delta chosen
+    shift_scale: float  # t_w chosen (absolute, in the units of 1 / |v|)
+    log_evidence: dict = field(default_factory=dict)  # "t_delta,t_w" -> summed Laplace log evidence
+
+    def __post_init__(self) -> None:
+        n = len(self.item_ids)
+        if self.shifts.ndim != 2 or len(self.shifts) != n or self.offsets.shape != (n,):
+            raise ValueError(f"{n} item ids, shifts {self.shifts.shape} and offsets {self.offsets.shape} "
+                             "must describe the same questions.")
+        if len(set(self.item_ids.tolist())) != n:
+            raise ValueError("item_ids repeat a question; each question may have one correction.")
+
+    def __len__(self) -> int:
+        return len(self.item_ids)
+
+    def apply(self, item_ids: Sequence[str], directions: np.ndarray, norms: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Corrected (directions (n, d), norms (n,)) of the questions `item_ids`; a question without a
+        correction keeps its text-based terms."""
+        directions = np.array(directions, dtype=np.float64)
+        norms = np.array(norms, dtype=np.float64)
+        if directions.shape[1] != self.shifts.shape[1]:
+            raise ValueError(f"directions are {directions.shape[1]}-d; the corrections are {self.shifts.shape[1]}-d.")
+        lookup = {q: i for i, q in enumerate(self.item_ids.tolist())}
+        pos = np.array([lookup.get(str(q), -1) for q in item_ids], dtype=np.int64)
+        hit = pos >= 0
+        directions[hit] += self.shifts[pos[hit]]
+        norms[hit] += self.offsets[pos[hit]]
+        return directions, norms
+
+    def to_dict(self) -> dict:
+        """Plain containers, for `torch.save(weights_only=True)` and JSON."""
+        return {"item_ids": self.item_ids.tolist(), "shifts": torch.from_numpy(self.shifts.astype(np.float32)),
+                "offsets": torch.from_numpy(self.offsets.astype(np.float32)), "offset_scale": self.offset_scale,
+                "shift_scale": self.shift_scale, "log_evidence": dict(self.log_evidence)}
+
+    @classmethod
+    def from_dict(cls, blob: dict) -> "QuestionCorrections":
+        return cls(np.asarray(blob["item_ids"], dtype=str), np.asarray(blob["shifts"], dtype=np.float64),
+                   np.asarray(blob["offsets"], dtype=np.float64), float(blob["offset_scale"]),
+                   float(blob["shift_scale"]), dict(blob.get("log_evidence", {})))
+
+
+def _solve(base: torch.Tensor, X: torch.Tensor, y: torch.Tensor, w: torch.Tensor, max_iter: int, tol: float,
+           chunk: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """MAP theta (n_items, k) of logit = base + X theta_q under theta_q ~ N(0, I), one logistic
+    regression per question (column of base (n_models, n_items)), and the Laplace log evidence."""
+    n_models, n_items = base.shape
+    k = X.shape[1]
+    eye = torch.eye(k, dtype=base.dtype)
+    thetas, evidence = [], []
+    for start in range(0, n_items, chunk):
+        b, yy, ww = base[:, start:start + chunk].T, y[:, start:start + chunk].T, w[:, start:start + chunk].T  # (c, m)
+        theta = torch.zeros(len(b), k, dtype=base.dtype)
+
+        def objective(t: torch.Tensor) -> torch.Tensor:  # negative log posterior per question (c,)
+            z = b + t @ X.T
+            return ((torch.nn.functional.softplus(z) - yy * z) * ww).sum(dim=1) + 0.5 * (t ** 2).sum(dim=1)
+
+        for _ in range(max_iter):
+            p = torch.sigmoid(b + theta @ X.T)  # (c, m)
+            grad = ((p - yy) * ww) @ X + theta  # (c, k)
+            hess = torch.einsum("cm,mk,ml->ckl", ww * p * (1 - p), X, X) + eye  # (c, k, k)
+            step = torch.linalg.solve(hess, grad.unsqueeze(-1)).squeeze(-1)
+            before, scale = objective(theta), torch.ones(len(b), 1, dtype=base.dtype)
+            for _ in range(20):  # halve the step of any question whose posterior got worse
+                worse = objective(theta - scale * step) > before + 1e-12
+                if not worse.any():
+                    break
+                scale[worse] *= 0.5
+            theta = theta - scale * step
+            if float((scale * step).abs().max()) < tol:
+                break
+        p = torch.sigmoid(b + theta @ X.T)
+        hess = torch.einsum("cm,mk,ml->ckl", ww * p * (1 - p), X, X) + eye
+        thetas.append(theta)
+        evidence.append(-objective(theta) - 0.5 * torch.linalg.slogdet(hess).logabsdet)
+    return torch.cat(thetas), torch.cat(evidence)
+
+
+def fit_corrections(item_ids: Sequence[str], directions: np.ndarray, norms: np.ndarray, model_vectors: np.ndarray,
+                    labels: np.ndarray, mask: np.ndarray, offset_scale: float | str = "auto",
+                    shift_scale: float | str = "auto", max_iter: int = 30, tol: float = 1e-6, chunk: int = 2048,
+                    progress: bool = False) -> QuestionCorrections:
+    """Corrections of every question with at least one answer under `mask`, from the known models.
+
+    item_ids (n_items,); directions (n_items, d) unit u_q and norms (n_items,) r_q from the text;
+    model_vectors (n_models, d) frozen v_m; labels, mask (n_models, n_items) their answers (soft labels
+    in [0, 1] allowed). offset_scale, shift_scale: prior sds t_delta and t_w (t_w in units of
+    1 / rms |v_m|), or "auto" for the grid point (`OFFSET_SCALES` x `SHIFT_SCALES`) with the largest
+    Laplace evidence. shift_scale=0 fits difficulty offsets only.
+    """
+    directions = np.asarray(directions, dtype=np.float64)
+    norms = np.asarray(norms, dtype=np.float64)
+    V = np.asarray(model_vectors, dtype=np.float64)
+    labels, mask = np.atleast_2d(labels), np.atleast_2d(np.asarray(mask, dtype=bool))
+    n_items, d = directions.shape
+    if norms.shape != (n_items,) or len(item_ids) != n_items or V.ndim != 2 or V.shape[1] != d:
+        raise ValueError(f"{len(item_ids)} item ids, directions {directions.shape}, norms {norms.shape} and model "
+                         f"vectors {V.shape} must agree: (n_items,), (n_items, d), (n_items,), (n_models, d).")
+    if labels.shape != (len(V), n_items) or mask.shape != labels.shape:
+        raise ValueError(f"labels {labels.shape} and mask {mask.shape} must both be (n_models, n_items) = "
+                         f"{(len(V), n_items)}.")
+    if np.isnan(labels[mask]).any():
+        raise ValueError("the mask selects unobserved (NaN) labels; remove them from the mask.")
+    if len(V) < 2:
+        raise ValueError(f"{len(V)} known model(s); question corrections need the answers of at least two.")
+    for name, value in (("offset_scale", offset_scale), ("shift_scale", shift_scale)):
+        if isinstance(value, str) and value != "auto":
+            raise ValueError(f"{name}={value!r}; expected a non-negative number or 'auto'.")
+        if not isinstance(value, str) and not value >= 0:
+            raise ValueError(f"{name}={value!r}; expected a non-negative number or 'auto'.")
+    seen = np.flatnonzero(mask.any(axis=0))
+    if not len(seen):
+        raise ValueError("the mask selects no answer; corrections need some known models' answers.")
+    # The span of the known vectors: w_q = B a_q with B (d, r) orthonormal, so w_q . v_m = a_q . (B^T v_m).
+    _, sing, vt = np.linalg.svd(V, full_matrices=False)
+    basis = vt[sing > sing[0] * 1e-8].T  # (d, r)
+    coords = V @ basis  # (n_models, r)
+    rms = float(np.sqrt((V ** 2).sum(axis=1).mean())) or 1.0
+    t = lambda a: torch.as_tensor(a, dtype=torch.float64)  # noqa: E731
+    base = t(V @ directions[seen].T - norms[seen])  # (n_models, n_seen) text-only logits
+    y, w = t(np.nan_to_num(labels[:, seen])), t(mask[:, seen])
+    grid = list(product(OFFSET_SCALES if offset_scale == "auto" else (float(offset_scale),),
+                        SHIFT_SCALES if shift_scale == "auto" else (float(shift_scale),)))
+    fits = {}
+    for t_delta, t_w in tqdm(grid, desc="question corrections", disable=not progress or len(grid) == 1):
+        # Rescaled so that the prior is N(0, I): theta = (a / t_w, delta / t_delta).
+        cols = ([coords * (t_w / rms)] if t_w > 0 else []) + [np.full((len(V), 1), -t_delta)]
+        X = t(np.hstack(cols))  # (n_models, k)
+        theta, ev = _solve(base, X, y, w, max_iter, tol, chunk)
+        fits[(t_delta, t_w)] = (theta.numpy(), float(ev.sum()))
+    best = max(fits, key=lambda key: fits[key][1])
+    theta, _ = fits[best]
+    t_delta, t_w = best
+    shifts = np.zeros((len(seen), d))
+    if t_w > 0:
+        shifts = (theta[:, :-1] * (t_w / rms)) @ basis.T
+    return QuestionCorrections(np.asarray(item_ids, dtype=str)[seen], shifts, theta[:, -1] * t_delta, t_delta,
+                               t_w / rms, {f"{a:g},{b:g}": ev for (a, b), (_, ev) in fits.items()})

@@ -1,0 +1,317 @@
+"""Hostile input to every `jeirt` command: each bad input gets its exit code and a message naming the
+argument or file, never a traceback or a silent NaN; a kill during a save leaves a model that loads.
+
+The catalogue runs the CLI in-process (`jeirt.cli.main`); the kill tests start real processes.
+Exit codes: 2 usage, 3 data, 4 model file, 5 output, 6 environment (see `jeirt --help`).
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+
+from jeirt import files
+from jeirt.cli import main
+from jeirt.estimator import JEIRT
+
+TINY_FIT = ["--limit-items", "200", "--d", "8", "--max-epochs", "2", "--quiet"]
+
+
+@pytest.fixture(scope="module")
+def work(tmp_path_factory, mmlu_pro) -> Path:
+    """A folder with a tiny fitted model and the input files the catalogue refers to."""
+    root = tmp_path_factory.mktemp("hostile")
+    assert main(["fit", "--dataset", "mmlu_pro", *TINY_FIT, "--out", str(root / "model.pt")]) == 0
+    (root / "folder.csv").mkdir()
+    (root / "empty.pt").write_bytes(b"")
+    (root / "header_only.csv").write_text("item_id,text\n")
+    (root / "results_header_only.csv").write_text("model,item_id,label\n")
+    pd.DataFrame({"item_id": ["a", "a"], "text": ["What is 2+2?", "Who wrote Hamlet?"]}).to_csv(
+        root / "dup_ids.csv", index=False)
+    pd.DataFrame({"item_id": ["a", "b"], "text": ["What is 2+2?", "Who wrote Hamlet?"]}).to_csv(
+        root / "questions.csv", index=False)
+    rows = mmlu_pro.to_long()
+    rows = rows[rows["model"] == mmlu_pro.models[0]].head(60).assign(model="newcomer")
+    rows.to_csv(root / "answers.csv", index=False)
+    rows[["item_id", "label"]].to_csv(root / "no_model_column.csv", index=False)
+    rows.assign(label=np.where(np.arange(len(rows)) % 2, "maybe", "1")).to_csv(root / "bad_labels.csv", index=False)
+    # a results CSV without a text column: questions that cannot be encoded
+    ds_rows = mmlu_pro.to_long()
+    ds_rows[ds_rows["item_id"].isin(mmlu_pro.items["item_id"][:80])].to_csv(root / "no_text.csv", index=False)
+    prices = pd.read_csv(Path(__import__("jeirt.tasks.routing", fromlist=["x"]).__file__).parent / "prices.csv")
+    priced = pd.DataFrame({"model": mmlu_pro.models, "usd_per_mtok_input": 1.0, "usd_per_mtok_output": 2.0})
+    priced.loc[0, "usd_per_mtok_input"] = np.inf
+    priced.to_csv(root / "inf_prices.csv", index=False)
+    assert len(prices)  # the shipped table exists and reads
+    blob = torch.load(root / "model.pt", weights_only=True)
+    _save_edited(blob, root / "extra_key.pt", lambda b: b["config"].update(colour="blue"))
+    _save_edited(blob, root / "dup_names.pt", lambda b: b.update(models=[b["models"][0]] * len(b["models"])))
+    _save_edited(blob, root / "wrong_features.pt", lambda b: b.update(feature_dim=b["feature_dim"] + 1))
+    _save_edited(blob, root / "no_state.pt", lambda b: b.pop("state_dict"))
+    torch.save({"format": "jeirt-model", "payload": Evil()}, root / "pickle.pt")
+    (root / "truncated.pt").write_bytes((root / "model.pt").read_bytes()[:1000])
+    (root / "cache_file").write_text("not a folder")
+    (root / "existing.json").write_text("{}")
+    (root / "existing.csv").write_text("x\n1\n")
+    (root / "beside.json").write_text("{}")
+    return root
+
+
+class Evil:
+    """A pickle that would run code if unpickled without weights_only."""
+
+    def __reduce__(self):
+        return (os.system, ("echo pwned",))
+
+
+def _save_edited(blob: dict, path: Path, edit) -> None:
+    import copy
+
+    blob = copy.deepcopy(blob)
+    edit(blob)
+    torch.save(blob, path)
+
+
+M = "{w}/model.pt"
+# (case id, argv with {w} for the work folder, exit code, fragments the message must hold)
+CASES = [
+    # -- usage (2): options out of range, paths naming nothing, a folder given as a CSV
+    ("d-zero", ["fit", "--dataset", "mmlu_pro", "--d", "0"], 2, ["--d 0", "between 1 and 65536"]),
+    ("d-huge", ["fit", "--dataset", "mmlu_pro", "--d", "1000000000"], 2, ["--d 1000000000"]),
+    ("epochs-zero", ["fit", "--dataset", "mmlu_pro", "--max-epochs", "0"], 2, ["--max-epochs 0"]),
+    ("epochs-negative", ["fit", "--dataset", "mmlu_pro", "--max-epochs", "-1"], 2, ["--max-epochs -1"]),
+    ("limit-zero", ["fit", "--dataset", "mmlu_pro", "--limit-items", "0"], 2, ["--limit-items 0"]),
+    ("limit-negative", ["fit", "--dataset", "mmlu_pro", "--limit-items", "-5"], 2, ["--limit-items -5"]),
+    ("seed-negative", ["fit", "--dataset", "mmlu_pro", "--seed", "-1"], 2, ["--seed -1"]),
+    ("device-unknown", ["fit", "--dataset", "mmlu_pro", "--device", "tpu9"], 2, ["--device", "tpu9"]),
+    ("not-an-int", ["fit", "--dataset", "mmlu_pro", "--d", "many"], 2, []),
+    ("dataset-outside-data", ["fit", "--dataset", "../../etc"], 2, ["--dataset", "JEIRT_DATA"]),
+    ("dataset-dotdot", ["data", ".."], 2, ["--dataset", "JEIRT_DATA"]),
+    ("dataset-unknown", ["fit", "--dataset", "no_such_dataset"], 2, ["no_such_dataset", "JEIRT_DATA"]),
+    ("dataset-folder-csv", ["fit", "--dataset", "{w}/folder.csv"], 2, ["folder.csv is a folder"]),
+    ("model-missing", ["evaluate", "--model", "{w}/nope.pt", "--dataset", "mmlu_pro"], 2, ["--model", "no such file"]),
+    ("model-folder", ["evaluate", "--model", "{w}/folder.csv", "--dataset", "mmlu_pro"], 2, ["--model", "folder"]),
+    ("predict-folder", ["predict", "--model", M, "--questions", "{w}/folder.csv"], 2, ["--questions", "folder"]),
+    ("route-folder", ["route", "--model", M, "--questions", "{w}/folder.csv"], 2, ["--questions", "folder"]),
+    ("route-prices-folder", ["route", "--model", M, "--questions", "{w}/questions.csv", "--prices", "{w}/folder.csv"],
+     2, ["--prices", "folder"]),
+    ("onboard-results-folder", ["onboard", "--model", M, "--results", "{w}/folder.csv", "--out", "{w}/o.pt"], 2,
+     ["--results", "folder"]),
+    ("onboard-items-folder", ["onboard", "--model", M, "--results", "{w}/answers.csv", "--items", "{w}/folder.csv",
+                              "--out", "{w}/o.pt"], 2, ["--items", "folder"]),
+    ("estimate-results-folder", ["estimate", "--model", M, "--dataset", "mmlu_pro", "--results", "{w}/folder.csv"], 2,
+     ["--results", "folder"]),
+    ("draws-zero", ["estimate", "--model", M, "--dataset", "mmlu_pro", "--results", "{w}/answers.csv", "--draws", "0"],
+     2, ["--draws 0"]),
+    ("draws-negative", ["estimate", "--model", M, "--dataset", "mmlu_pro", "--results", "{w}/answers.csv",
+                        "--draws", "-3"], 2, ["--draws -3"]),
+    ("level-one", ["estimate", "--model", M, "--dataset", "mmlu_pro", "--results", "{w}/answers.csv", "--level", "1"],
+     2, ["--level 1"]),
+    ("k-zero", ["suggest", "--model", M, "--dataset", "mmlu_pro", "--k", "0"], 2, ["--k 0"]),
+    ("lam-inf", ["route", "--model", M, "--questions", "{w}/questions.csv", "--lam", "inf"], 2, ["--lam inf"]),
+    ("lam-negative", ["route", "--model", M, "--questions", "{w}/questions.csv", "--lam", "-1"], 2, ["--lam -1"]),
+    ("threads-zero", ["compare", "--dataset", "mmlu_pro", "--threads", "0"], 2, ["--threads 0"]),
+    ("onboard-no-target", ["onboard", "--model", M, "--results", "{w}/answers.csv", "--dataset", "mmlu_pro"], 2,
+     ["--out", "--in-place"]),
+    ("onboard-out-and-in-place", ["onboard", "--model", M, "--results", "{w}/answers.csv", "--dataset", "mmlu_pro",
+                                  "--out", "{w}/o.pt", "--in-place"], 2, ["not both"]),
+    # -- data (3): malformed or unfitting contents
+    ("predict-header-only", ["predict", "--model", M, "--questions", "{w}/header_only.csv"], 3, ["no questions"]),
+    ("predict-dup-ids", ["predict", "--model", M, "--questions", "{w}/dup_ids.csv"], 3, ["repeats item_id", "'a'"]),
+    ("route-header-only", ["route", "--model", M, "--questions", "{w}/header_only.csv"], 3, ["no questions"]),
+    ("route-inf-price", ["route", "--model", M, "--questions", "{w}/questions.csv", "--prices", "{w}/inf_prices.csv",
+                         "--lam", "0.1"], 3, ["infinite", "usd_per_mtok_input"]),
+    ("fit-header-only", ["fit", "--dataset", "{w}/results_header_only.csv"], 3, ["--dataset"]),
+    ("data-bad-labels", ["data", "{w}/bad_labels.csv"], 3, ["--dataset", "not numbers"]),
+    ("onboard-no-model-column", ["onboard", "--model", M, "--results", "{w}/no_model_column.csv", "--dataset",
+                                 "mmlu_pro", "--out", "{w}/o.pt"], 3, ["--results", "model"]),
+    ("onboard-known-model", ["onboard", "--model", M, "--results", "{w}/no_text.csv", "--dataset", "mmlu_pro",
+                             "--out", "{w}/o.pt"], 3, ["already fitted", "--replace"]),
+    ("evaluate-no-text", ["evaluate", "--model", M, "--dataset", "{w}/no_text.csv"], 3, ["no text", "text"]),
+    ("estimate-no-text", ["estimate", "--model", M, "--dataset", "{w}/no_text.csv", "--results", "{w}/answers.csv"], 3,
+     ["no text"]),
+    ("suggest-header-only", ["suggest", "--model", M, "--dataset", "mmlu_pro", "--k", "5", "--results",
+                             "{w}/results_header_only.csv"], 3, ["--results", "no answers"]),
+
+    # -- model file (4)
+    ("model-empty", ["evaluate", "--model", "{w}/empty.pt", "--dataset", "mmlu_pro"], 4, ["empty.pt", "0 bytes"]),
+    ("model-truncated", ["evaluate", "--model", "{w}/truncated.pt", "--dataset", "mmlu_pro"], 4,
+     ["truncated.pt", "cut short"]),
+    ("model-pickle", ["evaluate", "--model", "{w}/pickle.pt", "--dataset", "mmlu_pro"], 4, ["pickle.pt", "refuses"]),
+    ("model-not-jeirt", ["predict", "--model", "{w}/questions.csv", "--questions", "{w}/questions.csv", "--out",
+                         "{w}/p.csv"], 4, ["--model", "not a torch file"]),
+    ("model-extra-key", ["evaluate", "--model", "{w}/extra_key.pt", "--dataset", "mmlu_pro"], 4, ["colour"]),
+    ("model-dup-names", ["evaluate", "--model", "{w}/dup_names.pt", "--dataset", "mmlu_pro"], 4, ["more than once"]),
+    ("model-wrong-features", ["evaluate", "--model", "{w}/wrong_features.pt", "--dataset", "mmlu_pro"], 4,
+     ["wrong_features.pt", "do not fit", "size mismatch"]),
+    ("model-no-state", ["evaluate", "--model", "{w}/no_state.pt", "--dataset", "mmlu_pro"], 4, ["state_dict"]),
+    # -- output (5): checked before any work
+    ("out-is-input", ["predict", "--model", M, "--questions", "{w}/questions.csv", "--out", "{w}/questions.csv"], 5,
+     ["never overwrites an input"]),
+    ("out-is-input-forced", ["predict", "--model", M, "--questions", "{w}/questions.csv", "--out",
+                             "{w}/questions.csv", "--force"], 5, ["never overwrites an input"]),
+    ("json-is-model", ["evaluate", "--model", M, "--dataset", "mmlu_pro", "--json", M], 5, ["--json", "input"]),
+    ("onboard-out-is-model", ["onboard", "--model", M, "--results", "{w}/answers.csv", "--dataset", "mmlu_pro",
+                              "--out", M], 5, ["--in-place"]),
+    ("out-exists", ["fit", "--dataset", "mmlu_pro", "--out", M], 5, ["exists", "--force"]),
+    ("json-exists", ["data", "--json", "{w}/existing.json"], 5, ["exists", "--force"]),
+    ("out-folder", ["fit", "--dataset", "mmlu_pro", "--out", "{w}/folder.csv"], 5, ["is a folder"]),
+    ("out-missing-folder", ["fit", "--dataset", "mmlu_pro", "--out", "{w}/no/such/m.pt"], 5, ["does not exist"]),
+    ("out-unwritable", ["data", "--json", "/proc/jeirt.json"], 5, ["cannot be written"]),
+    ("out-equals-json", ["fit", "--dataset", "mmlu_pro", "--out", "{w}/a.pt", "--json", "{w}/a.pt"], 5,
+     ["same file"]),
+    ("suggest-out-exists", ["suggest", "--model", M, "--dataset", "mmlu_pro", "--k", "3", "--out", "{w}/existing.csv"],
+     5, ["exists"]),
+    ("compare-json-beside-exists", ["compare", "--dataset", "mmlu_pro", "--out", "{w}/beside.csv"], 5,
+     ["beside.json exists"]),
+]
+
+
+@pytest.mark.parametrize("case, argv, code, fragments", CASES, ids=[c[0] for c in CASES])
+def test_hostile_input(work, capsys, monkeypatch, case, argv, code, fragments):
+    monkeypatch.chdir(work)
+    started = time.perf_counter()
+    got = main([a.replace("{w}", str(work)) for a in argv])
+    out = capsys.readouterr()
+    assert got == code, f"{case}: exit {got}, expected {code}; stderr: {out.err}"
+    assert "Traceback" not in out.err and "Traceback" not in out.out
+    message = out.err.strip()
+    assert message, f"{case}: no message"
+    for fragment in fragments:
+        assert fragment in message, f"{case}: {fragment!r} not in {message!r}"
+    assert "weights_only=False" not in message and "nan" not in out.out.lower()
+    if code in (2, 5):  # refused before any work: no training, no encoding
+        assert time.perf_counter() - started < 5, f"{case}: refused only after work"
+
+
+def test_cache_pointing_at_a_file(work, capsys, monkeypatch):
+    monkeypatch.setenv("JEIRT_CACHE", str(work / "cache_file"))
+    code = main(["predict", "--model", str(work / "model.pt"), "--questions", str(work / "questions.csv")])
+    err = capsys.readouterr().err
+    assert code == 6 and "JEIRT_CACHE" in err and "cache_file" in err and "Traceback" not in err
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="this machine has a GPU")
+def test_cuda_without_gpu(capsys):
+    assert main(["fit", "--dataset", "mmlu_pro", "--device", "cuda"]) == 6
+    assert "no CUDA GPU" in capsys.readouterr().err
+
+
+def test_debug_shows_the_traceback(work, capsys):
+    code = main(["--debug", "evaluate", "--model", str(work / "empty.pt"), "--dataset", "mmlu_pro"])
+    assert code == 4 and "Traceback" in capsys.readouterr().err
+
+
+def test_force_replaces_and_writes_atomically(work, capsys):
+    target = work / "existing.json"
+    assert main(["data", "--json", str(target), "--force"]) == 0
+    assert '"datasets"' in target.read_text()
+    assert not list(work.glob(".tmp-*"))  # no temporary file left beside it
+
+
+def test_onboard_in_place_and_to_a_new_file(work, tmp_path, capsys):
+    model = tmp_path / "m.pt"
+    model.write_bytes((work / "model.pt").read_bytes())
+    answers = str(work / "answers.csv")
+    assert main(["onboard", "--model", str(model), "--results", answers, "--dataset", "mmlu_pro",
+                 "--out", str(tmp_path / "m2.pt")]) == 0
+    assert "newcomer" in JEIRT.load(tmp_path / "m2.pt").models_ and "newcomer" not in JEIRT.load(model).models_
+    assert main(["onboard", "--model", str(model), "--results", answers, "--dataset", "mmlu_pro", "--in-place"]) == 0
+    assert "newcomer" in JEIRT.load(model).models_
+
+
+def test_predict_and_route_outputs(work, tmp_path, capsys):
+    probs, routes = tmp_path / "p.csv", tmp_path / "r.csv"
+    model, questions = str(work / "model.pt"), str(work / "questions.csv")
+    assert main(["predict", "--model", model, "--questions", questions, "--out", str(probs)]) == 0
+    table = pd.read_csv(probs, index_col="item_id")
+    assert table.shape == (2, 33) and np.isfinite(table.to_numpy()).all()
+    assert main(["route", "--model", model, "--questions", questions, "--lam", "0.1", "--out", str(routes)]) == 0
+    assert main(["route", "--model", model, "--questions", questions, "--out", str(routes)]) == 5
+    assert main(["route", "--model", model, "--questions", questions, "--out", str(routes), "--force"]) == 0
+
+
+def test_stale_temporaries_are_removed(tmp_path, monkeypatch):
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    orphan = tmp_path / f".tmp-{int(dead.stdout)}-{'0' * 32}-model.pt"
+    mine = tmp_path / f".tmp-{os.getpid()}-{'1' * 32}-other.pt"
+    orphan.write_bytes(b"half")
+    mine.write_bytes(b"in progress")
+    monkeypatch.setattr(files, "STALE_SECONDS", -1.0)
+    files.write_text(tmp_path / "x.txt", "x")
+    assert not orphan.exists() and mine.exists() and (tmp_path / "x.txt").read_text() == "x"
+
+
+# ----------------------------------------------------------------------------------------------------
+# Kill tests: SIGKILL while the model is being written leaves the old file or the new one, whole.
+
+SLOW_SAVE = textwrap.dedent("""
+    import io, sys, time, torch
+    real_save = torch.save
+    def slow_save(obj, f, *args, **kwargs):  # write half, say so, wait to be killed
+        buffer = io.BytesIO()
+        real_save(obj, buffer, *args, **kwargs)
+        data = buffer.getvalue()
+        f.write(data[: len(data) // 2]); f.flush()
+        print("HALF-WRITTEN", flush=True)
+        time.sleep(float(sys.argv[1]))
+        f.write(data[len(data) // 2:])
+    torch.save = slow_save
+    from jeirt.cli import main
+    sys.exit(main(sys.argv[2:]))
+""")
+
+
+def _digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _killed_during_save(argv: list[str], wait: float = 60.0) -> None:
+    """Run the CLI with a save that pauses half-way; SIGKILL it there."""
+    env = os.environ | {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+    proc = subprocess.Popen([sys.executable, "-c", SLOW_SAVE, str(wait), *argv], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        for line in proc.stdout:
+            if "HALF-WRITTEN" in line:
+                proc.send_signal(signal.SIGKILL)
+                break
+    finally:
+        proc.kill()
+        proc.wait(timeout=30)
+    assert proc.returncode == -signal.SIGKILL, proc.stderr.read()
+
+
+def test_kill_during_fit_out_keeps_the_old_model(work, tmp_path):
+    model = tmp_path / "model.pt"
+    model.write_bytes((work / "model.pt").read_bytes())
+    before = _digest(model)
+    _killed_during_save(["fit", "--dataset", "mmlu_pro", *TINY_FIT, "--seed", "1", "--out", str(model), "--force"])
+    assert _digest(model) == before and JEIRT.load(model).models_
+    leftovers = list(tmp_path.glob(".tmp-*"))
+    assert len(leftovers) == 1  # the killed writer's half file, never at the model's path
+    files.STALE_SECONDS, saved = -1.0, files.STALE_SECONDS
+    try:
+        files.remove_stale_temporaries(tmp_path)
+    finally:
+        files.STALE_SECONDS = saved
+    assert not list(tmp_path.glob(".tmp-*"))
+
+
+def test_kill_during_in_place_onboard_keeps_the_old_model(work, tmp_path):
+    model = tmp_path / "model.pt"
+    model.write_bytes((work / "model.pt").read_bytes())
+    before = _digest(model)
+    _killed_during_save(["onboard", "--model", str(model), "--results", str(work / "answers.csv"),
+                         "--dataset", "mmlu_pro", "--in-place"])
+    assert _digest(model) == before and "newcomer" not in JEIRT.load(model).models_

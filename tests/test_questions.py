@@ -1,0 +1,152 @@
+"""Known questions: per-question corrections (jeirt.questions), the known-question split, and the
+per-question IRT baseline that onboards new models (jeirt.baselines.irt)."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from jeirt.baselines.irt import OnePL, PerQuestionIRT, TwoPL
+from jeirt.estimator import JEIRT
+from jeirt.metrics import accuracy
+from jeirt.model import sigmoid
+from jeirt.questions import QuestionCorrections, fit_corrections, known_question_split
+from jeirt.splits import hold_out_models, split_by_question
+
+
+def _offset_world(n_models=30, n_items=1500, d=8, sd=1.0, seed=0):
+    """Text terms (u, r), model vectors, and answers drawn with a true per-question difficulty offset."""
+    rng = np.random.default_rng(seed)
+    V = rng.normal(size=(n_models, d)) + 1.0
+    E = rng.normal(size=(n_items, d))
+    r = np.linalg.norm(E, axis=1)
+    U = E / r[:, None]
+    delta = rng.normal(size=n_items) * sd
+    y = (rng.random((n_models, n_items)) < sigmoid(V @ U.T - r - delta)).astype(float)
+    ids = np.array([f"q{i}" for i in range(n_items)])
+    return ids, U, r, V, y, delta
+
+
+def test_corrections_recover_offsets_and_vanish_where_unanswered():
+    ids, U, r, V, y, delta = _offset_world()
+    mask = np.ones_like(y, dtype=bool)
+    mask[:, :100] = False  # nobody answered the first 100 questions
+    corr = fit_corrections(ids, U, r, V, y, mask)
+    assert len(corr) == len(ids) - 100 and "q0" not in set(corr.item_ids)
+    assert corr.offset_scale == 1.0  # the true sd is on the grid and the evidence finds it
+    assert np.corrcoef(corr.offsets, delta[100:])[0, 1] > 0.8
+    new_u, new_r = corr.apply(ids, U, r)
+    np.testing.assert_array_equal(new_r[:100], r[:100])  # untouched: through the text alone
+    np.testing.assert_array_equal(new_u[:100], U[:100])
+    # The corrected questions predict the models' answers better than the text alone.
+    truth = sigmoid(V @ U.T - r - delta)[:, 100:]
+    before = np.abs(sigmoid(V @ U.T - r)[:, 100:] - truth).mean()
+    after = np.abs(sigmoid(V @ new_u.T - new_r)[:, 100:] - truth).mean()
+    assert after < 0.6 * before
+
+
+def test_no_offset_gives_small_corrections_and_fixed_scales_are_used():
+    ids, U, r, V, y, _ = _offset_world(sd=0.0, seed=1)
+    corr = fit_corrections(ids, U, r, V, y, np.ones_like(y, dtype=bool))
+    assert corr.offset_scale == 0.25  # the narrowest width on the grid wins
+    assert np.abs(corr.offsets).mean() < 0.15
+    fixed = fit_corrections(ids, U, r, V, y, np.ones_like(y, dtype=bool), offset_scale=0.5, shift_scale=0.1)
+    assert list(fixed.log_evidence) == ["0.5,0.1"] and fixed.offset_scale == 0.5
+    assert np.abs(fixed.shifts).sum() > 0
+
+
+def test_corrections_refuse_bad_input():
+    ids, U, r, V, y, _ = _offset_world(n_items=50)
+    mask = np.ones_like(y, dtype=bool)
+    with pytest.raises(ValueError, match="n_models, n_items"):
+        fit_corrections(ids, U, r, V, y[:, :10], mask[:, :10])
+    with pytest.raises(ValueError, match="offset_scale"):
+        fit_corrections(ids, U, r, V, y, mask, offset_scale="wide")
+    with pytest.raises(ValueError, match="no answer"):
+        fit_corrections(ids, U, r, V, y, np.zeros_like(mask))
+    bad = y.copy()
+    bad[0, 0] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        fit_corrections(ids, U, r, V, bad, mask)
+    with pytest.raises(ValueError, match="repeat"):
+        QuestionCorrections(np.array(["a", "a"]), np.zeros((2, 3)), np.zeros(2), 1.0, 0.0)
+
+
+def test_known_question_split(small_sim):
+    ds, _ = small_sim
+    held = hold_out_models(ds, split_by_question(ds, seed=0), 5, seed=0)
+    known = known_question_split(held)
+    rows = ds.model_index(list(held.held_out))
+    others = np.setdiff1d(np.arange(ds.n_models), rows)
+    assert not known.train[rows].any() and not known.test[others].any()
+    np.testing.assert_array_equal(known.test[rows], held.test[rows])
+    np.testing.assert_array_equal(known.train[others], held.train[others] | held.test[others])
+    with pytest.raises(ValueError, match="holds out no model"):
+        known_question_split(split_by_question(ds, seed=0))
+
+
+def test_irt_onboard_recovers_new_abilities(small_sim):
+    ds, _ = small_sim
+    held = known_question_split(hold_out_models(ds, split_by_question(ds, seed=0), 8, seed=0))
+    rows = ds.model_index(list(held.held_out))
+    joint = OnePL().fit(ds)  # every model fitted together: the reference abilities
+    baseline = PerQuestionIRT("1pl").fit(ds, held)
+    onboarded = baseline.irt_.ability_[-8:]
+    assert baseline.models_[-8:] == list(held.held_out)
+    assert np.corrcoef(onboarded, joint.ability_[rows])[0, 1] > 0.95
+    new = ds.subset(models=rows)
+    probs = baseline.predict_proba(new)
+    mask = held.test[rows]
+    assert accuracy(probs[mask], new.labels[mask]) > 0.6
+    with pytest.raises(ValueError, match="already fitted"):
+        baseline.irt_.onboard(new)
+    two = PerQuestionIRT("2pl").fit(ds, held)
+    assert two.predict_proba(new).shape == new.labels.shape
+    with pytest.raises(ValueError, match="kind"):
+        PerQuestionIRT("3pl").fit(ds, held)
+    unknown_item = TwoPL().fit(ds.subset(items=np.arange(100)))
+    with pytest.raises(ValueError, match="no parameters"):
+        unknown_item.onboard(new, replace=True)
+
+
+def test_estimator_corrections_predict_onboard_and_persist(small_sim, tmp_path):
+    ds, _ = small_sim
+    held = known_question_split(hold_out_models(ds, split_by_question(ds, seed=0), 5, seed=0))
+    model = JEIRT(d=8, encoder="simulated", training={"max_epochs": 3}, progress=False).fit(ds, held)
+    plain = model.predict_proba(ds)
+    trained = np.flatnonzero(~np.isin(np.asarray(ds.models), list(held.held_out)))
+    model.fit_corrections(ds.subset(models=trained), held.train[trained])
+    assert len(model.corrections_) == len(held.items_of("train"))
+    corrected = model.predict_proba(ds)
+    unseen = np.setdiff1d(np.arange(ds.n_items), held.items_of("train"))
+    np.testing.assert_allclose(corrected[:, unseen], plain[:, unseen], rtol=1e-4, atol=1e-6)
+    assert np.abs(corrected - plain).max() > 1e-3
+    np.testing.assert_allclose(model.predict_proba(ds.embeddings["simulated"]), plain, rtol=1e-4, atol=1e-6)
+    new = ds.subset(models=list(held.held_out))
+    model.onboard(new, held.onboard[ds.model_index(list(held.held_out))], replace=True)
+    path = model.save(tmp_path / "m.pt")
+    again = JEIRT.load(path)
+    np.testing.assert_allclose(again.corrections_.offsets, model.corrections_.offsets, rtol=1e-6)
+    np.testing.assert_allclose(again.predict_proba(ds), model.predict_proba(ds), rtol=1e-5, atol=1e-6)
+    with pytest.raises(ValueError, match="mask has shape"):
+        model.fit_corrections(ds, np.ones((2, 2), dtype=bool))
+
+
+def test_irt_onboarding_is_what_a_rasch_gives_on_the_onboarded_answers():
+    """The onboarded ability maximises its own posterior: a small move either way lowers it."""
+    rng = np.random.default_rng(3)
+    from jeirt.simulate import simulate
+
+    ds, _ = simulate(n_models=12, n_items=200, feature_dim=8, d=4, seed=3)
+    irt = OnePL().fit(ds.subset(models=np.arange(10)))
+    new = ds.subset(models=[10, 11])
+    irt.onboard(new)
+    a, c = irt.discrimination_, irt.intercept_
+    for i in range(2):
+        theta = irt.ability_[10 + i]
+
+        def post(t, y=new.labels[i]):
+            z = t * a + c
+            return float((y * z - np.logaddexp(0, z)).sum() - 0.5 * t ** 2)
+
+        step = 1e-3 * (1 + rng.random())
+        assert post(theta) >= max(post(theta - step), post(theta + step))
