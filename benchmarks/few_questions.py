@@ -3,7 +3,7 @@
 For each dataset and seed: the question split (seed s), `--held-out` models drawn with seed s leave
 training and the trained models answer every question outside validation
 (`jeirt.questions.known_question_split`); on `metabench` a seeded sample of `--metabench-models` models
-stands in for all 6,349. Each held-out model is asked k of its graded questions at random (its own
+of the models with at least 2 max(k) graded answers stands in for all 6,349. Each held-out model is asked k of its graded questions at random (its own
 draw; one order per model, read as prefixes for every k) and its accuracy on all its graded questions,
 overall and per benchmark, is estimated by
 
@@ -72,10 +72,12 @@ def run(dataset: str, seeds: list[int], ks: list[int], held_out: int, n_models: 
     full = load_dataset(dataset)
     frames = []
     for seed in tqdm(seeds, desc=f"{dataset} seeds"):
-        ds = full
-        if n_models is not None and n_models < full.n_models:
-            pick = np.sort(np.random.default_rng(seed).choice(full.n_models, size=n_models, replace=False))
-            ds = full.subset(models=pick)
+        # Models with at least 2 max(k) graded answers (metabench is sparse), a seeded sample of them.
+        eligible = np.flatnonzero(full.observed.sum(axis=1) >= 2 * max(ks))
+        ds = full.subset(models=eligible)
+        if n_models is not None and n_models < len(eligible):
+            pick = np.sort(np.random.default_rng(seed).choice(len(eligible), size=n_models, replace=False))
+            ds = ds.subset(models=pick)
         split = known_question_split(hold_out_models(ds, split_by_question(ds, seed=seed), held_out, seed))
         names = list(split.held_out)
         trained = [m for m in ds.models if m not in names]

@@ -1,6 +1,6 @@
 """Training throughput: the question-batched trainer against a plain per-row trainer, side by side.
 
-At EmbedLLM's scale (112 models x 36,054 questions, 768-d features, d = 256, labels simulated from
+At EmbedLLM's scale (112 models x 35,673 questions, 768-d features, d = 256, labels simulated from
 JE-IRT itself), both train the same JEIRTNet with the same AdamW:
 
 - question-batched (`jeirt.train`): 256 questions a step, each sent through the adapter once and
@@ -72,7 +72,7 @@ def main() -> None:
     args = parser.parse_args()
     device = torch.device(args.device) if args.device else default_device()
 
-    ds, _ = simulate(n_models=112, n_items=36054, feature_dim=768, d=256, n_benchmarks=10, seed=0)
+    ds, _ = simulate(n_models=112, n_items=35673, feature_dim=768, d=256, n_benchmarks=10, seed=0)
     split = split_by_question(ds, seed=0)
     features = ds.embeddings["simulated"]
     n_rows = int(split.train.sum())

@@ -374,13 +374,19 @@ def cmd_fit(args: argparse.Namespace) -> None:
 
     ds = _dataset(args.dataset, args.limit_items, args.seed)
     split = split_by_question(ds, seed=args.seed)
-    model = JEIRT(d=args.d, encoder=args.encoder, random_state=args.seed, device=args.device,
-                  training={"max_epochs": args.max_epochs}, progress=not args.quiet).fit(ds, split)
+    model = JEIRT(d=args.d, encoder=args.encoder, recipe=args.recipe, random_state=args.seed, device=args.device,
+                  training={"max_epochs": args.max_epochs} if args.max_epochs else None,
+                  calibrate=not args.no_calibrate, search=args.search, search_budget=args.search_budget,
+                  progress=not args.quiet).fit(ds, split)
     overall, per_bench = _scores(model, ds, split.test)
     h = model.history_
     summary = {"dataset": ds.name, "models": ds.n_models, "items": ds.n_items, "encoder": model.encoder_,
-               "d": args.d, "split": split.name, "epochs": len(h.train_loss), "best_epoch": h.best_epoch + 1,
-               "train_seconds": h.seconds, "test": overall}
+               "recipe": args.recipe, "d": model.d_, "split": split.name, "epochs": len(h.train_loss),
+               "best_epoch": h.best_epoch + 1, "train_seconds": h.seconds, "temperature": model.temperature_,
+               "test": overall}
+    if args.search:
+        summary["search"] = {"tried": len(model.search_results_), "seconds": model.search_seconds_,
+                             "chosen": str(min(model.search_results_, key=lambda r: r["val_loss"])["change"] or "recipe")}
     if args.out:
         summary["saved"] = str(model.save(args.out))
     _emit(summary, args)
@@ -689,7 +695,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--encoder", default="all-MiniLM-L6-v2")
     p.add_argument("--d", type=int, default=256, help="embedding dimension (default 256)")
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--max-epochs", type=int, default=200)
+    p.add_argument("--max-epochs", type=int, help="upper bound on epochs (default: the recipe's)")
+    p.add_argument("--recipe", choices=["fast", "paper"], default="fast",
+                   help="training recipe: fast (default) or paper (the JE-IRT authors': Adam lr 5e-5, 100 epochs)")
+    p.add_argument("--search", action="store_true",
+                   help="bounded hyperparameter search on the validation labels (lr, regularisation, d)")
+    p.add_argument("--search-budget", type=float, default=300.0,
+                   help="seconds after which the search starts no new candidate (default 300)")
+    p.add_argument("--no-calibrate", action="store_true", help="skip temperature scaling on the validation labels")
     p.add_argument("--limit-items", type=int, help="train on a seeded sample of this many questions")
     p.add_argument("--device", help="torch device (default: CUDA, MPS, CPU)")
     p.add_argument("--out", help="save the fitted model here (.pt)")

@@ -12,21 +12,25 @@ depends on:
 
 so a change to any of them (a new training recipe, another split, an edited trainer) is a different
 key and a fresh fit; stale entries are never read. Entries are whole pickled estimators (every
-learned attribute, training history included), written atomically under `JEIRT_CACHE`/fits; they
+learned attribute, training history included), written atomically under `JEIRT_FIT_CACHE` (default
+`JEIRT_CACHE`/fits; old entries can be deleted at any time, they are only ever refitted); they
 are this machine's own files, read back with `torch.load(weights_only=False)`, so do not point the
 cache at files from elsewhere. An entry that cannot be read is refitted and replaced, with a warning.
+`fit_many` runs independent fits in worker processes, one per core, each through the cache.
 """
 from __future__ import annotations
 
 import hashlib
 import json
+import os
 import warnings
 from pathlib import Path
-from typing import TypeVar
+from typing import Sequence, TypeVar
 
 import numpy as np
 import sklearn
 import torch
+from joblib import Parallel, delayed
 
 import jeirt
 from jeirt import settings
@@ -90,6 +94,12 @@ def config_key(estimator: object) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
+def default_folder() -> Path:
+    """Where fitted models are kept: `$JEIRT_FIT_CACHE`, else `fits/` in the `JEIRT_CACHE` folder."""
+    chosen = os.environ.get("JEIRT_FIT_CACHE")
+    return Path(chosen).expanduser() if chosen else settings.cache_dir() / "fits"
+
+
 def fit_key(estimator: object, ds: Dataset, split: Split) -> str:
     """The cache key of `estimator.fit(ds, split)`: data, split, config and code version together."""
     parts = [data_key(ds), split_key(split), config_key(estimator), code_version()]
@@ -100,11 +110,11 @@ def fit_cached(estimator: E, ds: Dataset, split: Split, folder: str | Path | Non
     """`estimator.fit(ds, split)`, from the cache when the same fit was made before.
 
     On a hit the saved estimator is returned (a new object, `estimator` is left unfitted); on a miss
-    `estimator` is fitted, saved, and returned. `folder` defaults to `JEIRT_CACHE`/fits.
+    `estimator` is fitted, saved, and returned. `folder` defaults to `default_folder()`.
     """
     if not hasattr(estimator, "get_params") or not hasattr(estimator, "fit"):
         raise TypeError(f"{type(estimator).__name__} is not a scikit-learn-style estimator (get_params, fit).")
-    folder = Path(folder) if folder is not None else settings.cache_dir() / "fits"
+    folder = Path(folder) if folder is not None else default_folder()
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / f"{fit_key(estimator, ds, split)}.pt"
     if path.is_file():
@@ -121,3 +131,27 @@ def fit_cached(estimator: E, ds: Dataset, split: Split, folder: str | Path | Non
     estimator.fit(ds, split)
     atomic_write(path, lambda f: torch.save(estimator, f))
     return estimator
+
+
+def _fit_alone(estimator: E, ds: Dataset, split: Split, folder: str | Path | None) -> E:
+    """`fit_cached` in a worker process, with one torch thread (the workers share the cores)."""
+    torch.set_num_threads(1)
+    return fit_cached(estimator, ds, split, folder)
+
+
+def fit_many(estimators: Sequence[E], ds: Dataset, splits: Sequence[Split], n_jobs: int | None = None,
+             folder: str | Path | None = None) -> list[E]:
+    """`fit_cached(estimators[i], ds, splits[i])` for every i, independent fits side by side.
+
+    `n_jobs` worker processes (default: one per CPU core, at most 2) run the fits, one thread each; the
+    fitted estimators come back in order. With one job, or one fit, everything runs in this process.
+    """
+    if len(estimators) != len(splits):
+        raise ValueError(f"{len(estimators)} estimators and {len(splits)} splits; give one split per estimator.")
+    jobs = min(2, os.cpu_count() or 1) if n_jobs is None else int(n_jobs)
+    if jobs < 1:
+        raise ValueError(f"n_jobs={n_jobs}; expected a positive number of worker processes (or None).")
+    if jobs == 1 or len(estimators) <= 1:
+        return [fit_cached(est, ds, split, folder) for est, split in zip(estimators, splits)]
+    return Parallel(n_jobs=jobs)(delayed(_fit_alone)(est, ds, split, folder)
+                                 for est, split in zip(estimators, splits))

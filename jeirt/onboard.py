@@ -66,6 +66,9 @@ class _Chunk:
         dev = u.device
         # Per model, the questions it answered (None: all of them, no copy of U needed).
         self.cols = [None if row.all() else torch.as_tensor(np.flatnonzero(row), device=dev) for row in observed]
+        # A Hessian over fewer answers than 2d costs about what its Cholesky factor does: then every
+        # step gets a fresh one (plain Newton, fewest steps); else steps reuse it while they converge.
+        self.cheap_hessians = int(observed.sum(axis=1).max()) < 2 * u.shape[1]
         self.hessians = 0  # data Hessians computed, for the benchmark and tests
 
     def logits(self, v: torch.Tensor) -> torch.Tensor:
@@ -80,7 +83,7 @@ class _Chunk:
             cols = self.cols[k]
             uk = self.u32 if cols is None else self.u32[cols]
             ck = (curvature[k] if cols is None else curvature[k, cols]).to(torch.float32)
-            if uk.device.type == "cpu":  # BLAS syrk: one triangle of A^T A, half a general product's work
+            if uk.device.type == "cpu" and len(uk) >= 2 * d:  # BLAS syrk: one triangle of A^T A, half the work
                 a = (uk * ck.sqrt()[:, None]).numpy()
                 upper = torch.from_numpy(blas.ssyrk(1.0, a.T, trans=0)).to(torch.float64)
                 out[i] = upper.triu() + upper.triu(1).T
@@ -143,7 +146,7 @@ def _solve_width(chunk: _Chunk, v: torch.Tensor, data_hess: torch.Tensor, mu: to
         size = (scale * step).abs().amax(dim=1)
         if float(size.max()) < tol:
             break
-        slow = torch.nonzero((size > 0.5 * previous) & (size >= tol)).flatten().tolist()
+        slow = torch.nonzero(((size > 0.5 * previous) | chunk.cheap_hessians) & (size >= tol)).flatten().tolist()
         if slow:  # a stale Hessian: take exact Newton steps for these models again
             data_hess[slow] = chunk.hessian_from_logits(z, slow)
             factor[slow] = torch.linalg.cholesky(data_hess[slow] + eye)

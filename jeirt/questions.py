@@ -12,9 +12,12 @@ by maximum a posteriori under the prior w_q ~ N(0, t_w^2 I), delta_q ~ N(0, t_de
 the question's direction and an offset of its difficulty, both zero for a question no known model
 answered (so a new question still goes through its text alone). Only the part of w_q in the span of
 the known vectors changes a known model's probability, and under an isotropic prior the MAP w_q lies
-in that span exactly, so each question is a logistic regression with rank(V) + 1 parameters, solved
-by batched Newton steps over all questions at once. The widths (t_w, t_delta) are picked from a grid
-by the Laplace evidence of the known answers (empirical Bayes, as `JEIRT.onboard` picks its prior).
+in that span exactly. w_q is kept to the `rank` leading directions of the known vectors (all of them
+for a few dozen models; with thousands of models the cost is then independent of their number), so
+each question is a logistic regression with rank + 1 parameters, solved by batched Newton steps over
+all questions at once. The widths are picked by the Laplace evidence of the known answers (empirical
+Bayes, as `JEIRT.onboard` picks its prior): t_delta from `OFFSET_SCALES` with no shift, then t_w
+from `SHIFT_SCALES` at that t_delta.
 
 The corrected terms are passed to `jeirt.onboard.fit_model_vectors` unchanged (directions u_q + w_q,
 norms r_q + delta_q): onboarding a new model against corrected questions is the same solve.
@@ -22,7 +25,6 @@ norms r_q + delta_q): onboarding a new model against corrected questions is the 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from itertools import product
 from typing import Sequence
 
 import numpy as np
@@ -46,8 +48,8 @@ def known_question_split(split: Split) -> Split:
     return Split(train, split.val, split.test & new[:, None], f"{split.name}-known", split.held_out, split.onboard)
 
 
-OFFSET_SCALES = (0.25, 0.5, 1.0, 2.0)  # prior sd t_delta of the difficulty offset (logits) "auto" tries
-SHIFT_SCALES = (0.0, 0.03, 0.1, 0.3)  # prior sd t_w of the direction shift, x 1 / rms |v_m|, "auto" tries
+OFFSET_SCALES = (0.25, 0.5, 1.0, 2.0, 4.0)  # prior sd t_delta of the difficulty offset (logits) "auto" tries
+SHIFT_SCALES = (0.0, 0.1, 0.3, 1.0)  # prior sd t_w of the direction shift, x 1 / rms |v_m|, "auto" tries
 
 
 @dataclass
@@ -138,15 +140,16 @@ def _solve(base: torch.Tensor, X: torch.Tensor, y: torch.Tensor, w: torch.Tensor
 
 def fit_corrections(item_ids: Sequence[str], directions: np.ndarray, norms: np.ndarray, model_vectors: np.ndarray,
                     labels: np.ndarray, mask: np.ndarray, offset_scale: float | str = "auto",
-                    shift_scale: float | str = "auto", max_iter: int = 30, tol: float = 1e-6, chunk: int = 2048,
-                    progress: bool = False) -> QuestionCorrections:
+                    shift_scale: float | str = "auto", rank: int = 24, max_iter: int = 30, tol: float = 1e-6,
+                    chunk: int = 2048, progress: bool = False) -> QuestionCorrections:
     """Corrections of every question with at least one answer under `mask`, from the known models.
 
     item_ids (n_items,); directions (n_items, d) unit u_q and norms (n_items,) r_q from the text;
     model_vectors (n_models, d) frozen v_m; labels, mask (n_models, n_items) their answers (soft labels
     in [0, 1] allowed). offset_scale, shift_scale: prior sds t_delta and t_w (t_w in units of
-    1 / rms |v_m|), or "auto" for the grid point (`OFFSET_SCALES` x `SHIFT_SCALES`) with the largest
-    Laplace evidence. shift_scale=0 fits difficulty offsets only.
+    1 / rms |v_m|), or "auto" for the one with the largest Laplace evidence (t_delta first, with no
+    shift). shift_scale=0 fits difficulty offsets only. rank: how many leading directions of the known
+    vectors the shift may use.
     """
     directions = np.asarray(directions, dtype=np.float64)
     norms = np.asarray(norms, dtype=np.float64)
@@ -161,6 +164,8 @@ def fit_corrections(item_ids: Sequence[str], directions: np.ndarray, norms: np.n
                          f"{(len(V), n_items)}.")
     if np.isnan(labels[mask]).any():
         raise ValueError("the mask selects unobserved (NaN) labels; remove them from the mask.")
+    if not isinstance(rank, (int, np.integer)) or rank < 1:
+        raise ValueError(f"rank={rank!r}; expected a positive integer.")
     if len(V) < 2:
         raise ValueError(f"{len(V)} known model(s); question corrections need the answers of at least two.")
     for name, value in (("offset_scale", offset_scale), ("shift_scale", shift_scale)):
@@ -173,21 +178,31 @@ def fit_corrections(item_ids: Sequence[str], directions: np.ndarray, norms: np.n
         raise ValueError("the mask selects no answer; corrections need some known models' answers.")
     # The span of the known vectors: w_q = B a_q with B (d, r) orthonormal, so w_q . v_m = a_q . (B^T v_m).
     _, sing, vt = np.linalg.svd(V, full_matrices=False)
-    basis = vt[sing > sing[0] * 1e-8].T  # (d, r)
+    basis = vt[sing > sing[0] * 1e-8][:rank].T  # (d, r)
     coords = V @ basis  # (n_models, r)
     rms = float(np.sqrt((V ** 2).sum(axis=1).mean())) or 1.0
     t = lambda a: torch.as_tensor(a, dtype=torch.float64)  # noqa: E731
     base = t(V @ directions[seen].T - norms[seen])  # (n_models, n_seen) text-only logits
     y, w = t(np.nan_to_num(labels[:, seen])), t(mask[:, seen])
-    grid = list(product(OFFSET_SCALES if offset_scale == "auto" else (float(offset_scale),),
-                        SHIFT_SCALES if shift_scale == "auto" else (float(shift_scale),)))
+    offsets = OFFSET_SCALES if offset_scale == "auto" else (float(offset_scale),)
+    shifts = SHIFT_SCALES if shift_scale == "auto" else (float(shift_scale),)
     fits = {}
-    for t_delta, t_w in tqdm(grid, desc="question corrections", disable=not progress or len(grid) == 1):
+    bar = tqdm(total=len(offsets) + len(shifts), desc="question corrections", disable=not progress)
+
+    def solve(t_delta: float, t_w: float) -> None:
         # Rescaled so that the prior is N(0, I): theta = (a / t_w, delta / t_delta).
-        cols = ([coords * (t_w / rms)] if t_w > 0 else []) + [np.full((len(V), 1), -t_delta)]
-        X = t(np.hstack(cols))  # (n_models, k)
-        theta, ev = _solve(base, X, y, w, max_iter, tol, chunk)
-        fits[(t_delta, t_w)] = (theta.numpy(), float(ev.sum()))
+        if (t_delta, t_w) not in fits:
+            cols = ([coords * (t_w / rms)] if t_w > 0 else []) + [np.full((len(V), 1), -t_delta)]
+            theta, ev = _solve(base, t(np.hstack(cols)), y, w, max_iter, tol, chunk)
+            fits[(t_delta, t_w)] = (theta.numpy(), float(ev.sum()))
+        bar.update()
+
+    for t_delta in offsets:  # the offset's width first, with the narrowest shift (none by default)
+        solve(t_delta, min(shifts))
+    t_delta = max(offsets, key=lambda o: fits[(o, min(shifts))][1])
+    for t_w in shifts:
+        solve(t_delta, t_w)
+    bar.close()
     best = max(fits, key=lambda key: fits[key][1])
     theta, _ = fits[best]
     t_delta, t_w = best

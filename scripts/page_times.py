@@ -3,6 +3,11 @@
     python scripts/page_times.py                       # table of the pages in _build/.jupyter_cache
     python scripts/page_times.py --cells 15            # and the 15 slowest cells of the whole book
     python scripts/page_times.py --json results/book_times_full_mmlu_pro.json
+    JEIRT_PROFILE=full python scripts/page_times.py --run book/onboarding.md --json results/x.json
+
+`--run PAGE ...` executes those pages alone (jupytext + nbclient, in book/, with the current
+settings and working tree), without a book build, and reports the same per-page and per-cell times:
+how to time one slow page.
 
 The JSON keeps the settings and machine of `_build/build_info.json` (written by build_book.py)
 beside the per-page seconds and, for every page, the seconds of each code cell with its first line
@@ -58,20 +63,46 @@ def cell_seconds(build: Path) -> dict[str, list[dict]]:
     store = get_cache(str(cache))
     pages = {}
     for record in sorted(store.list_cache_records(), key=lambda r: r.created):
-        nb = store.get_cache_bundle(record.pk).nb
-        cells = []
-        for i, cell in enumerate(nb.cells):
-            if cell.cell_type != "code":
-                continue
-            timing = cell.get("metadata", {}).get("execution", {})
-            start, end = timing.get("iopub.execute_input"), timing.get("shell.execute_reply")
-            seconds = None
-            if start and end:
-                seconds = round((datetime.fromisoformat(end.replace("Z", "+00:00"))
-                                 - datetime.fromisoformat(start.replace("Z", "+00:00"))).total_seconds(), 2)
-            cells.append({"cell": i, "seconds": seconds, "code": _label(cell.source)})
-        pages[_page_name(record.uri, root)] = cells
+        pages[_page_name(record.uri, root)] = _cell_rows(store.get_cache_bundle(record.pk).nb)
     return pages
+
+
+def run_pages(pages: list[Path], timeout: int = 3600) -> tuple[dict[str, float], dict[str, list[dict]]]:
+    """Execute each page (a MyST markdown notebook) alone in book/; seconds per page and per cell."""
+    import time
+
+    import jupytext
+    from nbclient import NotebookClient
+
+    seconds, cells = {}, {}
+    for page in pages:
+        page = page.resolve()
+        if not page.is_file():
+            raise SystemExit(f"no page at {page}; give a book/*.md file.")
+        nb = jupytext.read(page)
+        start = time.perf_counter()
+        NotebookClient(nb, timeout=timeout, kernel_name="python3", record_timing=True,
+                       resources={"metadata": {"path": str(page.parent)}}).execute()
+        name = _page_name(str(page), ROOT)
+        seconds[name] = round(time.perf_counter() - start, 1)
+        cells[name] = _cell_rows(nb)
+        print(f"{seconds[name]:9.1f} s  {name}", flush=True)
+    return seconds, cells
+
+
+def _cell_rows(nb) -> list[dict]:
+    rows = []
+    for i, cell in enumerate(nb.cells):
+        if cell.cell_type != "code":
+            continue
+        timing = cell.get("metadata", {}).get("execution", {})
+        start, end = timing.get("iopub.execute_input"), timing.get("shell.execute_reply")
+        seconds = None
+        if start and end:
+            seconds = round((datetime.fromisoformat(end.replace("Z", "+00:00"))
+                             - datetime.fromisoformat(start.replace("Z", "+00:00"))).total_seconds(), 2)
+        rows.append({"cell": i, "seconds": seconds, "code": _label(cell.source)})
+    return rows
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -79,15 +110,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--build", type=Path, default=ROOT / "_build", help="the build folder (default _build)")
     parser.add_argument("--json", type=Path, help="also write the times and the build's settings here")
     parser.add_argument("--cells", type=int, default=10, metavar="N", help="print the N slowest cells (default 10)")
+    parser.add_argument("--run", type=Path, nargs="+", metavar="PAGE",
+                        help="execute these pages alone (no book build) and time them")
     args = parser.parse_args(argv)
     if args.cells < 0:
         parser.error(f"--cells {args.cells}: expected a number of cells, 0 or more.")
     build = args.build.resolve()
-    pages = page_seconds(build)
-    for page, seconds in pages.items():
-        print(f"{seconds:9.1f} s  {page}")
+    if args.run:
+        pages, cells = run_pages(args.run)
+    else:
+        pages = page_seconds(build)
+        for page, seconds in pages.items():
+            print(f"{seconds:9.1f} s  {page}")
+        cells = cell_seconds(build)
     print(f"{sum(pages.values()):9.1f} s  all pages")
-    cells = cell_seconds(build)
     timed = sorted(((c["seconds"], page, c["cell"], c["code"]) for page, cs in cells.items() for c in cs
                     if c["seconds"] is not None), reverse=True)
     if args.cells and timed:
@@ -98,7 +134,16 @@ def main(argv: list[str] | None = None) -> int:
         print("no per-cell times in this cache (book/_ext/cell_timing.py was not loaded when it was built)")
     if args.json:
         info_path = build / "build_info.json"
-        info = json.loads(info_path.read_text()) if info_path.is_file() else {}
+        info = json.loads(info_path.read_text()) if info_path.is_file() and not args.run else {}
+        if args.run:  # what the pages ran with, as build_book.py records it for a build
+            import os
+            import platform
+
+            from jeirt.book import page_settings
+            info = {"pages_run_alone": [_page_name(str(p.resolve()), ROOT) for p in args.run],
+                    "settings": json.loads(json.dumps(page_settings().as_dict())), "cpu_cores": os.cpu_count(),
+                    "platform": platform.platform(), "python": platform.python_version(),
+                    "finished": datetime.now().astimezone().strftime("%Y-%m-%dT%H:%M:%S%z")}
         args.json.parent.mkdir(parents=True, exist_ok=True)
         write_json(args.json, {"build": info, "pages_seconds": pages,
                                "pages_total_seconds": round(sum(pages.values()), 1), "cells_seconds": cells},

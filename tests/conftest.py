@@ -16,6 +16,16 @@ def require_dataset(name: str):
     return load_local(name, root)
 
 
+@pytest.fixture(scope="session", autouse=True)
+def fresh_fit_cache(tmp_path_factory):
+    """Fitted models (jeirt.fitcache) go to a folder of this test session, so every test fits afresh
+    and nothing is left in the user's cache."""
+    mp = pytest.MonkeyPatch()
+    mp.setenv("JEIRT_FIT_CACHE", str(tmp_path_factory.mktemp("fits")))
+    yield
+    mp.undo()
+
+
 @pytest.fixture(scope="session")
 def mmlu_pro():
     return require_dataset("mmlu_pro")

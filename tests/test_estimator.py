@@ -38,7 +38,38 @@ def test_save_load_gives_identical_predictions(fitted, tmp_path):
     again = JEIRT.load(path)
     np.testing.assert_array_equal(again.predict_proba(ds), model.predict_proba(ds))
     assert again.models_ == model.models_ and again.get_params() == model.get_params() | {
-        "training": model.training_}
+        "training": model.training_, "dropout": model.dropout_, "feature_noise": model.feature_noise_,
+        "search": False}  # the settings that made the weights, resolved from the recipe
+    assert again.temperature_ == model.temperature_ and again.calibration_ == model.calibration_
+
+
+def test_temperature_is_fitted_on_validation_and_folded_into_eq3(small_sim):
+    ds, _ = small_sim
+    split = split_by_question(ds)
+    kw = dict(d=8, encoder="simulated", training={"max_epochs": 5}, progress=False)
+    raw, scaled = JEIRT(calibrate=False, **kw).fit(ds, split), JEIRT(**kw).fit(ds, split)
+    t = scaled.temperature_
+    assert raw.temperature_ == 1.0 and t != 1.0 and 0.05 < t < 20
+    logit = lambda p: np.log(p / (1 - p))
+    np.testing.assert_allclose(logit(scaled.predict_proba(ds)), logit(raw.predict_proba(ds)) / t, rtol=1e-3, atol=1e-4)
+    np.testing.assert_allclose(scaled.question_directions(ds), raw.question_directions(ds), atol=1e-5)
+    cal = scaled.calibration_
+    assert cal["val_log_loss_after"] <= cal["val_log_loss_before"] + 1e-9  # T minimises it; T = 1 is a candidate
+
+
+def test_search_keeps_the_lowest_validation_loss_and_saves_what_it_chose(small_sim, tmp_path, monkeypatch):
+    import jeirt.estimator as est
+
+    ds, _ = small_sim
+    monkeypatch.setattr(est, "SEARCH_GRID", ({"d": 4}, {"lr": 3e-3}))
+    model = JEIRT(d=8, encoder="simulated", training={"max_epochs": 5}, search=True, progress=False).fit(ds)
+    losses = [r["val_loss"] for r in model.search_results_]
+    assert len(losses) == 3 and min(losses) == min(model.history_.val_loss)
+    again = JEIRT.load(model.save(tmp_path / "s.pt"))
+    assert again.d == model.d_ and again.search is False
+    np.testing.assert_array_equal(again.predict_proba(ds), model.predict_proba(ds))
+    with pytest.raises(ValueError, match="recipe="):
+        JEIRT(recipe="slow").fit(ds)
 
 
 def test_load_rejects_other_files(tmp_path):
@@ -71,7 +102,10 @@ def test_onboard_appends_and_refuses_silent_overwrite(fitted, tmp_path):
     new.embeddings = ds.embeddings
     model.onboard(new)
     assert model.models_[-2:] == [ds.models[0] + "-new", ds.models[1] + "-new"]
+    assert model.onboard_covariances_ == {}  # d x d per model only when asked for
+    model.onboard(new, replace=True, covariances=True)
     assert set(model.onboard_covariances_) == set(new.models)
+    assert all(c.dtype == np.float32 and c.shape == (model.d, model.d) for c in model.onboard_covariances_.values())
     with pytest.raises(ValueError, match="replace=True"):
         model.onboard(new)
     model.onboard(new, replace=True)

@@ -99,15 +99,15 @@ class PageSettings:
                 f"device={self.device} seed={self.seed}" + paper)
 
     def split_for(self, ds, seed: int | None = None):
-        """The split every page trains, selects and reports on: EmbedLLM's official train / val / test
-        files where `split == "official"` (`jeirt.data.official_split`, the same for every seed), else
-        the seeded 80/10/10 question split `split_by_question(ds, seed)` (seed default `self.seed`)."""
+        """The split every page trains, selects and reports on. With `split == "official"`, a dataset's
+        own train / val / test (EmbedLLM's files: `jeirt.data.official_split`, the same for every seed);
+        otherwise, or for a dataset without one (a second, local dataset a page also uses), the seeded
+        80/10/10 question split `split_by_question(ds, seed)` (seed default `self.seed`)."""
         from jeirt.data import official_split
-        from jeirt.splits import split_by_question
 
-        if self.split == "official":
+        if self.split == "official" and "part" in ds.items.columns:
             return official_split(ds)
-        return split_by_question(ds, seed=self.seed if seed is None else seed)
+        return seeded_split(ds, self.seed if seed is None else seed)
 
     def as_dict(self) -> dict:
         """All fields, for saving next to results (a results file carries the config that made it)."""
@@ -140,6 +140,14 @@ PROFILE_DEFAULTS = {
 }
 
 
+def seeded_split(ds, seed: int):
+    """The seeded 80/10/10 split by question (`jeirt.splits.split_by_question(ds, seed=seed)`): the
+    default split of every page and of the chapter modules' per-seed protocols (`split_for=`)."""
+    from jeirt.splits import split_by_question
+
+    return split_by_question(ds, seed=seed)
+
+
 SPLITS = ("seeded", "official")
 RECIPE_NAMES = ("fast", "paper")  # the names of jeirt.estimator.RECIPES (tests/test_book.py checks they agree)
 # The paper's own setting, used by the full profile on EmbedLLM: the official split, the authors' recipe
@@ -166,8 +174,8 @@ def page_settings(profile: str | None = None, **overrides) -> PageSettings:
     except ValueError:
         raise ValueError(f"JEIRT_SEED={seed!r}; expected an integer.") from None
     values["device"] = str(default_device())
-    if profile == "full" and values["dataset"].strip().lower() == "embedllm":
-        values.update(PAPER_SETTING)
+    if profile == "full" and str(overrides.get("dataset", values["dataset"])).strip().lower() == "embedllm":
+        values.update(PAPER_SETTING)  # before the overrides, which may still change any of it
     unknown = set(overrides) - set(PageSettings.__dataclass_fields__)
     if unknown:
         raise TypeError(f"page_settings() got unknown field(s) {sorted(unknown)}; fields are "

@@ -12,9 +12,11 @@ import numpy as np
 import pandas as pd
 from tqdm import tqdm
 
+from jeirt.book import seeded_split
 from jeirt.book.figures import LINESTYLES, style
 from jeirt.data import Dataset
 from jeirt.estimator import Estimator
+from jeirt.fitcache import fit_cached, fit_many
 from jeirt.metrics import evaluate
 from jeirt.splits import Split, split_by_question
 
@@ -90,39 +92,56 @@ def score_test(model: Estimator, ds: Dataset, split: Split, keys: dict) -> RunSc
 
 
 def fit_and_score(model: Estimator, ds: Dataset, split: Split, keys: dict) -> RunScores:
-    """Fit `model` on `split` and score it on the test part (`score_test`), with the fit's wall time."""
+    """Fit `model` on `split` (shared with other pages through `jeirt.fitcache`) and score it on the
+    test part (`score_test`), with the fit's time: the training time the fit recorded when it keeps a
+    history (so a fit read from the cache shows how long it trained), else the wall time."""
     start = time.perf_counter()
-    model.fit(ds, split)
-    seconds = time.perf_counter() - start
+    model = fit_cached(model, ds, split)
+    return _score_fitted(model, ds, split, keys, time.perf_counter() - start)
+
+
+def _score_fitted(model: Estimator, ds: Dataset, split: Split, keys: dict, seconds: float) -> RunScores:
     scores = score_test(model, ds, split, keys)
-    scores.runs["fit_seconds"] = seconds
+    history = getattr(model, "history_", None)
+    scores.runs["fit_seconds"] = getattr(history, "seconds", None) or seconds
     return scores
 
 
 def dimension_sweep(ds: Dataset, make_model: Callable[[str, int, int], Estimator], encoders: Sequence[str],
-                    d_grid: Sequence[int], seeds: Sequence[int], progress: bool = True) -> RunScores:
+                    d_grid: Sequence[int], seeds: Sequence[int], progress: bool = True,
+                    n_jobs: int | None = None,
+                    split_for: Callable[[Dataset, int], Split] = seeded_split) -> RunScores:
     """Figure 2: fit `make_model(encoder, d, seed)` for every encoder, d and seed; score each on the test part.
 
     Seed s sets the question split (`split_by_question(ds, seed=s)`, 80/10/10) as well as the model's
     own initialisation, so the spread over seeds covers both; every encoder and d sees the same splits.
-    The checkpoint is whatever the estimator picks (JE-IRT: lowest validation loss).
+    `split_for(ds, seed)` replaces that split (the book's `cfg.split_for`: EmbedLLM's official split in
+    the paper's setting, the same for every seed).
+    The checkpoint is whatever the estimator picks (JE-IRT: lowest validation loss). The fits are
+    independent: `jeirt.fitcache.fit_many` runs them side by side (`n_jobs` processes, default one per
+    core, at most 2), each through the cache of fitted models; `fit_seconds` is each fit's own
+    training time (`history_.seconds`), else the sweep's wall time per fit.
     """
     if not encoders or not d_grid or not seeds:
         raise ValueError(f"encoders={list(encoders)}, d_grid={list(d_grid)}, seeds={list(seeds)}; "
                          "each needs at least one entry.")
     if min(d_grid) < 1:
         raise ValueError(f"d_grid={list(d_grid)}; expected positive dimensions.")
-    splits = {seed: split_by_question(ds, seed=seed) for seed in seeds}
+    splits = {seed: split_for(ds, seed) for seed in seeds}
     runs = [(encoder, int(d), int(seed)) for encoder in encoders for d in d_grid for seed in seeds]
+    start = time.perf_counter()
+    models = fit_many([make_model(*run) for run in runs], ds, [splits[seed] for _, _, seed in runs], n_jobs)
+    per_fit = (time.perf_counter() - start) / len(runs)
     return RunScores.concat([
-        fit_and_score(make_model(encoder, d, seed), ds, splits[seed], {"encoder": encoder, "d": d, "seed": seed})
-        for encoder, d, seed in tqdm(runs, desc="dimension sweep", disable=not progress)])
+        _score_fitted(model, ds, splits[seed], {"encoder": encoder, "d": d, "seed": seed}, per_fit)
+        for (encoder, d, seed), model in tqdm(list(zip(runs, models)), desc="dimension sweep", disable=not progress)])
 
 
 def baseline_reference(ds: Dataset, encoders: Sequence[str], seeds: Sequence[int],
-                       max_epochs: int | None = None, progress: bool = True) -> RunScores:
+                       max_epochs: int | None = None, progress: bool = True,
+                       split_for: Callable[[Dataset, int], Split] = seeded_split) -> RunScores:
     """Figure 2's reference lines: EmbedLLM's matrix factorisation and KNN (`jeirt.baselines`), fitted on
-    the same question splits as `dimension_sweep` (seed s: `split_by_question(ds, seed=s)`).
+    the same splits as `dimension_sweep` (seed s: `split_for(ds, s)`, by default `split_by_question`).
 
     `max_epochs` caps the factorisation's training as the sweep caps JE-IRT's (None: its default).
     """
@@ -134,7 +153,7 @@ def baseline_reference(ds: Dataset, encoders: Sequence[str], seeds: Sequence[int
     training = {"max_epochs": max_epochs} if max_epochs else None
     makers = {"embedllm-mf": lambda enc, seed: EmbedLLMMF(encoder=enc, training=training, random_state=seed),
               "knn": lambda enc, seed: KNN(encoder=enc)}
-    splits = {seed: split_by_question(ds, seed=seed) for seed in seeds}
+    splits = {seed: split_for(ds, seed) for seed in seeds}
     runs = [(method, encoder, int(seed)) for seed in seeds for encoder in encoders for method in makers]
     return RunScores.concat([
         fit_and_score(makers[method](encoder, seed), ds, splits[seed],

@@ -14,6 +14,7 @@ from tqdm import tqdm
 from jeirt.book.figures import style
 from jeirt.data import Dataset
 from jeirt.estimator import Estimator
+from jeirt.fitcache import fit_cached, fit_many
 from jeirt.splits import hold_out_models, split_by_question, subsample_items
 
 
@@ -139,9 +140,11 @@ def fraction_label(fraction: float) -> str:
 
 def joint_models(ds: Dataset, make_model: Callable[[int], Estimator], seeds: Sequence[int],
                  progress: bool = True) -> dict[int, Estimator]:
-    """Table 1's "All" column: one model per seed trained on every LLM (`split_by_question(ds, seed)`)."""
-    return {int(seed): make_model(int(seed)).fit(ds, split_by_question(ds, seed=seed))
-            for seed in tqdm(seeds, desc="joint fits", disable=not progress)}
+    """Table 1's "All" column: one model per seed trained on every LLM (`split_by_question(ds, seed)`);
+    fits run side by side (`jeirt.fitcache.fit_many`) and are shared with other pages."""
+    seeds = [int(seed) for seed in seeds]
+    fits = fit_many([make_model(seed) for seed in seeds], ds, [split_by_question(ds, seed=seed) for seed in seeds])
+    return dict(zip(seeds, fits))
 
 
 def onboarding_curve(ds: Dataset, make_model: Callable[[int], Estimator], held_out: int | Sequence[str],
@@ -168,15 +171,18 @@ def onboarding_curve(ds: Dataset, make_model: Callable[[int], Estimator], held_o
     if bad or not fractions:
         raise ValueError(f"fractions={list(fractions)}; expected shares in (0, 1].")
     rows = []
+    splits = {int(seed): split_by_question(ds, seed=seed) for seed in seeds}
+    helds = {seed: hold_out_models(ds, split, held_out if isinstance(held_out, int) else list(held_out), seed)
+             for seed, split in splits.items()}
+    fitted = dict(zip(helds, fit_many([make_model(seed) for seed in helds], ds, list(helds.values()))))
     for seed in tqdm(seeds, desc="onboarding", disable=not progress):
-        split = split_by_question(ds, seed=seed)
-        held = hold_out_models(ds, split, held_out if isinstance(held_out, int) else list(held_out), seed)
+        split, held = splits[int(seed)], helds[int(seed)]
         names = list(held.held_out)
         idx = ds.model_index(names)
         new = ds.subset(models=names)
         items = np.flatnonzero(split.test[idx].any(axis=0))
         test, test_mask = new.subset(items=items), split.test[np.ix_(idx, items)]
-        model = make_model(int(seed)).fit(ds, held)
+        model = fitted[int(seed)]  # fitted side by side above (`fit_many`), through the cache
         for fraction in fractions:
             mask = subsample_items(held.onboard[idx], fraction, seed)
             start = time.perf_counter()
@@ -278,7 +284,7 @@ def onboarding_rate(ds: Dataset, make_model: Callable[[int], Estimator], held_ou
     new = ds.subset(models=names)
     items = np.flatnonzero(split.test[idx].any(axis=0))
     test, test_mask = new.subset(items=items), split.test[np.ix_(idx, items)] & new.observed[:, items]
-    model = make_model(int(seed)).fit(ds, held)
+    model = fit_cached(make_model(int(seed)), ds, held)
     rows, reference = [], None
     for n in tqdm([None, *counts], desc="items per new model", disable=not progress):
         mask = held.onboard[idx] if n is None else first_items(held.onboard[idx], int(n), seed)

@@ -11,6 +11,7 @@ from tqdm import tqdm
 
 from jeirt.data import Dataset
 from jeirt.estimator import Estimator
+from jeirt.fitcache import fit_many
 from jeirt.metrics import METRICS
 from jeirt.model import unit_rows
 from jeirt.splits import Split, split_leave_benchmark_out
@@ -70,13 +71,16 @@ def leave_benchmark_out(ds: Dataset, make_model: Callable[[], Estimator], split:
     full_probs = full.predict_proba(ds)  # (n_models, n_items)
     item_bench = ds.items["benchmark"].to_numpy()
     rows, pooled = [], {"leave-out": [], "all": [], "base": [], "labels": []}
-    for bench in tqdm(benchmarks, desc="leave one benchmark out", disable=not progress):
-        test = split.test & (item_bench == bench)[None, :]  # B's test-part pairs: (n_models, n_items)
-        if not test.any():
+    for bench in benchmarks:
+        if not (split.test & (item_bench == bench)[None, :]).any():
             raise ValueError(f"benchmark {bench!r} has no question in the test part of split "
                              f"{split.name!r}; use a larger dataset or another split.")
-        held = split_leave_benchmark_out(ds, bench, seed=seed)
-        model = make_model().fit(ds, held)
+    helds = [split_leave_benchmark_out(ds, bench, seed=seed) for bench in benchmarks]
+    # The fits are independent: side by side on the cores, each through the cache of fitted models.
+    models = fit_many([make_model() for _ in benchmarks], ds, helds)
+    for bench, held, model in tqdm(list(zip(benchmarks, helds, models)), desc="leave one benchmark out",
+                                   disable=not progress):
+        test = split.test & (item_bench == bench)[None, :]  # B's test-part pairs: (n_models, n_items)
         probs = model.predict_proba(ds)
         rate = _model_rates(ds.labels, held.train)  # (n_models,) each model's accuracy without B
         labels = ds.labels[test]

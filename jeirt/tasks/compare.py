@@ -10,7 +10,10 @@ config that made them (methods' hyperparameters, versions, threads) and the summ
     jeirt compare --dataset mmlu_pro,zeroeval --encoder all-MiniLM-L6-v2 --seeds 0,1,2 \
         --out results/compare_question_split.csv
 
-JE-IRT is always run with its defaults (only the seed set), so the table tracks the library's defaults.
+JE-IRT runs with its default recipe plus its bounded search on the validation labels
+(`JEIRT(search=True)`, see `jeirt.estimator.SEARCH_GRID`), as KNN chooses k and its weighting on them;
+its temperature is fitted on them too. `paired_margins` gives, per dataset and encoder, JE-IRT minus the
+best other method seed by seed: mean, sd and the seeds JE-IRT wins.
 """
 from __future__ import annotations
 
@@ -41,12 +44,13 @@ from jeirt.data import Dataset, load_dataset
 from jeirt.encoders import canonical_name
 from jeirt.estimator import JEIRT
 from jeirt.files import json_number, write_json, write_text
-from jeirt.metrics import evaluate
+from jeirt.metrics import ece, evaluate
 from jeirt.splits import Split, split_by_question, split_leave_benchmark_out
 
 # name -> factory(encoder, seed) -> an unfitted estimator with fit(ds, split) and predict_proba(ds)
 METHODS: dict[str, Callable[[str, int], object]] = {
-    "je-irt": lambda encoder, seed: JEIRT(encoder=encoder, random_state=seed, progress=False),
+    "je-irt": lambda encoder, seed: JEIRT(encoder=encoder, random_state=seed, progress=False, search=True,
+                                          search_budget=JEIRT_SEARCH_BUDGET),
     "embedllm-mf": lambda encoder, seed: EmbedLLMMF(encoder=encoder, random_state=seed),
     "irt-net": lambda encoder, seed: IRTNet(encoder=encoder, random_state=seed),
     "mirt": lambda encoder, seed: MIRT(encoder=encoder, random_state=seed),
@@ -55,6 +59,7 @@ METHODS: dict[str, Callable[[str, int], object]] = {
     "model-accuracy": lambda encoder, seed: ModelAccuracy(),
 }
 METRICS = ("accuracy", "auc", "brier", "ece", "log_loss")
+JEIRT_SEARCH_BUDGET = 600.0  # seconds: bounds JE-IRT's search; the whole grid fits in it on 2 CPU cores
 RUN_COLUMNS = ("dataset", "encoder", "split", "method", "seed", *METRICS, "n_test", "fit_seconds", "params",
                "fitted")
 KEYS = ["dataset", "encoder", "method"]
@@ -71,8 +76,13 @@ def method_params(estimator: object) -> dict:
 def fitted_summary(estimator: object) -> dict:
     """What fitting chose: epochs run and the best one (neural methods), k and weighting (k-NN)."""
     if hasattr(estimator, "history_"):
-        return {"epochs": len(estimator.history_.val_loss), "best_epoch": estimator.history_.best_epoch + 1,
-                "best_val_loss": min(estimator.history_.val_loss)}
+        summary = {"epochs": len(estimator.history_.val_loss), "best_epoch": estimator.history_.best_epoch + 1,
+                   "best_val_loss": min(estimator.history_.val_loss)}
+        if hasattr(estimator, "temperature_"):  # JE-IRT: what its search chose and its calibration
+            chosen = min(estimator.search_results_, key=lambda r: r["val_loss"])
+            summary |= {"search_chosen": chosen["change"], "search_tried": len(estimator.search_results_),
+                        "temperature": estimator.temperature_, **estimator.calibration_}
+        return summary
     if hasattr(estimator, "k_"):
         return {"k": estimator.k_, "weighting": estimator.weighting_}
     return {}
@@ -97,10 +107,15 @@ def run_one(ds: Dataset, split: Split, method: str, encoder: str, seed: int) -> 
     test = ds.subset(items=test_items)
     probs = estimator.predict_proba(test)  # (n_models, n_test_items)
     overall = evaluate(probs, test, split.test[:, test_items])["overall"]
+    fitted = fitted_summary(estimator)
+    if "temperature" in fitted:  # test ECE of the same fit before temperature scaling: logit x T undoes it
+        sel = split.test[:, test_items] & test.observed
+        p = np.clip(probs[sel].astype(np.float64), 1e-12, 1 - 1e-12)
+        fitted["test_ece_before"] = ece(1 / (1 + (p / (1 - p)) ** -fitted["temperature"]), test.labels[sel])
     return {"dataset": ds.name, "encoder": encoder, "split": split.name, "method": method, "seed": seed,
             **{m: overall[m] for m in METRICS}, "n_test": overall["n"], "fit_seconds": seconds,
             "params": json.dumps(method_params(estimator), default=str, sort_keys=True),
-            "fitted": json.dumps(fitted_summary(estimator), default=json_number)}
+            "fitted": json.dumps(fitted, default=json_number)}
 
 
 def compare(datasets: Sequence[str | Dataset], encoders: Sequence[str] = ("all-MiniLM-L6-v2",),
@@ -193,6 +208,27 @@ def margins(summary: pd.DataFrame, reference: str = "je-irt",
     return pd.DataFrame(rows)
 
 
+def paired_margins(runs: pd.DataFrame, reference: str = "je-irt",
+                   metrics: Sequence[str] = ("accuracy", "auc")) -> pd.DataFrame:
+    """Per dataset, encoder and metric: `reference` minus the best other method (best by its mean over
+    seeds), seed by seed on the same splits: mean and sd of the differences, and seeds won (> 0)."""
+    rows = []
+    summary = summarize(runs)
+    for (dataset, encoder), block in runs.groupby(["dataset", "encoder"], sort=False):
+        if reference not in set(block["method"]) or block["method"].nunique() < 2:
+            continue
+        means = summary[(summary["dataset"] == dataset) & (summary["encoder"] == encoder)]
+        others = means[means["method"] != reference]
+        for metric in metrics:
+            best = others.loc[others[f"{metric}_mean"].idxmax(), "method"]
+            wide = block.pivot_table(index="seed", columns="method", values=metric)[[reference, best]].dropna()
+            diff = wide[reference] - wide[best]
+            rows.append({"dataset": dataset, "encoder": encoder, "metric": metric, "best_other": best,
+                         "margin_mean": float(diff.mean()), "margin_sd": float(diff.std(ddof=1)) if len(diff) > 1
+                         else float("nan"), "seeds_won": int((diff > 0).sum()), "seeds": int(len(diff))})
+    return pd.DataFrame(rows)
+
+
 def format_table(summary: pd.DataFrame, metrics: Sequence[str] = ("accuracy", "auc", "brier", "ece"),
                  digits: int = 3, markdown: bool = False) -> str:
     """A readable table: one row per dataset / encoder / method, cells `mean ± sd`; or a Markdown one."""
@@ -237,7 +273,8 @@ def save(runs: pd.DataFrame, path: str | Path) -> tuple[Path, Path]:
     write_text(path, runs.to_csv(index=False, float_format="%.6g"))  # atomic: a kill leaves the last whole table
     summary = summarize(runs) if len(runs) else pd.DataFrame()
     blob = {"format": "jeirt-compare", "config": runs.attrs.get("config", {}), "runs": records(runs),
-            "summary": records(summary), "margins": records(margins(summary)) if len(runs) else []}
+            "summary": records(summary), "margins": records(margins(summary)) if len(runs) else [],
+            "paired_margins": records(paired_margins(runs)) if len(runs) else []}
     json_path = path.with_suffix(".json")
     write_json(json_path, blob, indent=1)
     return path, json_path

@@ -1,0 +1,101 @@
+"""Onboarding's fast solver against a plain Newton solve, and the cache of fitted models."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from jeirt import fitcache
+from jeirt.estimator import JEIRT
+from jeirt.onboard import fit_model_vectors
+from jeirt.simulate import simulate
+from jeirt.splits import split_by_question
+
+
+def _plain_newton(u, r, y, w, mu, var, iters=60):
+    """Undamped float64 Newton with a fresh Hessian every step: the textbook solve to compare with."""
+    v = np.tile(mu, (len(y), 1)).astype(np.float64)
+    for _ in range(iters):
+        p = 1 / (1 + np.exp(-(v @ u.T - r)))
+        for k in range(len(y)):
+            g = ((p[k] - y[k]) * w[k]) @ u + (v[k] - mu) / var
+            h = (u.T * (w[k] * p[k] * (1 - p[k]))) @ u + np.eye(len(mu)) / var
+            v[k] -= np.linalg.solve(h, g)
+    return v
+
+
+@pytest.fixture(scope="module")
+def problem():
+    rng = np.random.default_rng(0)
+    n, d, m = 800, 12, 5
+    u = rng.normal(size=(n, d))
+    u /= np.linalg.norm(u, axis=1, keepdims=True)
+    r = np.abs(rng.normal(1, 0.5, n))
+    mu = rng.normal(0, 0.1, d)
+    truth = mu + rng.normal(0, 1.0, (m, d))
+    y = (rng.random((m, n)) < 1 / (1 + np.exp(-(truth @ u.T - r)))).astype(float)
+    mask = rng.random((m, n)) < 0.6
+    mask[:2] = mask[0]  # two models answered the same questions: they share the first Hessian
+    return u, r, y, mask, mu
+
+
+def test_fast_solver_matches_plain_newton_at_every_width(problem):
+    u, r, y, mask, mu = problem
+    widths = [0.01, 0.1, 1.0, 10.0]
+    both = fit_model_vectors(u, r, y, mask, mu, widths, device="cpu", covariances=False)
+    assert both.covariances is None and list(both.evidence) == widths
+    for var in widths:
+        alone = fit_model_vectors(u, r, y, mask, mu, var, device="cpu")
+        np.testing.assert_allclose(alone.vectors, _plain_newton(u, r, y, mask, mu, var), atol=1e-5)
+        assert both.evidence[var] == pytest.approx(float(alone.log_evidence.sum()), abs=1e-4)
+    best = max(both.evidence, key=both.evidence.get)
+    assert both.prior_variance == best
+    np.testing.assert_allclose(both.vectors, _plain_newton(u, r, y, mask, mu, best), atol=1e-5)
+
+
+def test_covariances_of_the_chosen_width_only_when_asked(problem):
+    u, r, y, mask, mu = problem
+    fit = fit_model_vectors(u, r, y, mask, mu, [0.1, 1.0, 10.0], device="cpu", covariances=True)
+    alone = fit_model_vectors(u, r, y, mask, mu, fit.prior_variance, device="cpu")
+    assert fit.covariances.shape == (len(y), u.shape[1], u.shape[1])
+    np.testing.assert_allclose(fit.covariances, alone.covariances, rtol=1e-4, atol=1e-8)
+    with pytest.raises(ValueError, match="prior_variance"):
+        fit_model_vectors(u, r, y, mask, mu, [1.0, -1.0])
+
+
+def test_fit_cache_returns_the_same_fit_and_misses_on_any_change(tmp_path, one_thread):
+    ds, _ = simulate(n_models=12, n_items=300, feature_dim=8, d=4, seed=0)
+    split = split_by_question(ds, seed=0)
+    make = lambda **kw: JEIRT(d=4, encoder="simulated", training={"max_epochs": 3}, progress=False, **kw)  # noqa: E731
+    first = fitcache.fit_cached(make(), ds, split, tmp_path)
+    again = fitcache.fit_cached(make(), ds, split, tmp_path)
+    assert again is not first and len(list(tmp_path.glob("*.pt"))) == 1
+    np.testing.assert_array_equal(again.predict_proba(ds), first.predict_proba(ds))
+    assert again.history_.val_loss == first.history_.val_loss
+    # Another config, split, or labels: another key.
+    keys = {fitcache.fit_key(make(), ds, split), fitcache.fit_key(make(random_state=1), ds, split),
+            fitcache.fit_key(make(), ds, split_by_question(ds, seed=1))}
+    changed = ds.subset()
+    changed.labels[0, 0] = 1 - np.nan_to_num(changed.labels[0, 0])
+    keys.add(fitcache.fit_key(make(), changed, split))
+    assert len(keys) == 4
+    # A damaged entry is refitted and replaced, with a warning.
+    entry = next(tmp_path.glob("*.pt"))
+    entry.write_bytes(b"not a model")
+    with pytest.warns(UserWarning, match="could not be read"):
+        refit = fitcache.fit_cached(make(), ds, split, tmp_path)
+    np.testing.assert_allclose(refit.predict_proba(ds), first.predict_proba(ds), atol=1e-6)
+    assert torch.load(entry, weights_only=False).history_.val_loss == first.history_.val_loss
+
+
+def test_code_version_changes_with_the_core_source(monkeypatch, tmp_path):
+    core = tmp_path / "jeirt"
+    (core / "book").mkdir(parents=True)
+    (core / "a.py").write_text("x = 1\n")
+    (core / "book" / "page.py").write_text("y = 1\n")
+    monkeypatch.setattr(fitcache, "_CORE", core)
+    before = fitcache.code_version()
+    (core / "book" / "page.py").write_text("y = 2\n")  # the book layer is not part of a fit
+    assert fitcache.code_version() == before
+    (core / "a.py").write_text("x = 2\n")
+    assert fitcache.code_version() != before
