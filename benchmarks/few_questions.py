@@ -35,7 +35,14 @@ from jeirt.estimator import JEIRT
 from jeirt.files import write_json
 from jeirt.questions import known_question_split
 from jeirt.splits import hold_out_models, split_by_question
-from jeirt.tasks.evaluation import OVERALL, QuestionBank, estimate_scores, irt_estimates, plain_means, select_items
+from jeirt.tasks.evaluation import (
+    OVERALL,
+    QuestionBank,
+    estimate_scores,
+    irt_estimates,
+    plain_means,
+    select_items,
+)
 
 
 def truth_table(labels: np.ndarray, groups: np.ndarray, models: list[str]) -> pd.DataFrame:
@@ -138,7 +145,7 @@ def main() -> None:
     runs = pd.concat(frames, ignore_index=True)
     summary = summarize(runs)
     runs.to_csv(args.out, index=False, float_format="%.6g")
-    records = lambda t: t.astype(object).where(t.notna(), None).to_dict("records")  # noqa: E731
+    records = lambda t: t.astype(object).where(t.notna(), None).to_dict("records")
     config["finished"] = datetime.now(timezone.utc).isoformat(timespec="seconds")
     write_json(args.out.replace(".csv", ".json"), {"format": "jeirt-few-questions", "config": config,
                                                    "summary": records(summary)}, indent=1)

@@ -21,90 +21,24 @@ from __future__ import annotations
 
 import argparse
 import platform
-import time
 from datetime import datetime, timezone
 
-import numpy as np
 import pandas as pd
 import torch
-from tqdm import tqdm
 
 from jeirt import __version__
-from jeirt.baselines.irt import PerQuestionIRT
-from jeirt.data import Split, load_dataset
+from jeirt.book.onboarding import known_question_onboarding
+from jeirt.data import load_dataset
 from jeirt.estimator import JEIRT
 from jeirt.files import write_json
-from jeirt.metrics import score
-from jeirt.questions import known_question_split
-from jeirt.splits import hold_out_models, split_by_question, subsample_items
-
-
-def _row(seed: int, method: str, setting: str, probs: np.ndarray, labels: np.ndarray, mask: np.ndarray,
-         seconds: float, n_models: int, answers: float) -> dict:
-    s = score(probs[mask], labels[mask])
-    return {"seed": seed, "method": method, "setting": setting, "accuracy": s["accuracy"], "auc": s["auc"],
-            "log_loss": s["log_loss"], "n_test": int(mask.sum()), "answers_per_model": answers,
-            "seconds": seconds, "seconds_per_model": seconds / n_models}
 
 
 def run(dataset: str, held_out: int, seeds: list[int], fractions: list[float], d: int) -> pd.DataFrame:
-    ds = load_dataset(dataset)
-    rows = []
-    for seed in tqdm(seeds, desc="seeds"):
-        base = split_by_question(ds, seed=seed)
-        held = hold_out_models(ds, base, held_out, seed)
-        known = known_question_split(held)
-        names = list(held.held_out)
-        idx = ds.model_index(names)
-        new = ds.subset(models=names)
-        test_mask = known.test[idx]
-        labels = np.nan_to_num(new.labels)
-        trained = np.flatnonzero(~np.isin(np.asarray(ds.models), names))
+    """The protocol of `jeirt.book.onboarding.known_question_onboarding` on the whole dataset."""
+    def make_model(seed: int) -> JEIRT:
+        return JEIRT(d=d, random_state=seed, progress=False)
 
-        start = time.perf_counter()
-        model = JEIRT(d=d, random_state=seed, progress=False).fit(ds, known)
-        train_seconds = time.perf_counter() - start
-        start = time.perf_counter()
-        corrections = model.fit_corrections(ds.subset(models=trained), known.train[trained]).corrections_
-        correction_seconds = time.perf_counter() - start
-        irts = {kind: PerQuestionIRT(kind).fit(ds, known) for kind in ("1pl", "2pl")}
-        for fraction in tqdm(fractions, desc=f"shares (seed {seed})", leave=False):
-            mask = subsample_items(held.onboard[idx], fraction, seed)
-            setting = f"{fraction * 100:g}%"
-            answers = float(mask.sum(axis=1).mean())
-            start = time.perf_counter()
-            mean = (labels * mask).sum(axis=1) / mask.sum(axis=1)
-            plain = np.broadcast_to(mean[:, None], labels.shape)
-            rows.append(_row(seed, "plain mean", setting, plain, labels, test_mask, time.perf_counter() - start,
-                             len(names), answers))
-            for method, corr in (("je-irt", None), ("je-irt + corrections", corrections)):
-                model.corrections_ = corr
-                start = time.perf_counter()
-                model.onboard(new, mask, replace=True)
-                seconds = time.perf_counter() - start
-                rows.append(_row(seed, method, setting, model.predict_proba(new), labels, test_mask, seconds,
-                                 len(names), answers) | {"prior_scale": model.onboard_prior_scale_})
-            for kind, irt in irts.items():
-                start = time.perf_counter()
-                irt.onboard(new, mask, replace=True)
-                seconds = time.perf_counter() - start
-                rows.append(_row(seed, f"{'rasch' if kind == '1pl' else '2pl'} (per question)", setting,
-                                 irt.predict_proba(new), labels, test_mask, seconds, len(names), answers))
-        # Joint training: every model trained together, the held-out ones on their training answers.
-        joint_split = Split(known.train | held.onboard, known.val, known.test, f"{known.name}-joint")
-        start = time.perf_counter()
-        joint = JEIRT(d=d, random_state=seed, progress=False).fit(ds, joint_split)
-        seconds = time.perf_counter() - start
-        answers = float(held.onboard[idx].sum(axis=1).mean())
-        rows.append(_row(seed, "je-irt", "All", joint.predict_proba(new), labels, test_mask, seconds, len(names),
-                         answers))
-        joint.fit_corrections(ds, joint_split.train)
-        rows.append(_row(seed, "je-irt + corrections", "All", joint.predict_proba(new), labels, test_mask, seconds,
-                         len(names), answers) | {"correction_seconds": correction_seconds,
-                                                 "train_seconds": train_seconds,
-                                                 "offset_scale": corrections.offset_scale,
-                                                 "shift_scale": corrections.shift_scale})
-    return pd.DataFrame(rows)
+    return known_question_onboarding(load_dataset(dataset), make_model, held_out, fractions, seeds)
 
 
 def summarize(runs: pd.DataFrame) -> pd.DataFrame:
@@ -133,7 +67,7 @@ def main() -> None:
     runs = run(args.dataset, args.held_out, seeds, fractions, args.d)
     summary = summarize(runs)
     runs.to_csv(args.out, index=False, float_format="%.6g")
-    records = lambda t: t.astype(object).where(t.notna(), None).to_dict("records")  # noqa: E731
+    records = lambda t: t.astype(object).where(t.notna(), None).to_dict("records")
     write_json(args.out.replace(".csv", ".json"), {"format": "jeirt-known-questions", "config": config,
                                                    "runs": records(runs), "summary": records(summary)}, indent=1)
     print(summary.to_string(index=False, float_format=lambda x: f"{x:.4f}"))

@@ -16,6 +16,7 @@ log loss and largest vector difference.
 from __future__ import annotations
 
 import argparse
+import os
 import time
 
 import numpy as np
@@ -138,6 +139,8 @@ def main() -> None:
     diff = float(np.abs(out["previous"][0] - out["current"][0]).max())
     print(f"speed-up: {min(times['previous']) / min(times['current']):.1f}x (best rounds); "
           f"largest vector difference {diff:.2e}; goal: under 100 ms a model")
+    print(f"machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f} at the end "
+          "(other work on the machine slows both solvers alike)")
 
 
 if __name__ == "__main__":

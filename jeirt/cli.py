@@ -125,7 +125,10 @@ def _check_dataset_arg(option: str, name: str) -> None:
 
 
 def _check_device(device: str | None) -> None:
-    """--device must parse as a torch device and be present on this machine."""
+    """--device (else $JEIRT_DEVICE) must parse as a torch device and be present on this machine."""
+    option = "--device"
+    if device is None and os.environ.get("JEIRT_DEVICE"):
+        device, option = os.environ["JEIRT_DEVICE"], "JEIRT_DEVICE"
     if device is None:
         return
     import torch
@@ -133,16 +136,16 @@ def _check_device(device: str | None) -> None:
     try:
         dev = torch.device(device)
     except (RuntimeError, ValueError):
-        raise UsageError(f"--device {device!r} is not a torch device; use cpu, cuda, cuda:0 or mps.") from None
+        raise UsageError(f"{option} {device!r} is not a torch device; use cpu, cuda, cuda:0 or mps.") from None
     if dev.type == "cuda" and not torch.cuda.is_available():
-        raise EnvironmentFailure(f"--device {device}: this machine has no CUDA GPU that torch can use; "
+        raise EnvironmentFailure(f"{option} {device}: this machine has no CUDA GPU that torch can use; "
                                  "leave --device out (it picks what is present) or use --device cpu.")
     if dev.type == "cuda" and dev.index is not None and dev.index >= torch.cuda.device_count():
-        raise EnvironmentFailure(f"--device {device}: only {torch.cuda.device_count()} CUDA device(s) here.")
+        raise EnvironmentFailure(f"{option} {device}: only {torch.cuda.device_count()} CUDA device(s) here.")
     if dev.type == "mps" and not (getattr(torch.backends, "mps", None) and torch.backends.mps.is_available()):
-        raise EnvironmentFailure(f"--device {device}: Apple MPS is not available here; use --device cpu.")
+        raise EnvironmentFailure(f"{option} {device}: Apple MPS is not available here; use --device cpu.")
     if dev.type not in ("cpu", "cuda", "mps"):
-        raise UsageError(f"--device {device!r}: jeirt runs on cpu, cuda or mps.")
+        raise UsageError(f"{option} {device!r}: jeirt runs on cpu, cuda or mps.")
 
 
 def _outputs(args: argparse.Namespace) -> list[tuple[str, Path]]:
@@ -215,6 +218,11 @@ def validate(args: argparse.Namespace) -> None:
     level = getattr(args, "level", None)
     if level is not None and not 0 < level < 1:
         raise UsageError(f"--level {level}: expected an interval level strictly between 0 and 1, e.g. 0.9.")
+    seeds = getattr(args, "seeds", None)
+    if seeds is not None:
+        parts = _list([seeds])
+        if not parts or not all(re.fullmatch(r"\d+", p) for p in parts):
+            raise UsageError(f"--seeds {seeds!r}: expected comma-separated seeds >= 0, such as 0,1,2.")
     lam = getattr(args, "lam", None)
     if lam is not None and (not math.isfinite(lam) or lam < 0):
         raise UsageError(f"--lam {lam}: expected a finite number >= 0 (probability given up per USD).")
@@ -230,6 +238,9 @@ def validate(args: argparse.Namespace) -> None:
         _check_dataset_arg("--dataset", name)
         if name.endswith((".csv", ".csv.gz")):
             inputs.append(("--dataset", Path(name).expanduser()))
+        else:  # every file of the dataset's folder is an input
+            folder = settings.data_dir() / name
+            inputs += [("--dataset", f) for f in folder.rglob("*") if f.is_file()] if folder.is_dir() else []
     if getattr(args, "in_place", False) and getattr(args, "out", None):
         raise UsageError("onboard: give either --out FILE (a new model) or --in-place (replace --model), not both.")
     if args.func is cmd_onboard and not args.in_place and not args.out:
@@ -399,6 +410,14 @@ def cmd_evaluate(args: argparse.Namespace) -> None:
 
     model = _load_model(args.model)
     ds = _dataset(args.dataset)
+    if args.results:  # onboarded models' answers on the dataset's questions, scored on the split's test part
+        from jeirt.data import from_long
+
+        try:
+            new = from_long(_read_csv("--results", args.results), ds.items, name=ds.name)
+        except (ValueError, KeyError) as err:
+            raise DataError(f"--results {args.results}: {err.args[0] if err.args else err}") from err
+        new.embeddings, ds = ds.embeddings, new
     known = set(model.models_)
     unknown = [m for m in ds.models if m not in known]
     if unknown:
@@ -542,26 +561,33 @@ def cmd_estimate(args: argparse.Namespace) -> None:
 
 
 def cmd_suggest(args: argparse.Namespace) -> None:
-    """`jeirt suggest`: which k questions a new model should answer next."""
+    """`jeirt suggest`: which k questions each new model should answer next; every model gets its own
+    draw (the models of --results, then the names of --models)."""
     from jeirt.tasks.evaluation import next_items, select_items
 
     ds, bank, models, labels = _bank_and_answers(args)
-    if len(models) > 1:
-        raise ValueError(f"{args.results} holds {len(models)} models; suggest questions for one at a time.")
+    extra = [m for m in _list([args.models]) if m not in models] if args.models else []
+    if extra:
+        labels = np.vstack([labels[:len(models)], np.full((len(extra), bank.n_items), np.nan)])
+        models = models + extra
+    models = models or ["new-model"]
     asked = ~np.isnan(labels)
     candidates = ~asked
     if args.rule in ("adaptive", "adaptive-accuracy"):
         target = "vector" if args.rule == "adaptive" else "accuracy"
         posterior = bank.posterior(np.nan_to_num(labels), asked)
-        picks = next_items(bank, posterior, args.k, candidates, target=target)[0]
+        picks = next_items(bank, posterior, args.k, candidates, target=target)
     else:
-        picks = select_items(bank, args.k, args.rule, candidates=candidates, seed=args.seed)[0]
-    table = pd.DataFrame({"item_id": bank.item_ids[picks], "benchmark": bank.groups[picks], "text": bank.texts[picks]})
+        picks = select_items(bank, args.k, args.rule, candidates=candidates, seed=args.seed,
+                             progress=len(models) > 1 and not getattr(args, "quiet", False))
+    table = pd.DataFrame({"model": np.repeat(models, args.k), "item_id": bank.item_ids[picks].ravel(),
+                          "benchmark": bank.groups[picks].ravel(), "text": bank.texts[picks].ravel()})
     if args.out:
         _write_csv(args.out, table, index=False)
-    summary = {"dataset": ds.name, "rule": args.rule, "k": args.k, "already_answered": int(asked.sum()),
-               "per_benchmark": table["benchmark"].value_counts().to_dict(), "out": args.out,
-               "item_ids": table["item_id"].tolist()}
+    summary = {"dataset": ds.name, "rule": args.rule, "k": args.k, "models": len(models),
+               "already_answered": int(asked.sum()),
+               "per_benchmark": table.groupby("benchmark").size().floordiv(len(models)).to_dict(), "out": args.out,
+               "item_ids": {m: block["item_id"].tolist() for m, block in table.groupby("model", sort=False)}}
     _emit({k: v for k, v in summary.items() if k != "item_ids"}, args)
     if args.json:
         write_json(args.json, summary)
@@ -595,8 +621,11 @@ def add_evaluation_parsers(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--rule", choices=RULES, default="stratified",
                    help="selection rule (default stratified; random and stratified are the safe choices, the "
                         "others trust the model about the questions they skip)")
-    p.add_argument("--results", help="long CSV model,item_id,label of one model's answers so far (optional)")
-    p.add_argument("--out", help="write the suggested questions here (CSV item_id,benchmark,text)")
+    p.add_argument("--results", help="long CSV model,item_id,label of the models' answers so far (optional); "
+                   "each model of it gets its own questions")
+    p.add_argument("--models", help="comma-separated names of new models without answers yet, each with its own "
+                   "draw (default: one, 'new-model', when --results is not given)")
+    p.add_argument("--out", help="write the suggested questions here (CSV model,item_id,benchmark,text)")
     p.set_defaults(func=cmd_suggest)
 
 
@@ -619,7 +648,8 @@ def add_compare_parser(subparsers: argparse._SubParsersAction) -> argparse.Argum
                    help="dataset name or results CSV; repeat the option or separate names by commas")
     p.add_argument("--encoder", action="append", default=None,
                    help="frozen question encoder(s), repeatable or comma-separated (default all-MiniLM-L6-v2)")
-    p.add_argument("--split", default="question", help="'question' (default) or 'without:<benchmark>'")
+    p.add_argument("--split", default="question", help="'question' (default), 'without:<benchmark>' or "
+                   "'known:<n>' (n new models onboarded onto questions the others answered)")
     p.add_argument("--seeds", default="0,1,2", help="comma-separated seeds (default 0,1,2)")
     p.add_argument("--methods", default=",".join(METHODS), help=f"comma-separated subset of {','.join(METHODS)}")
     p.add_argument("--out", help="write the runs here (.csv; a .json with config and summary goes beside it)")
@@ -715,6 +745,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--part", choices=["test", "all"], default="test",
                    help="the seeded question split's test part (default) or every label")
     p.add_argument("--seed", type=int, default=0, help="seed of the question split")
+    p.add_argument("--results", help="long CSV model,item_id,label of onboarded models' answers on the dataset's "
+                   "questions: score those models (on the split's test part: onboard them from the other "
+                   "questions' answers for an out-of-sample score)")
 
     p = add("predict", cmd_predict, "P(correct) of every known model on new questions (CSV with a text column)")
     p.add_argument("--model", required=True)

@@ -69,27 +69,32 @@ class _Chunk:
         # A Hessian over fewer answers than 2d costs about what its Cholesky factor does: then every
         # step gets a fresh one (plain Newton, fewest steps); else steps reuse it while they converge.
         self.cheap_hessians = int(observed.sum(axis=1).max()) < 2 * u.shape[1]
-        self.hessians = 0  # data Hessians computed, for the benchmark and tests
 
     def logits(self, v: torch.Tensor) -> torch.Tensor:
         return v @ self.u.T - self.r
 
     def data_hessian(self, curvature: torch.Tensor, rows: Sequence[int]) -> torch.Tensor:
-        """U^T diag(curvature[k]) U (len(rows), d, d) in float64, each one float32 product over the
-        questions model k answered."""
+        """U^T diag(curvature[k]) U (len(rows), d, d) in float64, each one product over the questions
+        model k answered: in float32 when they are many (the costly case; its rounding, ~1e-7 of the
+        entries, moves nothing measurable), in float64 when they are fewer than 2d (cheap, and the
+        prior then carries more of the curvature)."""
         d = self.u.shape[1]
         out = torch.empty(len(rows), d, d, dtype=torch.float64, device=self.u.device)
         for i, k in enumerate(rows):
             cols = self.cols[k]
+            ck = curvature[k] if cols is None else curvature[k, cols]
+            if len(ck) < 2 * d:
+                uk = self.u if cols is None else self.u[cols]
+                out[i] = (uk.T * ck) @ uk
+                continue
             uk = self.u32 if cols is None else self.u32[cols]
-            ck = (curvature[k] if cols is None else curvature[k, cols]).to(torch.float32)
-            if uk.device.type == "cpu" and len(uk) >= 2 * d:  # BLAS syrk: one triangle of A^T A, half the work
+            ck = ck.to(torch.float32)
+            if uk.device.type == "cpu":  # BLAS syrk: one triangle of A^T A, half a general product's work
                 a = (uk * ck.sqrt()[:, None]).numpy()
                 upper = torch.from_numpy(blas.ssyrk(1.0, a.T, trans=0)).to(torch.float64)
                 out[i] = upper.triu() + upper.triu(1).T
             else:
                 out[i] = ((uk.T * ck) @ uk).to(torch.float64)
-        self.hessians += len(rows)
         return out
 
     def hessian_from_logits(self, z: torch.Tensor, rows: Sequence[int] | None = None) -> torch.Tensor:

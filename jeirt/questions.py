@@ -24,14 +24,15 @@ norms r_q + delta_q): onboarding a new model against corrected questions is the 
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Sequence
 
 import numpy as np
 import torch
 from tqdm import tqdm
 
 from jeirt.data import Split
+
 
 def known_question_split(split: Split) -> Split:
     """New models on known questions: from a split with held-out models (`hold_out_models`), one in
@@ -95,7 +96,7 @@ class QuestionCorrections:
                 "shift_scale": self.shift_scale, "log_evidence": dict(self.log_evidence)}
 
     @classmethod
-    def from_dict(cls, blob: dict) -> "QuestionCorrections":
+    def from_dict(cls, blob: dict) -> QuestionCorrections:
         return cls(np.asarray(blob["item_ids"], dtype=str), np.asarray(blob["shifts"], dtype=np.float64),
                    np.asarray(blob["offsets"], dtype=np.float64), float(blob["offset_scale"]),
                    float(blob["shift_scale"]), dict(blob.get("log_evidence", {})))
@@ -105,7 +106,7 @@ def _solve(base: torch.Tensor, X: torch.Tensor, y: torch.Tensor, w: torch.Tensor
            chunk: int) -> tuple[torch.Tensor, torch.Tensor]:
     """MAP theta (n_items, k) of logit = base + X theta_q under theta_q ~ N(0, I), one logistic
     regression per question (column of base (n_models, n_items)), and the Laplace log evidence."""
-    n_models, n_items = base.shape
+    n_items = base.shape[1]
     k = X.shape[1]
     eye = torch.eye(k, dtype=base.dtype)
     thetas, evidence = [], []
@@ -113,7 +114,7 @@ def _solve(base: torch.Tensor, X: torch.Tensor, y: torch.Tensor, w: torch.Tensor
         b, yy, ww = base[:, start:start + chunk].T, y[:, start:start + chunk].T, w[:, start:start + chunk].T  # (c, m)
         theta = torch.zeros(len(b), k, dtype=base.dtype)
 
-        def objective(t: torch.Tensor) -> torch.Tensor:  # negative log posterior per question (c,)
+        def objective(t: torch.Tensor, b=b, yy=yy, ww=ww) -> torch.Tensor:  # negative log posterior (c,)
             z = b + t @ X.T
             return ((torch.nn.functional.softplus(z) - yy * z) * ww).sum(dim=1) + 0.5 * (t ** 2).sum(dim=1)
 
@@ -181,7 +182,7 @@ def fit_corrections(item_ids: Sequence[str], directions: np.ndarray, norms: np.n
     basis = vt[sing > sing[0] * 1e-8][:rank].T  # (d, r)
     coords = V @ basis  # (n_models, r)
     rms = float(np.sqrt((V ** 2).sum(axis=1).mean())) or 1.0
-    t = lambda a: torch.as_tensor(a, dtype=torch.float64)  # noqa: E731
+    t = lambda a: torch.as_tensor(a, dtype=torch.float64)
     base = t(V @ directions[seen].T - norms[seen])  # (n_models, n_seen) text-only logits
     y, w = t(np.nan_to_num(labels[:, seen])), t(mask[:, seen])
     offsets = OFFSET_SCALES if offset_scale == "auto" else (float(offset_scale),)

@@ -57,7 +57,7 @@ def trial(argv: list[str], model: Path, rng: random.Random) -> dict:
     try:
         loaded = JEIRT.load(model)
         loads, models = True, len(loaded.models_)
-    except Exception as exc:  # the point of the trial: this must never happen
+    except Exception as exc:  # noqa: BLE001  (any failure to load is what a trial looks for)
         loads, models = False, repr(exc)
     after = digest(model)
     return {"killed": killed and proc.returncode == -signal.SIGKILL, "saw_temporary_file": seen_tmp,

@@ -119,6 +119,27 @@ def test_question_split_is_stratified_disjoint_and_seeded(small_sim):
         split_by_question(ds, fractions=(0.9, 0.2, 0.1))
 
 
+def test_splits_ignore_row_order(small_sim):
+    """The same items and models in another row order get the same test questions and held-out models."""
+    ds, _ = small_sim
+    rng = np.random.default_rng(7)
+    shuffled = ds.subset(models=rng.permutation(ds.n_models), items=rng.permutation(ds.n_items))
+
+    def test_ids(d, split):
+        return set(d.items["item_id"].iloc[split.items_of("test")])
+
+    for seed in (0, 1):
+        assert test_ids(ds, split_by_question(ds, seed=seed)) == test_ids(shuffled, split_by_question(shuffled, seed=seed))
+        assert test_ids(ds, split_leave_benchmark_out(ds, "bench1", seed=seed)) == test_ids(
+            shuffled, split_leave_benchmark_out(shuffled, "bench1", seed=seed))
+        val = split_leave_benchmark_out(ds, "bench1", seed=seed)
+        val_s = split_leave_benchmark_out(shuffled, "bench1", seed=seed)
+        assert set(ds.items["item_id"].iloc[val.items_of("val")]) == set(shuffled.items["item_id"].iloc[val_s.items_of("val")])
+        base, base_s = split_by_question(ds, seed=seed), split_by_question(shuffled, seed=seed)
+        assert set(hold_out_models(ds, base, 5, seed=seed).held_out) == set(
+            hold_out_models(shuffled, base_s, 5, seed=seed).held_out)
+
+
 def test_unobserved_labels_never_enter_a_split():
     ds, _ = simulate(n_models=5, n_items=200, density=0.5, seed=1)
     split = split_by_question(ds)

@@ -278,8 +278,14 @@ def test_estimate_and_suggest_verbs(tmp_path, capsys, mmlu_pro):
     code, out, _ = run_cli(capsys, "suggest", "--model", str(model), "--dataset", "mmlu_pro", "--k", "10",
                            "--results", str(tmp_path / "answers.csv"), "--json", str(tmp_path / "s.json"))
     suggested = json.loads((tmp_path / "s.json").read_text())
-    assert code == 0 and suggested["already_answered"] == 20 and len(suggested["item_ids"]) == 10
-    assert not set(suggested["item_ids"]) & set(asked["item_id"])
+    assert code == 0 and suggested["already_answered"] == 20 and len(suggested["item_ids"]["new-model"]) == 10
+    assert not set(suggested["item_ids"]["new-model"]) & set(asked["item_id"])
+    # Many models at once, each with its own draw (same --seed).
+    code, out, _ = run_cli(capsys, "suggest", "--model", str(model), "--dataset", "mmlu_pro", "--k", "10",
+                           "--rule", "random", "--models", "a,b,c", "--json", str(tmp_path / "m.json"))
+    many = json.loads((tmp_path / "m.json").read_text())["item_ids"]
+    assert code == 0 and list(many) == ["a", "b", "c"] and all(len(v) == 10 for v in many.values())
+    assert len({tuple(v) for v in many.values()}) == 3
 
     code, out, _ = run_cli(capsys, "estimate", "--model", str(model), "--dataset", "mmlu_pro",
                            "--results", str(tmp_path / "answers.csv"), "--json", str(tmp_path / "e.json"))
@@ -293,4 +299,29 @@ def test_estimate_and_suggest_verbs(tmp_path, capsys, mmlu_pro):
     bad.head(1).to_csv(tmp_path / "bad.csv", index=False)
     code, _, err = run_cli(capsys, "estimate", "--model", str(model), "--dataset", "mmlu_pro",
                            "--results", str(tmp_path / "bad.csv"))
-    assert code == 2 and "no-such-question" in err
+    assert code == 3 and "no-such-question" in err  # a data error (exit codes: `jeirt --help`)
+
+
+def test_evaluate_scores_onboarded_models_on_the_test_questions(tmp_path, capsys, mmlu_pro):
+    """`jeirt onboard` from the split's training questions, then `jeirt evaluate --results` on its test part."""
+    from jeirt.cli import main
+    from jeirt.splits import split_by_question
+
+    model = tmp_path / "m.pt"
+    assert main(["fit", "--dataset", "mmlu_pro", "--limit-items", "600", "--d", "8", "--max-epochs", "2",
+                 "--quiet", "--out", str(model)]) == 0
+    capsys.readouterr()
+    long = mmlu_pro.to_long().query("model == 'gpt-4o(2024-05-13)'").assign(model="newcomer")
+    test_ids = set(mmlu_pro.items["item_id"][split_by_question(mmlu_pro, seed=0).items_of("test")])
+    long[~long["item_id"].isin(test_ids)][["model", "item_id", "label"]].to_csv(tmp_path / "train.csv", index=False)
+    long[["model", "item_id", "label"]].to_csv(tmp_path / "all.csv", index=False)
+    code, _, _ = run_cli(capsys, "onboard", "--model", str(model), "--dataset", "mmlu_pro",
+                         "--results", str(tmp_path / "train.csv"), "--out", str(tmp_path / "m2.pt"))
+    assert code == 0
+    code, _, _ = run_cli(capsys, "evaluate", "--model", str(tmp_path / "m2.pt"), "--dataset", "mmlu_pro",
+                           "--results", str(tmp_path / "all.csv"), "--json", str(tmp_path / "ev.json"))
+    scores = json.loads((tmp_path / "ev.json").read_text())["scores"]
+    assert code == 0 and scores["n"] == len(test_ids) and 0.5 < scores["accuracy"] <= 1
+    code, _, err = run_cli(capsys, "evaluate", "--model", str(model), "--dataset", "mmlu_pro",
+                           "--results", str(tmp_path / "all.csv"))
+    assert code != 0 and "newcomer" in err and "onboard" in err

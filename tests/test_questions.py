@@ -150,3 +150,20 @@ def test_irt_onboarding_is_what_a_rasch_gives_on_the_onboarded_answers():
 
         step = 1e-3 * (1 + rng.random())
         assert post(theta) >= max(post(theta - step), post(theta + step))
+
+
+def test_compare_on_the_known_question_split():
+    """`compare(split="known:<n>")`: the per-question methods run, and on known questions they beat
+    each model's plain training accuracy."""
+    from jeirt.simulate import simulate
+    from jeirt.tasks import compare as cmp
+
+    ds, _ = simulate(n_models=24, n_items=300, feature_dim=16, d=4, seed=0)
+    runs = cmp.compare([ds], ["simulated"], seeds=[0], methods=["rasch", "2pl", "model-accuracy"],
+                       split="known:6", progress=False)
+    assert (runs["split"] == "question-seed0-heldout6-known").all()
+    auc = runs.set_index("method")["auc"]  # a per-model constant cannot rank one model's questions
+    assert auc["rasch"] > auc["model-accuracy"] + 0.05 and auc["2pl"] > auc["model-accuracy"] + 0.05
+    assert runs["n_test"].iloc[0] == 6 * len(split_by_question(ds, seed=0).items_of("test"))
+    with pytest.raises(ValueError, match="known:<number"):
+        cmp.make_split(ds, "known:x", 0)

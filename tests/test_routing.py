@@ -316,14 +316,14 @@ def test_cli_route(mmlu_pro, tmp_path, capsys):
     assert "mean_p_correct" in capsys.readouterr().out
 
     assert main(["route", "--model", str(path), "--questions", str(tmp_path / "q.csv"), "--out", str(out),
-                 "--lam", "1e6", "--prices", str(routing.default_prices())]) == 0
+                 "--lam", "1e6", "--prices", str(routing.default_prices()), "--force"]) == 0
     assert (pd.read_csv(out)["usd_per_1k_questions"] == costs.min()).all()
 
     routing.read_prices().iloc[1:].to_csv(tmp_path / "short.csv", index=False)  # one model unpriced
     capsys.readouterr()
     assert main(["route", "--model", str(path), "--questions", str(tmp_path / "q.csv"),
-                 "--prices", str(tmp_path / "short.csv")]) == 2
+                 "--prices", str(tmp_path / "short.csv")]) == 3  # a data error (exit codes: `jeirt --help`)
     assert "no price for model(s)" in capsys.readouterr().err
     pd.DataFrame({"item_id": [], "text": []}).to_csv(tmp_path / "empty.csv", index=False)
-    assert main(["route", "--model", str(path), "--questions", str(tmp_path / "empty.csv")]) == 2
-    assert "at least one question" in capsys.readouterr().err
+    assert main(["route", "--model", str(path), "--questions", str(tmp_path / "empty.csv")]) == 3
+    assert "no questions" in capsys.readouterr().err

@@ -99,3 +99,24 @@ def test_code_version_changes_with_the_core_source(monkeypatch, tmp_path):
     assert fitcache.code_version() == before
     (core / "a.py").write_text("x = 2\n")
     assert fitcache.code_version() != before
+
+
+def test_page_times_reads_per_cell_times_from_executed_notebooks():
+    import sys
+    from pathlib import Path
+
+    import nbformat
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
+    import page_times
+
+    nb = nbformat.v4.new_notebook(cells=[
+        nbformat.v4.new_markdown_cell("# title"),
+        nbformat.v4.new_code_cell("# a comment\nmodel = fit(ds)\n"),
+        nbformat.v4.new_code_cell("x = 1"),
+    ])
+    nb.cells[1].metadata["execution"] = {"iopub.execute_input": "2026-01-01T10:00:00.500000Z",
+                                         "shell.execute_reply": "2026-01-01T10:02:03.000000Z"}
+    rows = page_times._cell_rows(nb)
+    assert rows == [{"cell": 1, "seconds": 122.5, "code": "model = fit(ds)"},
+                    {"cell": 2, "seconds": None, "code": "x = 1"}]

@@ -18,7 +18,7 @@ from jeirt.data import Dataset
 from jeirt.estimator import Estimator
 from jeirt.fitcache import fit_cached, fit_many
 from jeirt.metrics import evaluate
-from jeirt.splits import Split, split_by_question
+from jeirt.splits import Split
 
 
 # Embedding dimension and onboarding (chapters "Embedding dimension" and "Onboarding new LLMs";

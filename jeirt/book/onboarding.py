@@ -11,11 +11,12 @@ import numpy as np
 import pandas as pd
 from tqdm import tqdm
 
+from jeirt.book import seeded_split
 from jeirt.book.figures import style
 from jeirt.data import Dataset
 from jeirt.estimator import Estimator
 from jeirt.fitcache import fit_cached, fit_many
-from jeirt.splits import hold_out_models, split_by_question, subsample_items
+from jeirt.splits import Split, hold_out_models, split_by_question, subsample_items
 
 
 def onboarding_curves(ax: plt.Axes, tables: dict[str, pd.DataFrame]) -> plt.Axes:
@@ -139,21 +140,25 @@ def fraction_label(fraction: float) -> str:
 
 
 def joint_models(ds: Dataset, make_model: Callable[[int], Estimator], seeds: Sequence[int],
-                 progress: bool = True) -> dict[int, Estimator]:
-    """Table 1's "All" column: one model per seed trained on every LLM (`split_by_question(ds, seed)`);
-    fits run side by side (`jeirt.fitcache.fit_many`) and are shared with other pages."""
+                 progress: bool = True,
+                 split_for: Callable[[Dataset, int], Split] = seeded_split) -> dict[int, Estimator]:
+    """Table 1's "All" column: one model per seed trained on every LLM (`split_for(ds, seed)`, by default
+    `split_by_question(ds, seed)`); fits run side by side (`jeirt.fitcache.fit_many`) and are shared with
+    other pages."""
     seeds = [int(seed) for seed in seeds]
-    fits = fit_many([make_model(seed) for seed in seeds], ds, [split_by_question(ds, seed=seed) for seed in seeds])
+    fits = fit_many([make_model(seed) for seed in seeds], ds, [split_for(ds, seed) for seed in seeds])
     return dict(zip(seeds, fits))
 
 
 def onboarding_curve(ds: Dataset, make_model: Callable[[int], Estimator], held_out: int | Sequence[str],
                      fractions: Sequence[float] = ONBOARD_FRACTIONS, seeds: Sequence[int] = (0,),
                      joint: dict[int, Estimator] | None = None, prior_scale: float | str = "auto",
-                     progress: bool = True) -> pd.DataFrame:
+                     progress: bool = True,
+                     split_for: Callable[[Dataset, int], Split] = seeded_split) -> pd.DataFrame:
     """Tables 1-2: test accuracy of LLMs left out of training, onboarded from a share of their items.
 
-    For each seed s: the question split `split_by_question(ds, seed=s)`; `held_out` LLMs (a number drawn
+    For each seed s: the split `split_for(ds, s)` (by default `split_by_question(ds, seed=s)`; give
+    `joint_models` the same); `held_out` LLMs (a number drawn
     with seed s, or names) leave training (`hold_out_models`); `make_model(s)` is fitted on the rest;
     then, with everything else frozen, the held-out LLMs' vectors are fitted (`onboard`, all at once)
     from each `fraction` of their training items (`subsample_items`, seed s) and scored on their test
@@ -171,7 +176,7 @@ def onboarding_curve(ds: Dataset, make_model: Callable[[int], Estimator], held_o
     if bad or not fractions:
         raise ValueError(f"fractions={list(fractions)}; expected shares in (0, 1].")
     rows = []
-    splits = {int(seed): split_by_question(ds, seed=seed) for seed in seeds}
+    splits = {int(seed): split_for(ds, int(seed)) for seed in seeds}
     helds = {seed: hold_out_models(ds, split, held_out if isinstance(held_out, int) else list(held_out), seed)
              for seed, split in splits.items()}
     fitted = dict(zip(helds, fit_many([make_model(seed) for seed in helds], ds, list(helds.values()))))
@@ -323,3 +328,103 @@ def rate_summary(rate: pd.DataFrame) -> pd.DataFrame:
                          "accuracy_gap": grouped["accuracy_gap"].mean(),
                          "excess_log_loss": grouped["excess_log_loss"].mean(), "kl": grouped["kl"].mean(),
                          "models": grouped.size(), "seconds": grouped["seconds"].first()})
+
+
+# New models on known questions: per-question corrections and the per-question IRT baseline
+KNOWN_METHODS = ("plain mean", "je-irt", "je-irt + corrections", "rasch (per question)", "2pl (per question)")
+
+
+def known_question_onboarding(ds: Dataset, make_model: Callable[[int], Estimator], held_out: int,
+                              fractions: Sequence[float] = (0.01, 0.1, 1.0), seeds: Sequence[int] = (0,),
+                              joint: bool = True, progress: bool = True) -> pd.DataFrame:
+    """New LLMs onboarded onto questions the other LLMs answered, against the per-question IRT baseline.
+
+    Per seed s: the question split (seed s), `held_out` LLMs drawn with seed s leave training and the
+    others answer every question outside validation (`known_question_split`). `make_model(s)` (a
+    JEIRT) is fitted once; each held-out LLM is onboarded from each `fraction` of its training
+    answers (`subsample_items`, seed s) and scored on its test answers, by: the plain mean of its
+    answers; JE-IRT as in the paper (questions from their text); the same network with per-question
+    corrections from the trained LLMs' answers (`fit_corrections`); and a Rasch / 2PL fitted on the
+    same known answers (`PerQuestionIRT`). With `joint`, JE-IRT is also trained with every LLM (the
+    held-out ones on their training answers), with and without corrections ("All" rows).
+
+    Returns one row per seed, method and setting: accuracy, auc, log_loss over the held-out LLMs'
+    test answers, n_test, answers_per_model, seconds (onboarding all of them; the fit for All) and
+    seconds_per_model.
+    """
+    from jeirt.baselines.irt import PerQuestionIRT
+    from jeirt.metrics import score
+    from jeirt.questions import known_question_split
+
+    def row(seed, method, setting, probs, labels, mask, seconds, n, answers, **extra) -> dict:
+        s = score(probs[mask], labels[mask])
+        return {"seed": int(seed), "method": method, "setting": setting, "accuracy": s["accuracy"], "auc": s["auc"],
+                "log_loss": s["log_loss"], "n_test": int(mask.sum()), "answers_per_model": answers,
+                "seconds": seconds, "seconds_per_model": seconds / n, **extra}
+
+    rows = []
+    for seed in tqdm(seeds, desc="known-question onboarding", disable=not progress):
+        held = hold_out_models(ds, split_by_question(ds, seed=seed), held_out, seed)
+        known = known_question_split(held)
+        names = list(held.held_out)
+        idx = ds.model_index(names)
+        new = ds.subset(models=names)
+        test_mask, labels = known.test[idx], np.nan_to_num(new.labels)
+        trained = np.flatnonzero(~np.isin(np.asarray(ds.models), names))
+        model = make_model(int(seed)).fit(ds, known)
+        start = time.perf_counter()
+        corrections = model.fit_corrections(ds.subset(models=trained), known.train[trained]).corrections_
+        correction_seconds = time.perf_counter() - start
+        irts = {kind: PerQuestionIRT(kind).fit(ds, known) for kind in ("1pl", "2pl")}
+        for fraction in fractions:
+            mask = subsample_items(held.onboard[idx], fraction, seed)
+            setting, answers = fraction_label(fraction), float(mask.sum(axis=1).mean())
+            start = time.perf_counter()
+            mean = (labels * mask).sum(axis=1) / mask.sum(axis=1)
+            plain = np.broadcast_to(mean[:, None], labels.shape)
+            rows.append(row(seed, "plain mean", setting, plain, labels, test_mask, time.perf_counter() - start,
+                            len(names), answers))
+            for method, corr in (("je-irt", None), ("je-irt + corrections", corrections)):
+                model.corrections_ = corr
+                start = time.perf_counter()
+                model.onboard(new, mask, replace=True)
+                seconds = time.perf_counter() - start
+                rows.append(row(seed, method, setting, model.predict_proba(new), labels, test_mask, seconds,
+                                len(names), answers, prior_scale=model.onboard_prior_scale_))
+            for kind, irt in irts.items():
+                start = time.perf_counter()
+                irt.onboard(new, mask, replace=True)
+                seconds = time.perf_counter() - start
+                rows.append(row(seed, f"{'rasch' if kind == '1pl' else '2pl'} (per question)", setting,
+                                irt.predict_proba(new), labels, test_mask, seconds, len(names), answers))
+        if joint:  # every LLM trained together, the held-out ones on their training answers
+            both = Split(known.train | held.onboard, known.val, known.test, f"{known.name}-joint")
+            start = time.perf_counter()
+            full = make_model(int(seed)).fit(ds, both)
+            seconds = time.perf_counter() - start
+            answers = float(held.onboard[idx].sum(axis=1).mean())
+            rows.append(row(seed, "je-irt", "All", full.predict_proba(new), labels, test_mask, seconds, len(names),
+                            answers))
+            full.fit_corrections(ds, both.train)
+            rows.append(row(seed, "je-irt + corrections", "All", full.predict_proba(new), labels, test_mask, seconds,
+                            len(names), answers, correction_seconds=correction_seconds,
+                            offset_scale=corrections.offset_scale, shift_scale=corrections.shift_scale))
+    return pd.DataFrame(rows)
+
+
+def known_question_table(runs: pd.DataFrame, metric: str = "accuracy") -> pd.DataFrame:
+    """`metric` (mean ± sd over seeds, x 100) per method (rows) and setting (columns), and the
+    onboarding seconds per new LLM at 100%."""
+    settings = list(pd.unique(runs["setting"]))
+    grouped = runs.groupby(["method", "setting"], sort=False)[metric]
+    mean, sd = grouped.mean().unstack("setting"), grouped.std(ddof=1).unstack("setting")
+    methods = [m for m in KNOWN_METHODS if m in mean.index]
+
+    def cell(m: float, s: float) -> str:
+        return "" if np.isnan(m) else f"{100 * m:.1f}" if np.isnan(s) else f"{100 * m:.1f} ± {100 * s:.1f}"
+
+    table = pd.DataFrame({c: [cell(mean.at[m, c], sd.at[m, c]) for m in methods] for c in settings}, index=methods)
+    last = [s for s in settings if s != "All"][-1]
+    per_model = runs[runs["setting"] == last].groupby("method")["seconds_per_model"].mean()
+    table[f"s / model ({last})"] = [f"{per_model.get(m, np.nan):.3f}" for m in methods]
+    return table.rename_axis(metric)

@@ -99,11 +99,13 @@ def count(table: pd.DataFrame) -> pd.Series:
 
 
 def show(name: str, claims: Sequence[Claim]) -> pd.DataFrame:
-    """Build the table, glue it under `name` (the page shows it at the top with a `{glue}` directive)
-    and return it."""
+    """Build the table, glue it under `name` as HTML with one header row (the page shows it at the top
+    with a `{glue}` directive) and return it."""
+    from IPython.display import HTML
+
     from jeirt.book import glue
 
     table = paper_vs_book(claims)
-    with pd.option_context("display.max_colwidth", None):
-        glue(name, table, display=False)
+    glue(name, HTML(table.reset_index().to_html(index=False, border=0, classes="paper-vs-book")),
+         display=False)
     return table

@@ -45,7 +45,9 @@ from jeirt.encoders import canonical_name
 from jeirt.estimator import JEIRT
 from jeirt.files import json_number, write_json, write_text
 from jeirt.metrics import ece, evaluate
-from jeirt.splits import Split, split_by_question, split_leave_benchmark_out
+from jeirt.baselines.irt import PerQuestionIRT
+from jeirt.questions import known_question_split
+from jeirt.splits import Split, hold_out_models, split_by_question, split_leave_benchmark_out
 
 # name -> factory(encoder, seed) -> an unfitted estimator with fit(ds, split) and predict_proba(ds)
 METHODS: dict[str, Callable[[str, int], object]] = {
@@ -58,8 +60,24 @@ METHODS: dict[str, Callable[[str, int], object]] = {
     "benchmark-accuracy": lambda encoder, seed: BenchmarkAccuracy(),
     "model-accuracy": lambda encoder, seed: ModelAccuracy(),
 }
+# New models on known questions (split "known:<n>"): the methods that onboard held-out models, among them
+# JE-IRT with per-question corrections from the trained models' answers and the per-question Rasch / 2PL
+# fitted on the same answers (the neural baselines cannot onboard a model).
+KNOWN_QUESTION_METHODS: dict[str, Callable[[str, int], object]] = {
+    "je-irt": METHODS["je-irt"],
+    "je-irt+corrections": lambda encoder, seed: JEIRT(encoder=encoder, random_state=seed, progress=False,
+                                                      search=True, search_budget=JEIRT_SEARCH_BUDGET,
+                                                      question_correction=True),
+    "rasch": lambda encoder, seed: PerQuestionIRT("1pl"),
+    "2pl": lambda encoder, seed: PerQuestionIRT("2pl"),
+    "benchmark-accuracy": METHODS["benchmark-accuracy"],
+    "model-accuracy": METHODS["model-accuracy"],
+}
 METRICS = ("accuracy", "auc", "brier", "ece", "log_loss")
-JEIRT_SEARCH_BUDGET = 600.0  # seconds: bounds JE-IRT's search; the whole grid fits in it on 2 CPU cores
+# Seconds after which JE-IRT's search starts no new candidate: on 2 shared CPU cores the whole grid on
+# zeroeval, 3-5 candidates on mmlu_pro and 1-2 on metabench (a fit there takes 60-90 s). Each run
+# records how many it tried (`fitted.search_tried`).
+JEIRT_SEARCH_BUDGET = 120.0
 RUN_COLUMNS = ("dataset", "encoder", "split", "method", "seed", *METRICS, "n_test", "fit_seconds", "params",
                "fitted")
 KEYS = ["dataset", "encoder", "method"]
@@ -89,17 +107,25 @@ def fitted_summary(estimator: object) -> dict:
 
 
 def make_split(ds: Dataset, split: str, seed: int) -> Split:
-    """`"question"`: seeded 80/10/10 question split; `"without:<benchmark>"`: that benchmark is the test."""
+    """`"question"`: seeded 80/10/10 question split; `"without:<benchmark>"`: that benchmark is the test;
+    `"known:<n>"`: n models (drawn with the seed) held out of training and onboarded from their
+    training questions, the others answering every question but the validation ones, the test part
+    the held-out models' test answers (`jeirt.questions.known_question_split`)."""
     if split == "question":
         return split_by_question(ds, seed=seed)
+    if split.startswith("known:"):
+        n = split.split(":", 1)[1]
+        if not n.isdigit():
+            raise ValueError(f"split={split!r}; expected 'known:<number of held-out models>', e.g. 'known:10'.")
+        return known_question_split(hold_out_models(ds, split_by_question(ds, seed=seed), int(n), seed))
     if split.startswith("without:"):
         return split_leave_benchmark_out(ds, split.split(":", 1)[1], seed=seed)
-    raise ValueError(f"split={split!r}; expected 'question' or 'without:<benchmark>'.")
+    raise ValueError(f"split={split!r}; expected 'question', 'without:<benchmark>' or 'known:<n>'.")
 
 
 def run_one(ds: Dataset, split: Split, method: str, encoder: str, seed: int) -> dict:
     """Fit one method on `split.train` (val for early stopping / k), score it on `split.test`."""
-    estimator = METHODS[method](encoder, seed)
+    estimator = (KNOWN_QUESTION_METHODS if method not in METHODS else METHODS)[method](encoder, seed)
     start = time.perf_counter()
     estimator.fit(ds, split)
     seconds = time.perf_counter() - start
@@ -128,10 +154,11 @@ def compare(datasets: Sequence[str | Dataset], encoders: Sequence[str] = ("all-M
     and JSON are rewritten after every run, so an interrupted comparison keeps what it finished.
     The config is in `runs.attrs["config"]`.
     """
-    methods = list(methods or METHODS)
-    unknown = [m for m in methods if m not in METHODS]
+    catalogue = KNOWN_QUESTION_METHODS if split.startswith("known:") else METHODS
+    methods = list(methods or catalogue)
+    unknown = [m for m in methods if m not in catalogue]
     if unknown:
-        raise ValueError(f"methods={unknown}; known methods are {list(METHODS)}.")
+        raise ValueError(f"methods={unknown}; known methods for split {split!r} are {list(catalogue)}.")
     if not seeds:
         raise ValueError("seeds is empty; give at least one seed, e.g. (0, 1, 2).")
     encoders = [canonical_name(e) for e in encoders]
