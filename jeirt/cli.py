@@ -543,7 +543,7 @@ def cmd_estimate(args: argparse.Namespace) -> None:
 
     ds, bank, models, labels = _bank_and_answers(args)
     scores = estimate_scores(bank, labels, ~np.isnan(labels), draws=args.draws, level=args.level,
-                             seed=args.seed, models=models)
+                             seed=args.seed, models=models, progress=not getattr(args, "quiet", False))
     summary = {"dataset": ds.name, "questions": bank.n_items, "level": args.level,
                "interval": "predictive: posterior draws of the vector, then Bernoulli draws of the answers "
                            "not asked",
@@ -575,8 +575,9 @@ def cmd_suggest(args: argparse.Namespace) -> None:
     candidates = ~asked
     if args.rule in ("adaptive", "adaptive-accuracy"):
         target = "vector" if args.rule == "adaptive" else "accuracy"
-        posterior = bank.posterior(np.nan_to_num(labels), asked)
-        picks = next_items(bank, posterior, args.k, candidates, target=target)
+        quiet = getattr(args, "quiet", False)
+        posterior = bank.posterior(np.nan_to_num(labels), asked, progress=not quiet)
+        picks = next_items(bank, posterior, args.k, candidates, target=target, progress=not quiet)
     else:
         picks = select_items(bank, args.k, args.rule, candidates=candidates, seed=args.seed,
                              progress=len(models) > 1 and not getattr(args, "quiet", False))

@@ -479,9 +479,10 @@ def embedllm_from_frames(train: pd.DataFrame, val: pd.DataFrame, test: pd.DataFr
       right and once wrong counts as one label, scored right whenever the prediction is >= 0.5,
       where "rows" scores it as two labels, one of them wrong whatever the prediction.
 
-    An item found in more than one split file (never in the published files at the pinned commit, as
-    far as the row counts show) belongs to the first of train, val, test that holds it: its rows in
-    the later files are left out, with a warning that counts them, so that no test item was trained on.
+    An item found in more than one split file belongs to the first of train, val, test that holds it:
+    its rows in the later files are left out, with a warning that counts them, so that no test item
+    was trained on. (Under "rows" an item is a (prompt, category) pair, so a prompt may still be in
+    train under one category and in test under another, as in the authors' files and scores.)
     """
     if duplicates not in EMBEDLLM_DUPLICATES:
         raise ValueError(f"duplicates={duplicates!r}; expected one of {EMBEDLLM_DUPLICATES}: 'rows' (every row "

@@ -24,7 +24,10 @@ ABANDONED_SECONDS = 24 * 3600.0  # any temporary file this old is removed, whoev
 
 
 def _alive(pid: int) -> bool:
-    """Whether a process with this id runs on this machine."""
+    """Whether a process with this id runs on this machine (on Windows, where `os.kill` would end the
+    process, every writer counts as running)."""
+    if os.name == "nt":
+        return True
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -40,7 +43,8 @@ def remove_stale_temporaries(folder: str | Path) -> list[Path]:
     """Delete the temporary files of writers that were killed before `os.replace`; return them.
 
     A file counts as stale when its writer's process is gone and it is older than `STALE_SECONDS`
-    (or, whoever wrote it, older than `ABANDONED_SECONDS`); a writer still running is never touched.
+    (or, whoever wrote it, older than `ABANDONED_SECONDS`); a running writer's file is otherwise left
+    alone.
     """
     removed = []
     now = time.time()

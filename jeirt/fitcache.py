@@ -153,5 +153,7 @@ def fit_many(estimators: Sequence[E], ds: Dataset, splits: Sequence[Split], n_jo
         raise ValueError(f"n_jobs={n_jobs}; expected a positive number of worker processes (or None).")
     if jobs == 1 or len(estimators) <= 1:
         return [fit_cached(est, ds, split, folder) for est, split in zip(estimators, splits)]
-    return Parallel(n_jobs=jobs)(delayed(_fit_alone)(est, ds, split, folder)
-                                 for est, split in zip(estimators, splits))
+    # max_nbytes=None: arrays travel pickled, so each worker's are its own and writable (joblib would
+    # otherwise share large ones as read-only memory maps, which torch warns about).
+    return Parallel(n_jobs=jobs, max_nbytes=None)(delayed(_fit_alone)(est, ds, split, folder)
+                                                  for est, split in zip(estimators, splits))

@@ -62,7 +62,7 @@ class _Chunk:
 
     def __init__(self, u: torch.Tensor, u32: torch.Tensor, r: torch.Tensor, y: torch.Tensor, w: torch.Tensor,
                  observed: np.ndarray):
-        self.u, self.u32, self.r, self.y, self.w = u, u32, r, y, w
+        self.u, self.u32, self.r, self.y, self.w, self.observed = u, u32, r, y, w, observed
         dev = u.device
         # Per model, the questions it answered (None: all of them, no copy of U needed).
         self.cols = [None if row.all() else torch.as_tensor(np.flatnonzero(row), device=dev) for row in observed]
@@ -195,11 +195,22 @@ def fit_model_vectors(directions: np.ndarray, norms: np.ndarray, labels: np.ndar
     evidence = np.empty((len(variances), n_new))
     single_cov = [] if covariances and len(variances) == 1 else None
     iters = 0
+
+    def chunk_of(rows: slice) -> _Chunk:
+        """The models of `rows` on the questions any of them answered (the rest weigh nothing)."""
+        observed = mask[rows]
+        cols = np.flatnonzero(observed.any(axis=0))
+        if len(cols) == observed.shape[1]:
+            return _Chunk(u, u32, r, as_t(np.nan_to_num(labels[rows])), as_t(observed), observed)
+        at = torch.as_tensor(cols, device=dev)
+        return _Chunk(u[at], u32[at], r[at], as_t(np.nan_to_num(labels[rows][:, cols])), as_t(observed[:, cols]),
+                      observed[:, cols])
+
     for start in range(0, n_new, chunk):
         rows = slice(start, start + chunk)
-        part = _Chunk(u, u32, r, as_t(np.nan_to_num(labels[rows])), as_t(mask[rows]), mask[rows])
+        part = chunk_of(rows)
         v = mu.expand(part.y.shape[0], d).clone()
-        data_hess = part.hessian_at_prior_mean(mu, mask[rows])
+        data_hess = part.hessian_at_prior_mean(mu, part.observed)
         steps = 0
         for j in order:
             precision = 1.0 / variances[j]
@@ -223,7 +234,7 @@ def fit_model_vectors(directions: np.ndarray, norms: np.ndarray, labels: np.ndar
         parts = []
         for start in range(0, n_new, chunk):
             rows = slice(start, start + chunk)
-            part = _Chunk(u, u32, r, as_t(np.nan_to_num(labels[rows])), as_t(mask[rows]), mask[rows])
+            part = chunk_of(rows)
             hess = (part.hessian_from_logits(part.logits(as_t(vectors[best, rows])))
                     + precision * torch.eye(d, dtype=torch.float64, device=dev))
             parts.append(torch.linalg.inv(hess).cpu().numpy())

@@ -109,6 +109,7 @@ def _solve(base: torch.Tensor, X: torch.Tensor, y: torch.Tensor, w: torch.Tensor
     n_items = base.shape[1]
     k = X.shape[1]
     eye = torch.eye(k, dtype=base.dtype)
+    outer = (X[:, :, None] * X[:, None, :]).reshape(len(X), k * k)  # (m, k^2): Hessians are one matmul
     thetas, evidence = [], []
     for start in range(0, n_items, chunk):
         b, yy, ww = base[:, start:start + chunk].T, y[:, start:start + chunk].T, w[:, start:start + chunk].T  # (c, m)
@@ -121,7 +122,7 @@ def _solve(base: torch.Tensor, X: torch.Tensor, y: torch.Tensor, w: torch.Tensor
         for _ in range(max_iter):
             p = torch.sigmoid(b + theta @ X.T)  # (c, m)
             grad = ((p - yy) * ww) @ X + theta  # (c, k)
-            hess = torch.einsum("cm,mk,ml->ckl", ww * p * (1 - p), X, X) + eye  # (c, k, k)
+            hess = ((ww * p * (1 - p)) @ outer).reshape(-1, k, k) + eye  # (c, k, k)
             step = torch.linalg.solve(hess, grad.unsqueeze(-1)).squeeze(-1)
             before, scale = objective(theta), torch.ones(len(b), 1, dtype=base.dtype)
             for _ in range(20):  # halve the step of any question whose posterior got worse
@@ -133,7 +134,7 @@ def _solve(base: torch.Tensor, X: torch.Tensor, y: torch.Tensor, w: torch.Tensor
             if float((scale * step).abs().max()) < tol:
                 break
         p = torch.sigmoid(b + theta @ X.T)
-        hess = torch.einsum("cm,mk,ml->ckl", ww * p * (1 - p), X, X) + eye
+        hess = ((ww * p * (1 - p)) @ outer).reshape(-1, k, k) + eye
         thetas.append(theta)
         evidence.append(-objective(theta) - 0.5 * torch.linalg.slogdet(hess).logabsdet)
     return torch.cat(thetas), torch.cat(evidence)

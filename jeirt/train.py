@@ -74,7 +74,7 @@ class TrainConfig:
         if self.batch_items is not None:
             return int(self.batch_items)
         if self.batch_labels is not None:
-            return max(1, int(round(self.batch_labels / max(labels_per_item, 1e-9))))
+            return max(1, round(self.batch_labels / max(labels_per_item, 1e-9)))
         return max(1, -(-n_items // self.steps_per_epoch))  # ceil: exactly steps_per_epoch steps or fewer
 
 

@@ -46,7 +46,7 @@ def test_save_load_gives_identical_predictions(fitted, tmp_path):
 def test_temperature_is_fitted_on_validation_and_folded_into_eq3(small_sim):
     ds, _ = small_sim
     split = split_by_question(ds)
-    kw = dict(d=8, encoder="simulated", training={"max_epochs": 5}, progress=False)
+    kw = {"d": 8, "encoder": "simulated", "training": {"max_epochs": 5}, "progress": False}
     raw, scaled = JEIRT(calibrate=False, **kw).fit(ds, split), JEIRT(**kw).fit(ds, split)
     t = scaled.temperature_
     assert raw.temperature_ == 1.0 and t != 1.0 and 0.05 < t < 20

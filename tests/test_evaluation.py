@@ -325,3 +325,57 @@ def test_evaluate_scores_onboarded_models_on_the_test_questions(tmp_path, capsys
     code, _, err = run_cli(capsys, "evaluate", "--model", str(model), "--dataset", "mmlu_pro",
                            "--results", str(tmp_path / "all.csv"))
     assert code != 0 and "newcomer" in err and "onboard" in err
+
+
+# ---------------------------------------------------------------------------------------------
+# Known questions: corrected banks, wider priors, per-benchmark shifts, the per-question IRT baseline
+
+
+def test_bank_prior_widths_and_group_shift(sim):
+    import dataclasses
+
+    ds, truth, bank, labels = sim
+    with pytest.raises(ValueError, match="prior_widths"):
+        dataclasses.replace(bank, prior_widths=(0.0,))
+    asked = asked_mask(ev.select_items(bank, 50, "random", labels=labels, seed=0), bank.n_items)
+    narrow = dataclasses.replace(bank, prior_widths=(1.0,), group_sd=0.0)
+    wide = dataclasses.replace(bank, group_sd=0.5)
+    a = ev.estimate_scores(narrow, labels, asked, draws=100)
+    b = ev.estimate_scores(wide, labels, asked, draws=100)
+    per_bench = lambda t: t[t["group"] != ev.OVERALL]  # noqa: E731
+    # A benchmark shift can only widen the per-benchmark intervals.
+    assert (per_bench(b)["upper"] - per_bench(b)["lower"]).mean() > (per_bench(a)["upper"] - per_bench(a)["lower"]).mean()
+    # Before any answer, the posterior is the narrowest prior.
+    assert np.allclose(bank.prior(1).cov[0], np.eye(bank.directions.shape[1]) * min(bank.prior_widths))
+
+
+def test_irt_estimates_count_asked_answers_and_track_the_truth(sim):
+    from jeirt.baselines.irt import OnePL
+
+    ds, _, bank, labels = sim
+    irt = OnePL().fit(ds.subset(models=np.arange(N_TRAINED)))
+    new = ds.subset(models=np.arange(N_TRAINED, ds.n_models))
+    asked = asked_mask(ev.select_items(bank, 100, "random", labels=labels, seed=0), bank.n_items)
+    est = ev.irt_estimates(irt, new, asked)
+    overall = est[est["group"] == ev.OVERALL].set_index("model")["estimate"]
+    truth = pd.Series(np.nanmean(labels, axis=1), index=new.models)
+    assert np.abs(overall - truth).mean() < 0.04
+    everything = ev.irt_estimates(irt, new, new.observed)  # every answer asked: the estimate is the truth
+    np.testing.assert_allclose(everything[everything["group"] == ev.OVERALL]["estimate"], truth, atol=1e-9)
+    with pytest.raises(ValueError, match="asked no question"):
+        ev.irt_estimates(irt, new, np.zeros_like(asked))
+
+
+def test_bank_from_a_corrected_model_uses_the_corrected_questions(small_sim):
+    from jeirt.estimator import JEIRT
+    from jeirt.splits import split_by_question
+
+    ds, _ = small_sim
+    model = JEIRT(d=8, encoder="simulated", training={"max_epochs": 2}, progress=False).fit(ds, split_by_question(ds))
+    plain = ev.QuestionBank.from_model(model, ds)
+    model.fit_corrections(ds)
+    corrected = ev.QuestionBank.from_model(model, ds)
+    directions, norms = model.question_terms(ds)
+    np.testing.assert_allclose(corrected.norms, norms)
+    np.testing.assert_allclose(corrected.directions, directions)
+    assert np.abs(corrected.norms - plain.norms).max() > 1e-3

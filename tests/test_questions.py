@@ -167,3 +167,15 @@ def test_compare_on_the_known_question_split():
     assert runs["n_test"].iloc[0] == 6 * len(split_by_question(ds, seed=0).items_of("test"))
     with pytest.raises(ValueError, match="known:<number"):
         cmp.make_split(ds, "known:x", 0)
+
+
+def test_question_correction_parameter_fits_them_during_fit(small_sim, tmp_path):
+    ds, _ = small_sim
+    held = known_question_split(hold_out_models(ds, split_by_question(ds, seed=0), 5, seed=0))
+    model = JEIRT(d=8, encoder="simulated", training={"max_epochs": 2}, question_correction=True,
+                  progress=False).fit(ds, held)
+    assert model.corrections_ is not None and len(model.corrections_) == len(held.items_of("train"))
+    again = JEIRT.load(model.save(tmp_path / "qc.pt"))
+    assert again.question_correction and again.corrections_ is not None
+    plain = JEIRT(d=8, encoder="simulated", training={"max_epochs": 2}, progress=False).fit(ds, held)
+    assert plain.corrections_ is None  # the paper's JE-IRT by default

@@ -17,9 +17,9 @@ from jeirt.train import batch_for_steps, train
 # Low-dimensional features and many questions per parameter: enough data to recover the truth.
 SIM = dict(n_models=60, n_items=20000, feature_dim=16, d=8, seed=0)
 # No regulariser and a slow decay: the simulated data have no noise beyond the Bernoulli draws.
-FIT = dict(d=8, encoder="simulated", dropout=0.0, feature_noise=0.0, progress=False,
-           training={"lr": 1e-2, "batch_items": 512, "weight_decay": 1e-4, "lr_decay": 0.95, "max_epochs": 200,
-                     "patience": 8})
+FIT = {"d": 8, "encoder": "simulated", "dropout": 0.0, "feature_noise": 0.0, "progress": False,
+       "training": {"lr": 1e-2, "batch_items": 512, "weight_decay": 1e-4, "lr_decay": 0.95, "max_epochs": 200,
+                    "patience": 8}}
 
 
 @pytest.fixture(scope="module")

@@ -334,3 +334,73 @@ def question_onboarding_experiment(model: "JEIRT", ds: Dataset, benchmark: str, 
                 bar.update()
     bar.close()
     return pd.DataFrame(rows)
+
+
+# Few-question scores on known questions: corrections and the per-question IRT baseline
+FEW_METHODS = ("plain mean", "je-irt", "je-irt + corrections", "rasch (per question)")
+
+
+def few_question_comparison(ds: Dataset, make_model, held_out: int, ks: Sequence[int] = (50, 100, 300),
+                            seeds: Sequence[int] = (0,), n_models: int | None = None, draws: int = 200,
+                            progress: bool = True) -> pd.DataFrame:
+    """Few-question scores of new LLMs on questions the other LLMs answered, with the baselines.
+
+    Per seed s: LLMs with at least 2 max(k) graded answers (a seeded sample of `n_models` of them, if
+    given), the question split (seed s), `held_out` LLMs drawn with seed s leave training and the others
+    answer every question but the validation ones (`known_question_split`). Each held-out LLM is asked
+    k of its graded questions at random, its own draw (one order per LLM, read as prefixes for every
+    k), and its accuracy on all of them, overall and per benchmark, is estimated by the plain mean of
+    the k answers; `estimate_scores` with JE-IRT as in the paper; the same with per-question
+    corrections (`fit_corrections` from the trained LLMs' answers); and `irt_estimates` with a Rasch
+    model fitted on the same known answers. Returns one row per seed, method, k and LLM: true,
+    estimate, error, abs_error, bench_mae, covered and bench_covered (90% intervals; NaN without one).
+    """
+    from jeirt.baselines.irt import OnePL
+    from jeirt.questions import known_question_split
+    from jeirt.splits import hold_out_models, split_by_question
+    from jeirt.tasks.evaluation import irt_estimates
+
+    frames = []
+    for seed in tqdm(seeds, desc=f"{ds.name} few-question seeds", disable=not progress):
+        eligible = np.flatnonzero(ds.observed.sum(axis=1) >= 2 * max(ks))
+        sub = ds.subset(models=eligible)
+        if n_models is not None and n_models < len(eligible):
+            sub = sub.subset(models=np.sort(np.random.default_rng(seed).choice(len(eligible), n_models, replace=False)))
+        split = known_question_split(hold_out_models(sub, split_by_question(sub, seed=seed), held_out, seed))
+        names = list(split.held_out)
+        trained = [m for m in sub.models if m not in names]
+        rows = sub.model_index(trained)
+        known = (split.train | split.val)[rows] & sub.observed[rows]
+        new = sub.subset(models=names)
+        labels = new.labels.astype(np.float64)
+        graded = ~np.isnan(labels)
+        model = make_model(int(seed)).fit(sub, split)
+        banks = {"je-irt": QuestionBank.from_model(model, sub, prior_models=trained)}
+        model.fit_corrections(sub.subset(models=rows), known)
+        banks["je-irt + corrections"] = QuestionBank.from_model(model, sub, prior_models=trained)
+        irt = OnePL().fit(sub.subset(models=rows), known)
+        truth = _true_scores(banks["je-irt"], labels, names)
+        order = select_items(banks["je-irt"], max(ks), "random", labels=labels, seed=seed)  # a draw per LLM
+        for k in ks:
+            asked = np.zeros_like(graded)
+            np.put_along_axis(asked, order[:, :k], True, axis=1)
+            out = [(PLAIN, plain_means(banks["je-irt"], labels, asked, names))]
+            out += [(m, estimate_scores(b, labels, asked, targets=graded, draws=draws, seed=seed, models=names))
+                    for m, b in banks.items()]
+            out.append(("rasch (per question)", irt_estimates(irt, new, asked)))
+            for method, est in out:
+                frames.append(pd.DataFrame(_score_rows(est, truth, method, k, seed)).assign(dataset=ds.name))
+    runs = pd.concat(frames, ignore_index=True).rename(columns={"rule": "method"})
+    return runs
+
+
+def few_question_table(runs: pd.DataFrame) -> pd.DataFrame:
+    """Per dataset, method and k: MAE and mean error of the overall estimate, per-benchmark MAE, and
+    the coverage of the 90% intervals overall and per benchmark (methods with an interval)."""
+    grouped = runs.groupby(["dataset", "method", "k"], sort=False)
+    table = grouped.agg(mae=("abs_error", "mean"), bias=("error", "mean"), bench_mae=("bench_mae", "mean"),
+                        estimates=("abs_error", "size"))
+    if "covered" in runs:
+        table["coverage"] = grouped["covered"].mean()
+        table["bench_coverage"] = grouped["bench_covered"].mean()
+    return table.reset_index()

@@ -252,7 +252,7 @@ def paired_margins(runs: pd.DataFrame, reference: str = "je-irt",
             diff = wide[reference] - wide[best]
             rows.append({"dataset": dataset, "encoder": encoder, "metric": metric, "best_other": best,
                          "margin_mean": float(diff.mean()), "margin_sd": float(diff.std(ddof=1)) if len(diff) > 1
-                         else float("nan"), "seeds_won": int((diff > 0).sum()), "seeds": int(len(diff))})
+                         else float("nan"), "seeds_won": int((diff > 0).sum()), "seeds": len(diff)})
     return pd.DataFrame(rows)
 
 
