@@ -386,7 +386,7 @@ def cmd_fit(args: argparse.Namespace) -> None:
     ds = _dataset(args.dataset, args.limit_items, args.seed)
     split = split_by_question(ds, seed=args.seed)
     model = JEIRT(d=args.d, encoder=args.encoder, recipe=args.recipe, random_state=args.seed, device=args.device,
-                  training={"max_epochs": args.max_epochs} if args.max_epochs else None,
+                  training=None if args.max_epochs is None else {"max_epochs": args.max_epochs},
                   calibrate=not args.no_calibrate, search=args.search, search_budget=args.search_budget,
                   progress=not args.quiet).fit(ds, split)
     overall, per_bench = _scores(model, ds, split.test)

@@ -12,7 +12,7 @@ from jeirt.model import JEIRTNet
 from jeirt.onboard import fit_model_vectors
 from jeirt.simulate import simulate
 from jeirt.splits import hold_out_models, split_by_question
-from jeirt.train import batch_for_steps, train
+from jeirt.train import FAST, PAPER, TrainConfig, batch_for_steps, train
 
 # Low-dimensional features and many questions per parameter: enough data to recover the truth.
 SIM = dict(n_models=60, n_items=20000, feature_dim=16, d=8, seed=0)
@@ -148,3 +148,14 @@ def test_batch_for_steps():
     assert batch_for_steps(9626) == 200 and batch_for_steps(100) == 16  # never below `smallest`
     with pytest.raises(ValueError, match="positive"):
         batch_for_steps(0)
+
+
+def test_recipes_size_their_steps_from_the_data():
+    # FAST: 40 steps an epoch on any dataset (mmlu_pro, zeroeval, metabench training questions)
+    assert [FAST.questions_per_step(n, 30.0) for n in (9626, 2270, 860)] == [241, 57, 22]
+    assert PAPER.questions_per_step(9626, 33.0) == 16  # about 512 (model, question) rows a step
+    assert PAPER.questions_per_step(860, 4000.0) == 1  # never less than one question
+    assert TrainConfig().questions_per_step(9626, 33.0) == 256  # a fixed batch stays fixed
+    for bad in ({"optimizer": "sgd"}, {"batch_items": 0}, {"batch_labels": -1}, {"decay_epochs": 0}):
+        with pytest.raises(ValueError, match=next(iter(bad))):
+            TrainConfig(**bad)
