@@ -2,11 +2,11 @@
 check every time that the model file still loads (the old one, or the whole new one).
 
 Each trial starts the real command over an existing model, watches the folder for the writer's
-temporary file (`.tmp-<pid>-...`, see `jeirt.files.atomic_write`) and sends SIGKILL a random 0-20 ms
-after it appears, i.e. during the write, the fsync or the rename. A trial whose process ended before
+temporary file (`.tmp-<pid>-...`, see `jeirt.files.atomic_write`) and sends SIGKILL a random 0 to
+`--max-delay-ms` after it appears: during the write, the fsync, the rename, or just after. A trial whose process ended before
 the kill counts as "finished", not as a kill during the save. Writes a JSON summary.
 
-    python scripts/kill_trials.py --trials 20 --out results/kill_trials.json
+    python scripts/kill_trials.py --trials 20 --max-delay-ms 20 --out results/kill_trials.json
 """
 from __future__ import annotations
 
@@ -35,7 +35,7 @@ def digest(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-def trial(argv: list[str], model: Path, rng: random.Random) -> dict:
+def trial(argv: list[str], model: Path, rng: random.Random, max_delay: float) -> dict:
     """One run of `jeirt argv`, killed just after its temporary model file appears."""
     before = digest(model)
     env = os.environ | {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
@@ -46,7 +46,7 @@ def trial(argv: list[str], model: Path, rng: random.Random) -> dict:
     while proc.poll() is None:
         if any(name.startswith(prefix) for name in os.listdir(model.parent)):
             seen_tmp = True
-            time.sleep(rng.uniform(0, 0.020))
+            time.sleep(rng.uniform(0, max_delay))
             proc.send_signal(signal.SIGKILL)
             killed = True
             break
@@ -69,6 +69,8 @@ def trial(argv: list[str], model: Path, rng: random.Random) -> dict:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--trials", type=int, default=20, help="trials per command (default 20)")
+    parser.add_argument("--max-delay-ms", type=float, default=20.0,
+                        help="kill a random 0 to this many ms after the temporary file appears (default 20)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", help="write the summary here (JSON)")
     args = parser.parse_args()
@@ -86,22 +88,22 @@ def main() -> None:
         runs = {"fit --out": [], "onboard --in-place": []}
         for i in tqdm(range(args.trials), desc="fit --out"):
             runs["fit --out"].append(trial(["fit", *FIT, "--seed", str(i + 1), "--out", str(model), "--force"],
-                                           model, rng))
+                                           model, rng, args.max_delay_ms / 1000))
         fitted = work / "fitted.pt"
         shutil.copy(model, fitted)
         for _ in tqdm(range(args.trials), desc="onboard --in-place"):
             shutil.copy(fitted, model)  # each trial onboards the same newcomer onto the plain model
             runs["onboard --in-place"].append(trial(["onboard", "--model", str(model), "--results",
                                                      str(work / "new.csv"), "--dataset", "mmlu_pro", "--in-place"],
-                                                    model, rng))
-        summary = {command: {"trials": len(rs), "killed_during_save": sum(r["killed"] for r in rs),
+                                                    model, rng, args.max_delay_ms / 1000))
+        summary = {command: {"trials": len(rs), "killed_after_temporary_file": sum(r["killed"] for r in rs),
                              "finished_before_kill": sum(not r["killed"] for r in rs),
                              "model_loads": sum(r["loads"] for r in rs),
-                             "old_model": sum(r["model"] == "old" for r in rs),
-                             "new_model": sum(r["model"] == "new" for r in rs),
+                             "old_model (killed before the rename)": sum(r["model"] == "old" for r in rs),
+                             "new_model (killed after the rename)": sum(r["model"] == "new" for r in rs),
                              "temporary_file_left": sum(r["temporary_file_left"] for r in rs)}
                    for command, rs in runs.items()}
-        blob = {"command": " ".join(sys.argv), "model_bytes": fitted.stat().st_size, "summary": summary,
+        blob = {"command": " ".join(sys.argv), "max_delay_ms": args.max_delay_ms, "model_bytes": fitted.stat().st_size, "summary": summary,
                 "trials": runs}
         print(json.dumps(summary, indent=1))
         if args.out:

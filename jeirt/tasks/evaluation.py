@@ -57,7 +57,7 @@ from tqdm import (
     tqdm,  # plain tqdm: tqdm.auto warns on stderr in kernels without ipywidgets
 )
 
-from jeirt.baselines.irt import _IRT
+from jeirt.baselines.irt import OnePL, TwoPL
 from jeirt.data import Dataset
 from jeirt.estimator import JEIRT
 from jeirt.model import sigmoid
@@ -339,7 +339,7 @@ def plain_means(bank: QuestionBank, labels: np.ndarray, asked: np.ndarray,
     return pd.DataFrame(rows)
 
 
-def irt_estimates(irt: "_IRT", new: Dataset, asked: np.ndarray) -> pd.DataFrame:
+def irt_estimates(irt: OnePL | TwoPL, new: Dataset, asked: np.ndarray) -> pd.DataFrame:
     """The per-question IRT baseline: each new model's ability fitted from its asked answers with the
     items of a fitted `OnePL` / `TwoPL` frozen (`onboard`, which adds or refits the models in `irt`),
     then the estimate of this module's docstring with the IRT's probabilities. One row per (model,
