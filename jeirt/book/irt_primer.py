@@ -12,7 +12,7 @@ is small and exact, for teaching, and runs in well under a second on the page's 
 from __future__ import annotations
 
 import itertools
-from typing import Callable
+from collections.abc import Callable
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -101,7 +101,7 @@ def icc_explorer() -> None:
     from ipywidgets import FloatSlider, interact
 
     def show(a: float = 1.0, b: float = 0.0, c: float = 0.1) -> None:
-        fig, ax = plt.subplots(figsize=(5.0, 3.0))
+        _, ax = plt.subplots(figsize=(5.0, 3.0))
         draw_icc(ax, a, b, c)
         info = item_information(np.array([b]), a, b, c)[0]
         ax.set_xlabel(rf"ability $\theta$  (information at b: {info:.2f})")

@@ -15,7 +15,7 @@ tests/test_book.py checks that every results page builds its table here and writ
 from __future__ import annotations
 
 from dataclasses import astuple, dataclass, fields
-from typing import Sequence
+from collections.abc import Sequence
 
 import pandas as pd
 
