@@ -14,8 +14,8 @@ tests/test_book.py checks that every results page builds its table here and writ
 """
 from __future__ import annotations
 
-from dataclasses import astuple, dataclass, fields
 from collections.abc import Sequence
+from dataclasses import astuple, dataclass, fields
 
 import pandas as pd
 
