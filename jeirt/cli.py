@@ -381,10 +381,10 @@ def _scores(model, ds, mask) -> dict:
 
 def cmd_fit(args: argparse.Namespace) -> None:
     from jeirt.estimator import JEIRT
-    from jeirt.splits import split_by_question
+    from jeirt.splits import default_split
 
     ds = _dataset(args.dataset, args.limit_items, args.seed)
-    split = split_by_question(ds, seed=args.seed)
+    split = default_split(ds, seed=args.seed)
     model = JEIRT(d=args.d, encoder=args.encoder, recipe=args.recipe, random_state=args.seed, device=args.device,
                   training=None if args.max_epochs is None else {"max_epochs": args.max_epochs},
                   calibrate=not args.no_calibrate, search=args.search, search_budget=args.search_budget,
@@ -406,7 +406,7 @@ def cmd_fit(args: argparse.Namespace) -> None:
 
 
 def cmd_evaluate(args: argparse.Namespace) -> None:
-    from jeirt.splits import split_by_question
+    from jeirt.splits import default_split
 
     model = _load_model(args.model)
     ds = _dataset(args.dataset)
@@ -424,7 +424,7 @@ def cmd_evaluate(args: argparse.Namespace) -> None:
         raise DataError(f"the model does not know {len(unknown)} of the dataset's models "
                         f"(e.g. {unknown[:3]}); add them with `jeirt onboard` first.")
     _check_texts(ds, model, "--dataset")
-    mask = split_by_question(ds, seed=args.seed).test if args.part == "test" else ds.observed
+    mask = default_split(ds, seed=args.seed).test if args.part == "test" else ds.observed
     overall, per_bench = _scores(model, ds, mask)
     _emit({"model": args.model, "dataset": ds.name, "part": args.part, "scores": overall}, args)
     print(per_bench.to_string(float_format=lambda x: f"{x:.4f}"))
@@ -721,7 +721,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("dataset", nargs="?", help="dataset name or results CSV; 'verify' re-hashes every file "
                                               "listed in $JEIRT_DATA/checksums.json")
 
-    p = add("fit", cmd_fit, "train JE-IRT on a seeded question split and report test scores")
+    p = add("fit", cmd_fit, "train JE-IRT and report test scores (on EmbedLLM's official split, "
+                                "else a seeded 80/10/10 question split)")
     p.add_argument("--dataset", required=True, help="'embedllm', a folder under $JEIRT_DATA, or a results CSV")
     p.add_argument("--encoder", default="all-MiniLM-L6-v2")
     p.add_argument("--d", type=int, default=256, help="embedding dimension (default 256)")
@@ -744,8 +745,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--model", required=True)
     p.add_argument("--dataset", required=True)
     p.add_argument("--part", choices=["test", "all"], default="test",
-                   help="the seeded question split's test part (default) or every label")
-    p.add_argument("--seed", type=int, default=0, help="seed of the question split")
+                   help="the split's test part (default: the dataset's own split where it ships one, as EmbedLLM "
+                   "does, else the seeded question split) or every label")
+    p.add_argument("--seed", type=int, default=0, help="seed of the question split (unused with an official split)")
     p.add_argument("--results", help="long CSV model,item_id,label of onboarded models' answers on the dataset's "
                    "questions: score those models (on the split's test part: onboard them from the other "
                    "questions' answers for an out-of-sample score)")

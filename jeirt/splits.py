@@ -16,7 +16,7 @@ from typing import Sequence
 
 import numpy as np
 
-from jeirt.data import Dataset, Split
+from jeirt.data import Dataset, Split, official_split
 
 
 def _check_fractions(fractions: Sequence[float]) -> None:
@@ -59,6 +59,12 @@ def split_by_question(ds: Dataset, fractions: Sequence[float] = (0.8, 0.1, 0.1),
     rows = np.ones((ds.n_models, 1), dtype=bool)
     split = Split(rows & (part == 0), rows & (part == 1), rows & (part == 2), f"question-seed{seed}")
     return split.restrict_to(ds.observed)
+
+
+def default_split(ds: Dataset, seed: int = 0) -> Split:
+    """The split a dataset is scored on by default: its own train / val / test where it ships one
+    (EmbedLLM's files, as the paper reports; the same for every seed), else `split_by_question(ds, seed=seed)`."""
+    return official_split(ds) if "part" in ds.items.columns else split_by_question(ds, seed=seed)
 
 
 def split_leave_benchmark_out(ds: Dataset, benchmark: str | Sequence[str], val_fraction: float = 0.1,

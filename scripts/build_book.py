@@ -33,6 +33,7 @@ STAMP = CACHE / "jeirt-fingerprint.json"
 sys.path.insert(0, str(ROOT / "scripts"))  # sibling scripts, not the package (that is installed)
 
 import check_html  # noqa: E402
+from jeirt.files import write_json  # noqa: E402
 import vendor_mathjax  # noqa: E402
 
 
@@ -66,7 +67,7 @@ def refresh_cache(current: dict) -> bool:
         print(f"build_book: {', '.join(changed)} changed; clearing {CACHE.relative_to(ROOT)}")
         shutil.rmtree(CACHE)
     CACHE.mkdir(parents=True, exist_ok=True)
-    STAMP.write_text(json.dumps(current, indent=1))
+    write_json(STAMP, current, indent=1)
     return stale
 
 
@@ -93,7 +94,7 @@ def main(argv=None) -> int:
             "settings": current["settings"], "cpu_cores": os.cpu_count(),
             "platform": platform.platform(), "python": platform.python_version(),
             "finished": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
-    (BUILD / "build_info.json").write_text(json.dumps(info, indent=1))
+    write_json(BUILD / "build_info.json", info, indent=1)
     print(f"build_book: jupyter-book finished in {seconds:.0f} s with code {result.returncode}")
     if result.returncode != 0:
         # A failed page leaves partial state; force it to re-run next time.

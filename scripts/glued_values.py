@@ -17,6 +17,8 @@ import json
 import sys
 from pathlib import Path
 
+from jeirt.files import write_text
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -78,7 +80,7 @@ def main(argv=None) -> int:
     pages = collect(args.build)
     text = json.dumps(pages, indent=1, sort_keys=True)
     if args.out:
-        args.out.write_text(text + "\n")
+        write_text(args.out, text + "\n")
     else:
         print(text)
     return 0

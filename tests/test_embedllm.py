@@ -204,3 +204,15 @@ def test_offline_fails_fast_naming_jeirt_data(tmp_path, monkeypatch):
         load_embedllm(cache=tmp_path)
     with pytest.raises(ValueError, match="duplicates="):
         load_embedllm(cache=tmp_path, duplicates="first")
+
+
+def test_default_split_is_official_where_the_dataset_ships_one():
+    """The CLI scores EmbedLLM on its own files' split (as the paper does), local data on the seeded one."""
+    from jeirt.splits import default_split, split_by_question
+
+    ds, official = embedllm_from_frames(*frames())
+    chosen = default_split(ds, seed=3)
+    assert chosen.name == official.name
+    assert np.array_equal(chosen.test, official.test) and np.array_equal(chosen.train, official.train)
+    local = jdata.load_dataset("mmlu_pro").subset(items=np.arange(300))  # no 'part' column
+    assert np.array_equal(default_split(local, seed=3).test, split_by_question(local, seed=3).test)

@@ -224,11 +224,31 @@ class QuestionBank:
                           disable=not progress or len(rows) <= chunk):
             part = rows[start:start + chunk]
             cols = np.flatnonzero(asked[part].any(axis=0))
+            if len(part) == 1 and len(cols) < d:  # one model, fewer answers than d: solve in their span
+                mean[part], cov[part] = self._posterior_in_span(self.features[cols], self.offsets[cols],
+                                                                labels[part[0], cols])
+                continue
             fit = fit_model_vectors(self.features[cols], self.offsets[cols], labels[np.ix_(part, cols)],
                                     asked[np.ix_(part, cols)], np.zeros(d), list(self.prior_widths),
                                     chunk=len(part), device="cpu", covariances=True)
             mean[part], cov[part] = fit.vectors, fit.covariances
         return Posterior(mean, cov)
+
+    def _posterior_in_span(self, features: np.ndarray, offsets: np.ndarray,
+                           answers: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """One model's MAP z (d,) and covariance (d, d) from its k < d answers, the same optimum as the
+        d-dimensional fit at k-dimensional cost. With F = (Q R)^T (QR of the asked features, Q (d, k))
+        the logits are R^T a for a = Q^T z, and the prior N(0, c I) is isotropic: the MAP lies in the
+        span of Q, the k-dimensional fit in a has the same evidence per width (the d - k directions
+        orthogonal to the answers add log c to both terms of the Laplace evidence, which cancel), and
+        the covariance is Q H_a^-1 Q^T plus the prior's c (I - Q Q^T) off the span."""
+        q, r = np.linalg.qr(features.T)  # (d, k), (k, k)
+        k = r.shape[0]
+        fit = fit_model_vectors(r.T, offsets, answers[None, :], np.ones((1, k), dtype=bool), np.zeros(k),
+                                list(self.prior_widths), chunk=1, device="cpu", covariances=True)
+        a = fit.vectors[0].astype(np.float64)
+        cov = fit.prior_variance * (np.eye(len(q)) - q @ q.T) + q @ fit.covariances[0] @ q.T
+        return q @ a, cov
 
     def _check(self, labels: np.ndarray, asked: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         labels = np.atleast_2d(np.asarray(labels, dtype=np.float64))
