@@ -38,6 +38,7 @@ class OnboardResult:
     log_evidence: np.ndarray  # (n_new,) Laplace approximation of each model's log marginal likelihood
     prior_variance: float = np.nan  # the prior width used (the best by summed evidence when several)
     evidence: dict[float, float] = field(default_factory=dict)  # summed log evidence of each width tried
+    prior_variances: np.ndarray | None = None  # (n_new,) each model's own width, with select="each"
 
 
 PRIOR_SCALES = (1.0, 10.0, 100.0, 1000.0, 10000.0)  # prior widths (x the known vectors' variance) "auto" tries
@@ -163,14 +164,17 @@ def _solve_width(chunk: _Chunk, v: torch.Tensor, data_hess: torch.Tensor, mu: to
 def fit_model_vectors(directions: np.ndarray, norms: np.ndarray, labels: np.ndarray, mask: np.ndarray,
                       prior_mean: np.ndarray, prior_variance: float | Sequence[float], max_iter: int = 50,
                       tol: float = 1e-6, chunk: int = 64, device: str | None = None,
-                      covariances: bool = True) -> OnboardResult:
+                      covariances: bool = True, select: str = "summed") -> OnboardResult:
     """MAP vectors for each row of `labels` (n_new, n_items) from the entries under `mask`.
 
     directions: (n_items, d) unit question directions; norms: (n_items,). `prior_variance` is one
     width, or several: then each is solved (narrowest first, warm-started) and the one with the largest
-    evidence summed over the new models is kept (empirical Bayes); only its fit is returned, and the
+    evidence summed over the new models is kept (empirical Bayes; select="each": each model's own
+    largest, as if fitted alone, in `prior_variances`); only its fit is returned, and the
     covariances (float64) only when `covariances`. Rows are solved `chunk` models at a time.
     """
+    if select not in ("summed", "each"):
+        raise ValueError(f"select={select!r}; expected 'summed' or 'each'.")
     labels = np.atleast_2d(labels)
     mask = np.atleast_2d(mask).astype(bool)
     if labels.shape != mask.shape or labels.shape[1] != len(directions):
@@ -226,6 +230,22 @@ def fit_model_vectors(directions: np.ndarray, norms: np.ndarray, labels: np.ndar
         iters = max(iters, steps)
     totals = evidence.sum(axis=1)
     best = int(np.argmax(totals))  # the first of equal ones, in the order given
+    if select == "each" and len(variances) > 1:
+        own = np.argmax(evidence, axis=0)  # (n_new,) each model's width
+        at = np.arange(n_new)
+        cov = None
+        if covariances:
+            parts = []
+            for start in range(0, n_new, chunk):
+                rows = slice(start, start + chunk)
+                part = chunk_of(rows)
+                precision = as_t(1.0 / variances[own[rows]])
+                hess = (part.hessian_from_logits(part.logits(as_t(vectors[own[rows], at[rows]])))
+                        + precision[:, None, None] * torch.eye(d, dtype=torch.float64, device=dev))
+                parts.append(torch.linalg.inv(hess).cpu().numpy())
+            cov = np.concatenate(parts)
+        return OnboardResult(vectors[own, at].astype(np.float32), cov, iters, evidence[own, at], np.nan,
+                             {float(s): float(t) for s, t in zip(variances, totals)}, variances[own])
     cov = None
     if single_cov is not None:
         cov = np.concatenate(single_cov)

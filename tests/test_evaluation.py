@@ -152,6 +152,27 @@ def test_rules_reject_bad_requests(sim):
         ev.select_items(bank, 2000, "random")
 
 
+def test_posterior_in_the_span_of_few_answers_is_the_full_fit():
+    """With fewer answers than d, the posterior is solved in their span: the same MAP vector, width
+    and covariance as the d-dimensional fit (here d = 48, models asked 5 to 60 questions)."""
+    from jeirt.onboard import fit_model_vectors
+
+    ds, truth = simulate(n_models=40, n_items=400, feature_dim=64, d=48, seed=3)
+    bank = ev.QuestionBank.from_embeddings(truth.question_embeddings, truth.model_vectors[:30])
+    labels = ds.labels[30:].astype(np.float64)
+    rng = np.random.default_rng(0)
+    asked = np.zeros_like(labels, dtype=bool)
+    for i, k in enumerate([5, 10, 20, 40, 47, 60, 5, 30, 10, 20]):
+        asked[i, rng.choice(np.flatnonzero(~np.isnan(labels[i])), k, replace=False)] = True
+    post = bank.posterior(labels, asked)
+    for i in range(len(labels)):
+        cols = np.flatnonzero(asked[i])
+        full = fit_model_vectors(bank.features[cols], bank.offsets[cols], labels[[i]][:, cols], asked[[i]][:, cols],
+                                 np.zeros(48), list(bank.prior_widths), chunk=1, device="cpu")
+        np.testing.assert_allclose(post.mean[i], full.vectors[0], atol=1e-5)
+        np.testing.assert_allclose(post.cov[i], full.covariances[0], atol=1e-6)
+
+
 def test_greedy_batch_uses_the_rank_one_update(sim):
     """The second pick of a batch must be the best item under the covariance updated by the first."""
     ds, truth, bank, labels = sim

@@ -63,6 +63,22 @@ def test_covariances_of_the_chosen_width_only_when_asked(problem):
         fit_model_vectors(u, r, y, mask, mu, [1.0, -1.0])
 
 
+def test_each_model_its_own_width_is_each_model_fitted_alone(problem):
+    u, r, y, mask, mu = problem
+    widths = [0.01, 0.1, 1.0, 10.0]
+    y = y.copy()
+    y[3] = y[3] * (np.arange(len(u)) % 7 == 0)  # a model that answers almost nothing right wants another width
+    each = fit_model_vectors(u, r, y, mask, mu, widths, device="cpu", select="each")
+    assert len(set(each.prior_variances)) > 1  # the models do not all choose the same width
+    for k in range(len(y)):
+        alone = fit_model_vectors(u, r, y[[k]], mask[[k]], mu, widths, device="cpu")
+        assert each.prior_variances[k] == alone.prior_variance
+        np.testing.assert_allclose(each.vectors[k], alone.vectors[0], atol=1e-5)
+        np.testing.assert_allclose(each.covariances[k], alone.covariances[0], rtol=1e-4, atol=1e-8)
+    with pytest.raises(ValueError, match="select"):
+        fit_model_vectors(u, r, y, mask, mu, widths, select="best")
+
+
 def test_fit_cache_returns_the_same_fit_and_misses_on_any_change(tmp_path, one_thread):
     ds, _ = simulate(n_models=12, n_items=300, feature_dim=8, d=4, seed=0)
     split = split_by_question(ds, seed=0)

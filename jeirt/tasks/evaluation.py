@@ -220,35 +220,53 @@ class QuestionBank:
         # one by one when d is large, in chunks over the union of their questions when it is small.
         chunk = 1 if d > 32 else 32
         rows = np.flatnonzero(asked.any(axis=1))
+        if chunk == 1:  # models with fewer answers than d: solved in their span, several of a count at once
+            counts = asked.sum(axis=1)
+            few = rows[counts[rows] < d]
+            for k in np.unique(counts[few]):
+                same = few[counts[few] == k]
+                block = max(1, min(32, 1024 // int(k)))  # the stacked design is (block k, k): keep it small
+                for start in range(0, len(same), block):
+                    part = same[start:start + block]
+                    mean[part], cov[part] = self._posteriors_in_span(labels[part], asked[part])
+            rows = rows[counts[rows] >= d]
         for start in tqdm(range(0, len(rows), chunk), desc="posteriors", unit="chunk",
                           disable=not progress or len(rows) <= chunk):
             part = rows[start:start + chunk]
             cols = np.flatnonzero(asked[part].any(axis=0))
-            if len(part) == 1 and len(cols) < d:  # one model, fewer answers than d: solve in their span
-                mean[part], cov[part] = self._posterior_in_span(self.features[cols], self.offsets[cols],
-                                                                labels[part[0], cols])
-                continue
             fit = fit_model_vectors(self.features[cols], self.offsets[cols], labels[np.ix_(part, cols)],
                                     asked[np.ix_(part, cols)], np.zeros(d), list(self.prior_widths),
                                     chunk=len(part), device="cpu", covariances=True)
             mean[part], cov[part] = fit.vectors, fit.covariances
         return Posterior(mean, cov)
 
-    def _posterior_in_span(self, features: np.ndarray, offsets: np.ndarray,
-                           answers: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """One model's MAP z (d,) and covariance (d, d) from its k < d answers, the same optimum as the
-        d-dimensional fit at k-dimensional cost. With F = (Q R)^T (QR of the asked features, Q (d, k))
-        the logits are R^T a for a = Q^T z, and the prior N(0, c I) is isotropic: the MAP lies in the
-        span of Q, the k-dimensional fit in a has the same evidence per width (the d - k directions
-        orthogonal to the answers add log c to both terms of the Laplace evidence, which cancel), and
-        the covariance is Q H_a^-1 Q^T plus the prior's c (I - Q Q^T) off the span."""
-        q, r = np.linalg.qr(features.T)  # (d, k), (k, k)
-        k = r.shape[0]
-        fit = fit_model_vectors(r.T, offsets, answers[None, :], np.ones((1, k), dtype=bool), np.zeros(k),
-                                list(self.prior_widths), chunk=1, device="cpu", covariances=True)
-        a = fit.vectors[0].astype(np.float64)
-        cov = fit.prior_variance * (np.eye(len(q)) - q @ q.T) + q @ fit.covariances[0] @ q.T
-        return q @ a, cov
+    def _posteriors_in_span(self, labels: np.ndarray, asked: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """MAP z (m, d) and covariances (m, d, d) of m models that were each asked k < d questions:
+        the optimum of the d-dimensional fit at k-dimensional cost, each model under its own width.
+
+        With F_i = (Q_i R_i)^T (QR of model i's asked features, Q_i (d, k)) its logits are R_i^T a_i
+        for a_i = Q_i^T z_i, and the prior N(0, c I) is isotropic: the MAP lies in the span of Q_i, the
+        k-dimensional fit in a_i has the same evidence per width (the d - k directions orthogonal to
+        the answers add log c to both terms of the Laplace evidence, which cancel), and the
+        covariance is Q_i H_i^-1 Q_i^T plus the prior's c (I - Q_i Q_i^T) off the span. The m small
+        problems are solved as one: the questions of model i are rows i k .. (i + 1) k of a stacked
+        (m k, k) design that only model i answers."""
+        cols = [np.flatnonzero(row) for row in asked]
+        m, k, d = len(cols), len(cols[0]), self.features.shape[1]
+        qs, blocks = zip(*(np.linalg.qr(self.features[c].T) for c in cols))  # (d, k), (k, k) each
+        answers = np.zeros((m, m * k))
+        mask = np.zeros((m, m * k), dtype=bool)
+        for i, c in enumerate(cols):
+            answers[i, i * k:(i + 1) * k] = labels[i, c]
+            mask[i, i * k:(i + 1) * k] = True
+        fit = fit_model_vectors(np.concatenate([r.T for r in blocks]), np.concatenate([self.offsets[c] for c in cols]),
+                                answers, mask, np.zeros(k), list(self.prior_widths), chunk=m, device="cpu",
+                                covariances=True, select="each")
+        widths = np.full(m, fit.prior_variance) if fit.prior_variances is None else fit.prior_variances
+        q = np.stack(qs)  # (m, d, k)
+        mean = np.einsum("mdk,mk->md", q, fit.vectors.astype(np.float64))
+        cov = widths[:, None, None] * (np.eye(d) - q @ q.transpose(0, 2, 1)) + q @ fit.covariances @ q.transpose(0, 2, 1)
+        return mean, cov
 
     def _check(self, labels: np.ndarray, asked: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         labels = np.atleast_2d(np.asarray(labels, dtype=np.float64))
@@ -467,24 +485,29 @@ def next_items(bank: QuestionBank, posterior: Posterior, k: int, candidates: np.
         raise ValueError(f"k={k}, but a model has only {candidates.sum(axis=1).min()} candidate questions left.")
     F = bank.features32  # (n_items, d)
     picks = np.zeros((len(posterior), k), dtype=np.int64)
-    for i in tqdm(range(len(posterior)), desc="next questions", disable=not progress or len(posterior) == 1):
-        cov = posterior.cov[i].astype(np.float32)
-        p = sigmoid(F @ posterior.mean[i].astype(np.float32) - bank.offsets)
-        w = p * (1 - p)  # (n_items,) Fisher weight of each question
-        s = ((F @ cov) * F).sum(axis=1)  # f_q^T Sigma f_q
-        h = cov @ (F.T @ w) / bank.n_items if target == "accuracy" else None  # Sigma g
-        free = candidates[i].copy()
+    block = 32  # models picked for together: each pick is one (models, d) x (d, n_items) product
+    starts = range(0, len(posterior), block)
+    for start in tqdm(starts, desc="next questions", unit="block", disable=not progress or len(starts) == 1):
+        idx = np.arange(start, min(start + block, len(posterior)))
+        rows = np.arange(len(idx))
+        cov = posterior.cov[idx].astype(np.float32)  # (m, d, d)
+        p = sigmoid(posterior.mean[idx].astype(np.float32) @ F.T - bank.offsets)
+        w = p * (1 - p)  # (m, n_items) Fisher weight of each question
+        s = np.stack([((F @ c) * F).sum(axis=1) for c in cov])  # f_q^T Sigma f_q
+        h = np.matmul(cov, (w @ F)[:, :, None])[:, :, 0] / bank.n_items if target == "accuracy" else None  # Sigma g
+        free = candidates[idx].copy()
         for j in range(k):
-            gain = w * s if h is None else w * (F @ h) ** 2 / (1 + w * s)
-            q = int(np.argmax(np.where(free, gain, -np.inf)))
-            picks[i, j], free[q] = q, False
-            sq = cov @ F[q]  # (d,)
-            scale = w[q] / (1 + w[q] * s[q])
-            proj = F @ sq  # f_r^T Sigma f_q for every r
-            s = np.maximum(s - scale * proj ** 2, 0.0)  # a variance; the clip absorbs float32 drift
+            gain = w * s if h is None else w * (h @ F.T) ** 2 / (1 + w * s)
+            q = np.argmax(np.where(free, gain, -np.inf), axis=1)  # (m,)
+            picks[idx, j], free[rows, q] = q, False
+            fq = F[q]  # (m, d)
+            sq = np.matmul(cov, fq[:, :, None])[:, :, 0]  # (m, d)
+            scale = w[rows, q] / (1 + w[rows, q] * s[rows, q])
+            proj = sq @ F.T  # f_r^T Sigma f_q for every r
+            s = np.maximum(s - scale[:, None] * proj ** 2, 0.0)  # a variance; the clip absorbs float32 drift
             if h is not None:
-                h = h - scale * sq * (F[q] @ h)
-            cov -= scale * np.outer(sq, sq)
+                h = h - scale[:, None] * sq * (fq * h).sum(axis=1)[:, None]
+            cov -= scale[:, None, None] * sq[:, :, None] * sq[:, None, :]
     return picks
 
 

@@ -493,8 +493,12 @@ class RoutingRun:
 
 
 def fit_routers(ds: Dataset, split: Split, factories: Mapping[str, Callable[[], object]],
-                progress: bool = False) -> RoutingRun:
-    """Fit each `factories[name]()` (fit(ds, split), predict_proba(ds)) and route its test questions."""
+                progress: bool = False, n_jobs: int = 1) -> RoutingRun:
+    """Fit each `factories[name]()` (fit(ds, split), predict_proba(ds)) and route its test questions.
+
+    n_jobs > 1 fits the routers side by side in that many worker processes, through the fitted-model
+    cache (`jeirt.fitcache.fit_many`; the same fits, a fit made before is read back)."""
+    from jeirt.fitcache import fit_many
     from jeirt.metrics import evaluate
 
     if not factories:
@@ -502,8 +506,12 @@ def fit_routers(ds: Dataset, split: Split, factories: Mapping[str, Callable[[], 
     test = RoutingSet.from_dataset(ds, split.test)
     cols = test.columns_of(ds)
     probs, scores, fitted = {}, {}, {}
+    if n_jobs > 1:
+        made = fit_many([make() for make in factories.values()], ds, [split] * len(factories), n_jobs=n_jobs)
+        fitted = dict(zip(factories, made))
     for name, make in tqdm(factories.items(), desc=f"routers on {ds.name}", disable=not progress, leave=False):
-        fitted[name] = make().fit(ds, split)
+        if name not in fitted:
+            fitted[name] = make().fit(ds, split)
         full = fitted[name].predict_proba(ds)  # (n_models, n_items)
         probs[name] = full[:, cols]
         scores[name] = evaluate(full, ds, split.test)["overall"]
