@@ -206,6 +206,9 @@ def test_few_item_experiment_reports_every_rule(sim):
     assert {"mae", "bench_mae", "coverage", "mean_sd"} <= set(summary.columns)
     assert (summary.loc[summary["rule"] != ev.PLAIN, "coverage"].between(0, 1)).all()
     assert summary.groupby("rule")["mae"].apply(lambda s: s.iloc[-1] <= s.iloc[0] + 0.02).all()
+    side_by_side = efficient.few_item_experiment(bank, labels[:6], ks=[10, 40], rules=["random", "adaptive"],
+                                                 seeds=[0, 1], draws=20, progress=False, n_jobs=2)
+    pd.testing.assert_frame_equal(side_by_side, results)  # the same rows in the same order
 
 
 # ---------------------------------------------------------------------------------------------

@@ -96,7 +96,7 @@ def curves_by_n(ax: plt.Axes, table: pd.DataFrame, value: str = "accuracy", by: 
 # The few-item experiment: held-out models, every rule, a grid of k
 def few_item_experiment(bank: QuestionBank, labels: np.ndarray, ks: Sequence[int],
                         rules: Sequence[str] = RULES, seeds: Sequence[int] = (0,), models: Sequence[str] | None = None,
-                        draws: int = 100, progress: bool = True) -> pd.DataFrame:
+                        draws: int = 100, progress: bool = True, n_jobs: int = 1) -> pd.DataFrame:
     """Estimate held-out models' accuracies from k of their answers, for every rule, k and seed.
 
     labels: (n_new, n_items) every known answer of models the bank's JE-IRT never trained on
@@ -107,8 +107,12 @@ def few_item_experiment(bank: QuestionBank, labels: np.ndarray, ks: Sequence[int
     answers is reported under rule "plain mean". Returns one row per (rule, k, seed, model): true,
     estimate, error, abs_error, bench_mae (mean absolute error over benchmarks), sd, covered (the
     overall truth inside the 90% interval) and bench_covered (the share of benchmarks where it is).
+    The (rule, seed) runs are independent: n_jobs > 1 runs them in that many worker processes (the
+    same rows, in the same order).
     """
     labels = np.atleast_2d(np.asarray(labels, dtype=np.float64))
+    if n_jobs < 1:
+        raise ValueError(f"n_jobs={n_jobs}; expected a positive number of worker processes.")
     unknown = [r for r in rules if r not in RULES]
     if unknown:
         raise ValueError(f"rules {unknown}; expected a subset of {RULES}.")
@@ -118,24 +122,41 @@ def few_item_experiment(bank: QuestionBank, labels: np.ndarray, ks: Sequence[int
     truth = _true_scores(bank, labels, models)
     seeded = ("random", "stratified", "kmeans")  # the adaptive rules are deterministic
     runs = [(rule, seed) for rule in rules for seed in (seeds if rule in seeded else seeds[:1])]
+    if n_jobs > 1 and len(runs) > 1:
+        from joblib import Parallel, delayed
+
+        # The adaptive runs are the longest: start them first so that the workers finish together.
+        first = sorted(range(len(runs)), key=lambda i: not runs[i][0].startswith("adaptive"))
+        done = Parallel(n_jobs=n_jobs, max_nbytes=None)(
+            delayed(_few_item_run)(bank, labels, graded, ks, *runs[i], draws, models, truth) for i in first)
+        parts = dict(zip(first, done))
+        return pd.DataFrame([row for i in range(len(runs)) for row in parts[i]])
     bar = tqdm(total=len(runs) * len(ks), desc="few-item estimates", disable=not progress)
     rows = []
     for rule, seed in runs:
-        # A random order's first k questions are a random sample of k, and an adaptive order's are
-        # the adaptive run to k: one order to the largest k serves every k. Not so for the others.
-        nested = rule in ("random", "adaptive", "adaptive-accuracy")
-        order = select_items(bank, ks[-1], rule, labels=labels, seed=seed) if nested else None
-        for k in ks:
-            picks = order[:, :k] if nested else select_items(bank, k, rule, labels=labels, seed=seed)
-            asked = np.zeros_like(graded)
-            np.put_along_axis(asked, picks, True, axis=1)
-            est = estimate_scores(bank, labels, asked, targets=graded, draws=draws, seed=seed, models=models)
-            rows += _score_rows(est, truth, rule, k, seed)
-            if rule == "random":
-                rows += _score_rows(plain_means(bank, labels, asked, models), truth, PLAIN, k, seed)
-            bar.update()
+        rows += _few_item_run(bank, labels, graded, ks, rule, seed, draws, models, truth)
+        bar.update(len(ks))
     bar.close()
     return pd.DataFrame(rows)
+
+
+def _few_item_run(bank: QuestionBank, labels: np.ndarray, graded: np.ndarray, ks: list[int], rule: str, seed: int,
+                  draws: int, models: list[str], truth: pd.DataFrame) -> list[dict]:
+    """The rows of `few_item_experiment` for one rule and seed, every k."""
+    rows = []
+    # A random order's first k questions are a random sample of k, and an adaptive order's are
+    # the adaptive run to k: one order to the largest k serves every k. Not so for the others.
+    nested = rule in ("random", "adaptive", "adaptive-accuracy")
+    order = select_items(bank, ks[-1], rule, labels=labels, seed=seed) if nested else None
+    for k in ks:
+        picks = order[:, :k] if nested else select_items(bank, k, rule, labels=labels, seed=seed)
+        asked = np.zeros_like(graded)
+        np.put_along_axis(asked, picks, True, axis=1)
+        est = estimate_scores(bank, labels, asked, targets=graded, draws=draws, seed=seed, models=models)
+        rows += _score_rows(est, truth, rule, k, seed)
+        if rule == "random":
+            rows += _score_rows(plain_means(bank, labels, asked, models), truth, PLAIN, k, seed)
+    return rows
 
 
 def _true_scores(bank: QuestionBank, labels: np.ndarray, models: Sequence[str]) -> pd.DataFrame:
