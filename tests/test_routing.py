@@ -292,6 +292,19 @@ def test_fit_routers_on_a_slice(mmlu_pro):
     assert run.scores["model accuracy"]["n"] == int(run.split.test.sum())
 
 
+def test_fit_routers_side_by_side_is_the_same_run(mmlu_pro, tmp_path, monkeypatch):
+    from jeirt.baselines import BenchmarkAccuracy, ModelAccuracy
+
+    monkeypatch.setenv("JEIRT_FIT_CACHE", str(tmp_path))
+    ds = mmlu_pro.subset(items=np.arange(0, mmlu_pro.n_items, 40))
+    split = split_by_question(ds, seed=0)
+    factories = {"model accuracy": ModelAccuracy, "benchmark accuracy": BenchmarkAccuracy}
+    alone, side = routing.fit_routers(ds, split, factories), routing.fit_routers(ds, split, factories, n_jobs=2)
+    assert list(side.probs) == list(factories) and len(list(tmp_path.glob("*.pt"))) == 2  # fitted, then cached
+    for name in factories:
+        np.testing.assert_array_equal(side.probs[name], alone.probs[name])
+
+
 # ----------------------------------------------------------------------------------------------------
 # `jeirt route` end to end
 
