@@ -145,12 +145,16 @@ def fit_many(estimators: Sequence[E], ds: Dataset, splits: Sequence[Split], n_jo
 
     `n_jobs` worker processes (default: one per CPU core, at most 2) run the fits, one thread each; the
     fitted estimators come back in order. With one job, or one fit, everything runs in this process.
+    Estimators that are not scikit-learn style (no `get_params`) cannot be keyed: they are fitted here,
+    one after the other, and not cached.
     """
     if len(estimators) != len(splits):
         raise ValueError(f"{len(estimators)} estimators and {len(splits)} splits; give one split per estimator.")
     jobs = min(2, os.cpu_count() or 1) if n_jobs is None else int(n_jobs)
     if jobs < 1:
         raise ValueError(f"n_jobs={n_jobs}; expected a positive number of worker processes (or None).")
+    if not all(hasattr(est, "get_params") for est in estimators):
+        return [est.fit(ds, split) for est, split in zip(estimators, splits)]
     if jobs == 1 or len(estimators) <= 1:
         return [fit_cached(est, ds, split, folder) for est, split in zip(estimators, splits)]
     # max_nbytes=None: arrays travel pickled, so each worker's are its own and writable (joblib would
