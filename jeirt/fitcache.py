@@ -155,6 +155,9 @@ def fit_many(estimators: Sequence[E], ds: Dataset, splits: Sequence[Split], n_jo
         raise ValueError(f"n_jobs={n_jobs}; expected a positive number of worker processes (or None).")
     if not all(hasattr(est, "get_params") for est in estimators):
         return [est.fit(ds, split) for est, split in zip(estimators, splits)]
+    # Chosen here, not in the workers: joblib keeps its worker processes between calls, and they would
+    # still see the environment ($JEIRT_FIT_CACHE) of the call that started them.
+    folder = Path(folder) if folder is not None else default_folder()
     if jobs == 1 or len(estimators) <= 1:
         return [fit_cached(est, ds, split, folder) for est, split in zip(estimators, splits)]
     # max_nbytes=None: arrays travel pickled, so each worker's are its own and writable (joblib would

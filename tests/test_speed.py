@@ -104,6 +104,18 @@ def test_fit_cache_returns_the_same_fit_and_misses_on_any_change(tmp_path, one_t
     assert torch.load(entry, weights_only=False).history_.val_loss == first.history_.val_loss
 
 
+def test_fit_many_writes_where_the_environment_says_at_each_call(tmp_path, monkeypatch):
+    """Workers outlive a call; the cache folder is chosen by the caller, so a later $JEIRT_FIT_CACHE holds."""
+    from jeirt.baselines import BenchmarkAccuracy, ModelAccuracy
+
+    ds, _ = simulate(n_models=8, n_items=200, feature_dim=8, d=4, seed=0)
+    splits = [split_by_question(ds, seed=0)] * 2
+    for name in ("first", "second"):
+        monkeypatch.setenv("JEIRT_FIT_CACHE", str(tmp_path / name))
+        fitcache.fit_many([ModelAccuracy(), BenchmarkAccuracy()], ds, splits, n_jobs=2)
+        assert len(list((tmp_path / name).glob("*.pt"))) == 2, name
+
+
 def test_code_version_changes_with_the_core_source(monkeypatch, tmp_path):
     core = tmp_path / "jeirt"
     (core / "book").mkdir(parents=True)
