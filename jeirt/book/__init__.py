@@ -103,11 +103,10 @@ class PageSettings:
         own train / val / test (EmbedLLM's files: `jeirt.data.official_split`, the same for every seed);
         otherwise, or for a dataset without one (a second, local dataset a page also uses), the seeded
         80/10/10 question split `split_by_question(ds, seed)` (seed default `self.seed`)."""
-        from jeirt.data import official_split
+        from jeirt.splits import default_split
 
-        if self.split == "official" and "part" in ds.items.columns:
-            return official_split(ds)
-        return seeded_split(ds, self.seed if seed is None else seed)
+        seed = self.seed if seed is None else seed
+        return default_split(ds, seed=seed) if self.split == "official" else seeded_split(ds, seed)
 
     def as_dict(self) -> dict:
         """All fields, for saving next to results (a results file carries the config that made it)."""
