@@ -6,16 +6,24 @@
    `jeirt` package, to the `JEIRT_*` settings or to the data. A fingerprint of those is kept in
    `_build/.jupyter_cache/jeirt-fingerprint.json`; a different one empties the cache and
    rebuilds every page (`--all`).
-3. `jupyter-book build . --path-output . -W --keep-going`: any warning (broken reference, missing
-   citation, failing cell) fails the build, after reporting all of them.
-4. Write `_build/build_info.json` (settings, seconds, machine) and run `scripts/check_html.py`.
+3. Execute the pages the cache lacks, `--jobs` at a time (default: 2, or 1 on a 1-core machine;
+   `JEIRT_BOOK_JOBS` overrides), slowest first, and store each in the cache exactly as myst-nb would
+   (same notebook, same cache key, same execution settings from `_config.yml`). The pages are
+   independent notebooks, so on 2 cores this nearly halves the build; a failing page stops the build
+   here with its traceback.
+4. `jupyter-book build . --path-output . -W --keep-going`: it finds every page in the cache and only
+   renders; any warning (broken reference, missing citation, failing cell) fails the build, after
+   reporting all of them.
+5. Write `_build/build_info.json` (settings, seconds, machine) and run `scripts/check_html.py`.
 
     python scripts/build_book.py            # what `make book` runs
-    python scripts/build_book.py --no-check # skip step 4's HTML check
+    python scripts/build_book.py --jobs 1   # pages one after another (as jupyter-book alone does)
+    python scripts/build_book.py --no-check # skip step 5's HTML check
 """
 from __future__ import annotations
 
 import argparse
+import concurrent.futures
 import hashlib
 import json
 import os
@@ -26,13 +34,17 @@ import sys
 import time
 from pathlib import Path
 
+import yaml
+
 ROOT = Path(__file__).resolve().parents[1]
 BUILD = ROOT / "_build"
 CACHE = BUILD / ".jupyter_cache"
 STAMP = CACHE / "jeirt-fingerprint.json"
 sys.path.insert(0, str(ROOT / "scripts"))  # sibling scripts, not the package (that is installed)
+sys.path.insert(0, str(ROOT / "book" / "_ext"))
 
 import check_html  # noqa: E402
+from cell_timing import timed_execution  # noqa: E402
 from jeirt.files import write_json  # noqa: E402
 import vendor_mathjax  # noqa: E402
 
@@ -71,16 +83,110 @@ def refresh_cache(current: dict) -> bool:
     return stale
 
 
+def book_pages() -> list[Path]:
+    """The notebook pages of `_toc.yml`, in its order."""
+    from myst_nb.core.read import is_myst_markdown_notebook
+
+    def files(node) -> list[str]:
+        if isinstance(node, dict):
+            return ([node["root"]] if "root" in node else []) + ([node["file"]] if "file" in node else []) + \
+                [f for key in ("parts", "chapters", "sections") for child in node.get(key, []) for f in files(child)]
+        return []
+
+    pages = [ROOT / f"{name}.md" for name in files(yaml.safe_load((ROOT / "_toc.yml").read_text()))]
+    return [page for page in pages if is_myst_markdown_notebook(page.read_text())]
+
+
+def read_page(page: Path):
+    """The page as myst-nb reads it, so that its cache key is the one jupyter-book will look up."""
+    from myst_nb.core.read import read_myst_markdown_notebook
+    return read_myst_markdown_notebook(page.read_text(), add_source_map=True, path=str(page))
+
+
+def execute_page(page: str, timeout: int) -> tuple[str, str, float, str | None]:
+    """Run one page in book/ as myst-nb's cache mode does (with per-cell times, book/_ext/cell_timing.py);
+    the executed notebook comes back as JSON for the parent to cache (one writer for the cache)."""
+    import nbformat
+    from jupyter_cache.executors.utils import single_nb_execution
+
+    notebook = read_page(Path(page))
+    result = timed_execution(single_nb_execution)(notebook, cwd=str(Path(page).parent), timeout=timeout,
+                                                  allow_errors=False, meta_override=True)
+    return page, nbformat.writes(notebook), result.time, (result.exc_string if result.err else None)
+
+
+def expected_seconds(pages: list[Path], settings: dict) -> dict[Path, float]:
+    """Slowest first: last measured page times for these settings (results/book_times_<profile>_<dataset>.json),
+    else the page's size."""
+    times_file = ROOT / "results" / f"book_times_{settings.get('profile')}_{settings.get('dataset')}.json"
+    known = json.loads(times_file.read_text()).get("pages_seconds", {}) if times_file.is_file() else {}
+    return {page: float(known.get(page.relative_to(ROOT).as_posix(), page.stat().st_size / 1000)) for page in pages}
+
+
+def execute_missing(pages: list[Path], cache_dir: Path, jobs: int, timeout: int,
+                    expected: dict[Path, float] | None = None) -> tuple[int, float]:
+    """Execute, `jobs` at a time and slowest first (by `expected` seconds), every page that the execution
+    cache in `cache_dir` has no match for; store each as myst-nb does. Returns (pages failed, wall seconds)."""
+    import nbformat
+    from jupyter_cache import get_cache
+    from jupyter_cache.base import CacheBundleIn
+
+    cache = get_cache(str(cache_dir))
+    missing = []
+    for page in pages:
+        try:
+            cache.match_cache_notebook(read_page(page))
+        except KeyError:
+            missing.append(page)
+    if not missing:
+        return 0, 0.0
+    expected = expected or {}
+    missing.sort(key=lambda page: -expected.get(page, 0.0))
+    print(f"build_book: executing {len(missing)} pages, {jobs} at a time", flush=True)
+    failed, start = 0, time.perf_counter()
+    with concurrent.futures.ProcessPoolExecutor(max_workers=jobs) as pool:
+        futures = [pool.submit(execute_page, str(page), timeout) for page in missing]
+        for future in concurrent.futures.as_completed(futures):
+            page, text, seconds, error = future.result()
+            name = Path(page).relative_to(ROOT).as_posix() if Path(page).is_relative_to(ROOT) else page
+            if error is not None:
+                failed += 1
+                print(f"build_book: {name} failed after {seconds:.0f} s\n{error}", flush=True)
+                continue
+            cache.add_nb_to_project(page, read_data={"type": "plugin", "name": "myst_nb_md"})
+            cache.cache_notebook_bundle(CacheBundleIn(nbformat.reads(text, as_version=4), page,
+                                                      data={"execution_seconds": seconds}),
+                                        check_validity=False, overwrite=True)
+            print(f"build_book: {name} executed in {seconds:.0f} s", flush=True)
+    return failed, time.perf_counter() - start
+
+
+def default_jobs() -> int:
+    return int(os.environ.get("JEIRT_BOOK_JOBS") or min(2, os.cpu_count() or 1))
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--no-check", action="store_true", help="skip scripts/check_html.py")
+    parser.add_argument("--jobs", type=int, default=default_jobs(),
+                        help="pages executed at a time (default: JEIRT_BOOK_JOBS, else 2, or 1 on one core)")
     args = parser.parse_args(argv)
+    if args.jobs < 1:
+        parser.error(f"--jobs must be at least 1, got {args.jobs}")
 
     if os.environ.get("JEIRT_DATA"):  # notebooks run in book/: a relative path would break
         os.environ["JEIRT_DATA"] = str(Path(os.environ["JEIRT_DATA"]).resolve())
     vendor_mathjax.vendor()
     current = fingerprint()
     stale = refresh_cache(current)
+    pages = book_pages()
+    timeout = int(yaml.safe_load((ROOT / "_config.yml").read_text()).get("execute", {}).get("timeout", 3600))
+    failed, execute_seconds = execute_missing(pages, CACHE, args.jobs, timeout,
+                                              expected_seconds(pages, current["settings"]))
+    if failed:
+        STAMP.unlink(missing_ok=True)
+        print(f"build_book: {failed} page(s) failed; see the tracebacks above")
+        return 1
     jb = Path(sys.executable).with_name("jupyter-book")
     cmd = [str(jb) if jb.exists() else "jupyter-book", "build", str(ROOT), "--path-output", str(ROOT),
            "-W", "--keep-going"]
@@ -90,12 +196,14 @@ def main(argv=None) -> int:
     start = time.perf_counter()
     result = subprocess.run(cmd, cwd=ROOT)
     seconds = time.perf_counter() - start
-    info = {"seconds": round(seconds, 1), "returncode": result.returncode,
+    info = {"seconds": round(execute_seconds + seconds, 1), "execute_seconds": round(execute_seconds, 1),
+            "render_seconds": round(seconds, 1), "jobs": args.jobs, "returncode": result.returncode,
             "settings": current["settings"], "cpu_cores": os.cpu_count(),
             "platform": platform.platform(), "python": platform.python_version(),
             "finished": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
     write_json(BUILD / "build_info.json", info, indent=1)
-    print(f"build_book: jupyter-book finished in {seconds:.0f} s with code {result.returncode}")
+    print(f"build_book: pages executed in {execute_seconds:.0f} s ({args.jobs} at a time), jupyter-book "
+          f"finished in {seconds:.0f} s with code {result.returncode}")
     if result.returncode != 0:
         # A failed page leaves partial state; force it to re-run next time.
         STAMP.unlink(missing_ok=True)

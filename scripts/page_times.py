@@ -27,6 +27,8 @@ from jupyter_cache import get_cache
 from jeirt.files import write_json
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "book" / "_ext"))
+from cell_timing import cell_timings  # noqa: E402
 
 
 def page_seconds(build: Path) -> dict[str, float]:
@@ -92,10 +94,11 @@ def run_pages(pages: list[Path], timeout: int = 3600) -> tuple[dict[str, float],
 
 def _cell_rows(nb) -> list[dict]:
     rows = []
+    timings = iter(cell_timings(nb))
     for i, cell in enumerate(nb.cells):
         if cell.cell_type != "code":
             continue
-        timing = cell.get("metadata", {}).get("execution", {})
+        timing = next(timings)
         start, end = timing.get("iopub.execute_input"), timing.get("shell.execute_reply")
         seconds = None
         if start and end:

@@ -1,0 +1,84 @@
+"""The book build's parallel page execution (scripts/build_book.py) and its per-cell times
+(book/_ext/cell_timing.py): pages run outside jupyter-book must land in the execution cache under the
+key jupyter-book looks up, or every build would run every page twice."""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "scripts"))
+sys.path.insert(0, str(ROOT / "book" / "_ext"))
+
+import build_book  # noqa: E402
+from cell_timing import cell_timings  # noqa: E402
+
+PAGE = """---
+jupytext:
+  text_representation:
+    extension: .md
+    format_name: myst
+kernelspec:
+  display_name: Python 3
+  language: python
+  name: python3
+---
+
+# A page
+
+```{{code-cell}} ipython3
+x = {value}
+```
+
+Some prose.
+
+```{{code-cell}} ipython3
+:tags: [hide-output]
+print(x + 1)
+```
+"""
+
+
+def test_book_pages_are_the_toc_notebooks_in_order():
+    pages = [p.relative_to(ROOT).as_posix() for p in build_book.book_pages()]
+    assert pages[0] == "book/intro.md" and "book/efficient.md" in pages and "book/reproducing.md" in pages
+    assert "book/bibliography.md" not in pages  # plain Markdown, nothing to execute
+    assert len(pages) == len(set(pages))
+
+
+def test_pages_run_in_parallel_are_found_in_the_cache_with_cell_times(tmp_path):
+    from jupyter_cache import get_cache
+
+    pages = []
+    for value in (1, 2):
+        page = tmp_path / f"page{value}.md"
+        page.write_text(PAGE.format(value=value))
+        pages.append(page)
+    cache_dir = tmp_path / "cache"
+    failed, _ = build_book.execute_missing(pages, cache_dir, jobs=2, timeout=120)
+    assert failed == 0
+    cache = get_cache(str(cache_dir))
+    for value, page in zip((1, 2), pages):
+        record = cache.match_cache_notebook(build_book.read_page(page))  # KeyError: a key jupyter-book would miss
+        nb = cache.get_cache_bundle(record.pk).nb
+        code = [cell for cell in nb.cells if cell.cell_type == "code"]
+        assert code[1].outputs[0]["text"] == f"{value + 1}\n"
+        assert all("execution" not in cell.metadata for cell in code)  # the times would change the key
+        times = cell_timings(nb)
+        assert len(times) == 2 and all(t.get("iopub.execute_input") and t.get("shell.execute_reply") for t in times)
+        assert record.data["execution_seconds"] > 0
+    assert build_book.execute_missing(pages, cache_dir, jobs=2, timeout=120) == (0, 0.0)  # nothing re-run
+
+
+def test_a_failing_page_is_reported_and_not_cached(tmp_path, capsys):
+    from jupyter_cache import get_cache
+
+    page = tmp_path / "broken.md"
+    page.write_text(PAGE.format(value="1 / 0"))
+    failed, _ = build_book.execute_missing([page], tmp_path / "cache", jobs=1, timeout=120)
+    assert failed == 1
+    assert "ZeroDivisionError" in capsys.readouterr().out
+    with pytest.raises(KeyError):
+        get_cache(str(tmp_path / "cache")).match_cache_notebook(build_book.read_page(page))
