@@ -31,8 +31,9 @@ book: setup
 screenshots:
 	$(BIN)/python scripts/screenshots.py
 
+# Tests side by side, one per core (at most 4; pytest-xdist): every chapter runs as its own notebook.
 test: setup
-	$(BIN)/pytest
+	$(BIN)/pytest -n auto --maxprocesses 4
 
 clean:
 	rm -rf _build .jupyter_cache
