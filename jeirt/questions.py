@@ -115,28 +115,35 @@ def _solve(base: torch.Tensor, X: torch.Tensor, y: torch.Tensor, w: torch.Tensor
         b, yy, ww = base[:, start:start + chunk].T, y[:, start:start + chunk].T, w[:, start:start + chunk].T  # (c, m)
         theta = torch.zeros(len(b), k, dtype=base.dtype)
 
-        def objective(t: torch.Tensor, b=b, yy=yy, ww=ww) -> torch.Tensor:  # negative log posterior (c,)
+        def objective(t: torch.Tensor, b=b, yy=yy, ww=ww) -> tuple[torch.Tensor, torch.Tensor]:
+            """Negative log posterior (c,) at t, and the logits z (c, m) it was computed from."""
             z = b + t @ X.T
-            return ((torch.nn.functional.softplus(z) - yy * z) * ww).sum(dim=1) + 0.5 * (t ** 2).sum(dim=1)
+            return ((torch.nn.functional.softplus(z) - yy * z) * ww).sum(dim=1) + 0.5 * (t ** 2).sum(dim=1), z
 
+        # Each accepted step's objective and logits are the next step's `before` and Newton input: one
+        # evaluation of the (c, m) logits per step, not three.
+        before, z = objective(theta)
         for _ in range(max_iter):
-            p = torch.sigmoid(b + theta @ X.T)  # (c, m)
+            p = torch.sigmoid(z)  # (c, m)
             grad = ((p - yy) * ww) @ X + theta  # (c, k)
             hess = ((ww * p * (1 - p)) @ outer).reshape(-1, k, k) + eye  # (c, k, k)
             step = torch.linalg.solve(hess, grad.unsqueeze(-1)).squeeze(-1)
-            before, scale = objective(theta), torch.ones(len(b), 1, dtype=base.dtype)
+            scale = torch.ones(len(b), 1, dtype=base.dtype)
             for _ in range(20):  # halve the step of any question whose posterior got worse
-                worse = objective(theta - scale * step) > before + 1e-12
+                after, z = objective(theta - scale * step)
+                worse = after > before + 1e-12
                 if not worse.any():
                     break
                 scale[worse] *= 0.5
-            theta = theta - scale * step
+            else:  # the halvings ran out: the objective and logits where theta now is
+                after, z = objective(theta - scale * step)
+            theta, before = theta - scale * step, after
             if float((scale * step).abs().max()) < tol:
                 break
-        p = torch.sigmoid(b + theta @ X.T)
+        p = torch.sigmoid(z)
         hess = ((ww * p * (1 - p)) @ outer).reshape(-1, k, k) + eye
         thetas.append(theta)
-        evidence.append(-objective(theta) - 0.5 * torch.linalg.slogdet(hess).logabsdet)
+        evidence.append(-before - 0.5 * torch.linalg.slogdet(hess).logabsdet)
     return torch.cat(thetas), torch.cat(evidence)
 
 

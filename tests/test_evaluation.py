@@ -239,6 +239,62 @@ def test_refine_questions_moves_towards_the_truth(sim):
         efficient.refine_questions(text, V, full, known, prior_sd=1, what="direction")
 
 
+def test_refined_embeddings_are_the_map(sim):
+    """The (r + 1)-dimensional Newton solve is a stationary point of the d-dimensional objective, and no
+    worse than L-BFGS run to convergence on all coordinates at once."""
+    import torch
+
+    ds, truth, _, _ = sim
+    rng = np.random.default_rng(1)
+    V = truth.model_vectors
+    text = truth.question_embeddings[:150] + rng.normal(scale=0.4, size=(150, V.shape[1]))
+    known = np.zeros((len(V), 150), dtype=bool)
+    known[:7] = rng.random((7, 150)) < 0.9  # 7 known models, a few answers missing
+    labels, sd = ds.labels[:, :150].astype(np.float64), 0.5
+
+    def objective(E: torch.Tensor) -> torch.Tensor:
+        norm = E.norm(dim=1, keepdim=True)
+        z = (E / norm) @ torch.as_tensor(V).T - norm
+        y, w = torch.as_tensor(np.nan_to_num(labels).T), torch.as_tensor(known.T, dtype=torch.float64)
+        nll = (torch.nn.functional.binary_cross_entropy_with_logits(z, y, reduction="none") * w).sum()
+        return nll + 0.5 / sd ** 2 * ((E - torch.as_tensor(text)) ** 2).sum()
+
+    refined = torch.tensor(efficient.refine_questions(text, V, labels, known, prior_sd=sd), requires_grad=True)
+    loss = objective(refined)
+    (grad,) = torch.autograd.grad(loss, refined)
+    loss = loss.detach()
+    assert float(grad.abs().max()) < 1e-6
+    lbfgs = torch.tensor(text, requires_grad=True)
+    opt = torch.optim.LBFGS([lbfgs], max_iter=2000, tolerance_grad=1e-9, tolerance_change=1e-14,
+                            line_search_fn="strong_wolfe")
+
+    def closure() -> torch.Tensor:
+        opt.zero_grad()
+        value = objective(lbfgs)
+        value.backward()
+        return value
+
+    opt.step(closure)
+    assert float(loss) <= float(objective(lbfgs).detach()) + 1e-9
+    np.testing.assert_allclose(refined.detach().numpy(), lbfgs.detach().numpy(), atol=1e-4)
+
+
+def test_training_only_fits_the_same_questions_without_onboarding():
+    from jeirt.estimator import JEIRT
+    from jeirt.splits import hold_out_models, split_by_question
+
+    ds, _ = simulate(n_models=30, n_items=300, feature_dim=16, d=4, seed=4)
+    split = hold_out_models(ds, split_by_question(ds, seed=0), 5, seed=0)
+    make = lambda: JEIRT(d=4, encoder="simulated", training={"max_epochs": 5}, progress=False)  # noqa: E731
+    full, lean = make().fit(ds, split), make().fit(ds, efficient.training_only(split))
+    assert not hasattr(lean, "onboard_evidence_") and hasattr(full, "onboard_evidence_")
+    for a, b in zip(full.question_terms(ds), lean.question_terms(ds)):
+        np.testing.assert_array_equal(a, b)
+    trained = [m for m in ds.models if m not in split.held_out]
+    np.testing.assert_array_equal(full.model_vectors_[full.model_index(trained)],
+                                  lean.model_vectors_[lean.model_index(trained)])
+
+
 def test_question_onboarding_experiment_on_a_fitted_model():
     from jeirt.estimator import JEIRT
     from jeirt.splits import split_leave_benchmark_out
