@@ -139,28 +139,33 @@ def _fit_alone(estimator: E, ds: Dataset, split: Split, folder: str | Path | Non
     return fit_cached(estimator, ds, split, folder)
 
 
-def fit_many(estimators: Sequence[E], ds: Dataset, splits: Sequence[Split], n_jobs: int | None = None,
-             folder: str | Path | None = None) -> list[E]:
+def fit_many(estimators: Sequence[E], ds: Dataset | Sequence[Dataset], splits: Sequence[Split],
+             n_jobs: int | None = None, folder: str | Path | None = None) -> list[E]:
     """`fit_cached(estimators[i], ds, splits[i])` for every i, independent fits side by side.
 
-    `n_jobs` worker processes (default: one per CPU core, at most 2) run the fits, one thread each; the
-    fitted estimators come back in order. With one job, or one fit, everything runs in this process.
-    Estimators that are not scikit-learn style (no `get_params`) cannot be keyed: they are fitted here,
-    one after the other, and not cached.
+    `ds` is one dataset for every fit, or one per estimator (fits on different labels of the same
+    questions, say). `n_jobs` worker processes (default: one per CPU core, at most 2) run the fits,
+    one thread each; the fitted estimators come back in order. With one job, or one fit, everything
+    runs in this process. Estimators that are not scikit-learn style (no `get_params`) cannot be
+    keyed: they are fitted here, one after the other, and not cached.
     """
     if len(estimators) != len(splits):
         raise ValueError(f"{len(estimators)} estimators and {len(splits)} splits; give one split per estimator.")
+    datasets = [ds] * len(estimators) if isinstance(ds, Dataset) else list(ds)
+    if len(datasets) != len(estimators):
+        raise ValueError(f"{len(estimators)} estimators and {len(datasets)} datasets; give one dataset, or one "
+                         "per estimator.")
     jobs = min(2, os.cpu_count() or 1) if n_jobs is None else int(n_jobs)
     if jobs < 1:
         raise ValueError(f"n_jobs={n_jobs}; expected a positive number of worker processes (or None).")
     if not all(hasattr(est, "get_params") for est in estimators):
-        return [est.fit(ds, split) for est, split in zip(estimators, splits)]
+        return [est.fit(data, split) for est, data, split in zip(estimators, datasets, splits)]
     # Chosen here, not in the workers: joblib keeps its worker processes between calls, and they would
     # still see the environment ($JEIRT_FIT_CACHE) of the call that started them.
     folder = Path(folder) if folder is not None else default_folder()
     if jobs == 1 or len(estimators) <= 1:
-        return [fit_cached(est, ds, split, folder) for est, split in zip(estimators, splits)]
+        return [fit_cached(est, data, split, folder) for est, data, split in zip(estimators, datasets, splits)]
     # max_nbytes=None: arrays travel pickled, so each worker's are its own and writable (joblib would
     # otherwise share large ones as read-only memory maps, which torch warns about).
-    return Parallel(n_jobs=jobs, max_nbytes=None)(delayed(_fit_alone)(est, ds, split, folder)
-                                                  for est, split in zip(estimators, splits))
+    return Parallel(n_jobs=jobs, max_nbytes=None)(delayed(_fit_alone)(est, data, split, folder)
+                                                  for est, data, split in zip(estimators, datasets, splits))

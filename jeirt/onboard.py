@@ -12,11 +12,14 @@ is the posterior covariance (Laplace approximation), and its determinant gives e
 
 How the solve is kept at the cost of its arithmetic: the data part of a Hessian, U^T diag(c) U over the
 questions a model answered, is one float32 matrix product (the solve, gradients and determinants stay in
-float64); Newton steps reuse a Hessian while they keep converging fast (a chord method: same optimum,
-cheap steps) and recompute it only when they slow down; several prior widths are solved from the
-narrowest to the widest, each warm-started at the previous optimum with its Hessian; models that
-answered the same questions share the Hessian at the prior mean. So a width costs about one Hessian
-per model, the one its evidence needs anyway.
+float64, its log determinant from the Cholesky factor); Newton steps reuse a Hessian while they keep
+converging fast (a chord method: same optimum, cheap steps), with BFGS corrections from the gradients
+seen since (two passes over the questions a step, where a Hessian costs about thirty), and recompute
+it only when they slow down; several prior widths are solved from the narrowest to the widest, each
+warm-started at the previous optimum with its Hessian; models that answered the same questions share
+the Hessian at the prior mean; all models of a chunk take each step together (one matrix product for
+their logits, one for their gradients). So a width costs one Hessian per model, the one its evidence
+needs anyway, and a few cheap steps.
 """
 from __future__ import annotations
 
@@ -42,6 +45,7 @@ class OnboardResult:
 
 
 PRIOR_SCALES = (1.0, 10.0, 100.0, 1000.0, 10000.0)  # prior widths (x the known vectors' variance) "auto" tries
+_MEMORY = 8  # BFGS pairs a model's quasi-Newton steps keep (a width rarely needs more steps than this)
 
 
 def prior_from_vectors(vectors: np.ndarray) -> tuple[np.ndarray, float]:
@@ -69,10 +73,23 @@ class _Chunk:
         self.cols = [None if row.all() else torch.as_tensor(np.flatnonzero(row), device=dev) for row in observed]
         # A Hessian over fewer answers than 2d costs about what its Cholesky factor does: then every
         # step gets a fresh one (plain Newton, fewest steps); else steps reuse it while they converge.
-        self.cheap_hessians = int(observed.sum(axis=1).max()) < 2 * u.shape[1]
+        counts = observed.sum(axis=1)
+        self.cheap_hessians = int(counts.max()) < 2 * u.shape[1]
+        if self.cheap_hessians:  # each model's answered questions, padded to the most any answered
+            at = np.zeros((len(observed), int(counts.max())), dtype=np.int64)  # (m, n_most)
+            valid = np.arange(at.shape[1])[None] < counts[:, None]  # (m, n_most)
+            at[valid] = np.flatnonzero(observed.ravel()) % observed.shape[1]
+            self.padded = torch.as_tensor(at, device=dev)
+            self.padded_valid = torch.as_tensor(valid, dtype=u.dtype, device=dev)
+            self.padded_u = u[self.padded]  # (m, n_most, d) float64: all the Hessians at once by bmm
 
     def logits(self, v: torch.Tensor) -> torch.Tensor:
-        return v @ self.u.T - self.r
+        """u_q . v - r_q for every model and question (m, n_items)."""
+        return torch.addmm(self.r, v, self.u.T, beta=-1)
+
+    def gradient(self, z: torch.Tensor, v: torch.Tensor, mu: torch.Tensor, precision: float) -> torch.Tensor:
+        """Gradient of the negative log posterior (m, d) at the vectors `v` whose logits are `z`."""
+        return torch.addmm(precision * (v - mu), (torch.sigmoid(z) - self.y) * self.w, self.u)
 
     def data_hessian(self, curvature: torch.Tensor, rows: Sequence[int]) -> torch.Tensor:
         """U^T diag(curvature[k]) U (len(rows), d, d) in float64, each one product over the questions
@@ -80,6 +97,11 @@ class _Chunk:
         entries, moves nothing measurable), in float64 when they are fewer than 2d (cheap, and the
         prior then carries more of the curvature)."""
         d = self.u.shape[1]
+        if self.cheap_hessians:  # one batched product over each model's (padded) answers, float64
+            at = torch.as_tensor(list(rows), dtype=torch.int64, device=self.u.device)
+            ck = curvature[at].gather(1, self.padded[at]) * self.padded_valid[at]  # (len(rows), n_most)
+            uk = self.padded_u[at]
+            return torch.bmm(uk.transpose(1, 2) * ck[:, None, :], uk)
         out = torch.empty(len(rows), d, d, dtype=torch.float64, device=self.u.device)
         for i, k in enumerate(rows):
             cols = self.cols[k]
@@ -91,7 +113,8 @@ class _Chunk:
             uk = self.u32 if cols is None else self.u32[cols]
             ck = ck.to(torch.float32)
             if uk.device.type == "cpu":  # BLAS syrk: one triangle of A^T A, half a general product's work
-                a = (uk * ck.sqrt()[:, None]).numpy()
+                # sqrt(c_q) u_q: in place when `uk` is already a gathered copy (one pass less).
+                a = (uk * ck.sqrt()[:, None] if cols is None else uk.mul_(ck.sqrt()[:, None])).numpy()
                 upper = torch.from_numpy(blas.ssyrk(1.0, a.T, trans=0)).to(torch.float64)
                 out[i] = upper.triu() + upper.triu(1).T
             else:
@@ -115,25 +138,52 @@ class _Chunk:
         return distinct[torch.as_tensor([first.index(k) for k in inverse], device=distinct.device)]
 
 
+def _two_loop(grad: torch.Tensor, inverse: torch.Tensor, s: torch.Tensor, y: torch.Tensor,
+              rho: torch.Tensor) -> torch.Tensor:
+    """Quasi-Newton step (m, d): the inverse chord matrix `inverse` (m, d, d) with the BFGS corrections
+    of the pairs s, y (m, k, d), oldest first; rho (m, k) = 1 / (s . y), 0 for an empty or unusable
+    pair (which then does nothing). L-BFGS's two-loop recursion, batched over models."""
+    q, alpha = grad.clone(), []
+    for i in reversed(range(s.shape[1])):
+        a = rho[:, i] * (s[:, i] * q).sum(dim=1)
+        q -= a[:, None] * y[:, i]
+        alpha.append(a)
+    step = torch.bmm(inverse, q.unsqueeze(-1)).squeeze(-1)
+    for i, a in zip(range(s.shape[1]), reversed(alpha)):
+        b = rho[:, i] * (y[:, i] * step).sum(dim=1)
+        step += (a - b)[:, None] * s[:, i]
+    return step
+
+
 def _solve_width(chunk: _Chunk, v: torch.Tensor, data_hess: torch.Tensor, mu: torch.Tensor, precision: float,
                  max_iter: int, tol: float) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, int]:
     """MAP vectors at one prior precision from the start `v`, with `data_hess` a data Hessian near it.
 
-    Damped Newton steps that keep their Hessian while each step is at most half the previous one, and
-    recompute it (at the current vector, for the models that slowed down) otherwise. Returns the
-    vectors, the exact data Hessian there, the objective there, and the steps run.
+    Damped quasi-Newton steps: the chord matrix `data_hess` + precision I (inverted once, from its
+    Cholesky factor: a step is then a matrix-vector product) corrected by BFGS updates from the
+    gradients seen since (a step costs two passes over the questions, a Hessian about thirty); a
+    model whose step is not at most half its previous one gets an exact Hessian at its current vector
+    instead (and its corrections are dropped). When Hessians are cheap (`chunk.cheap_hessians`), every
+    step is an exact Newton step with a fresh one. Returns the vectors, the exact data Hessian there
+    (the evidence needs it; the next width starts from it), the objective there, and the steps run.
     """
     m, d = v.shape
+    quasi = not chunk.cheap_hessians
     eye = precision * torch.eye(d, dtype=torch.float64, device=v.device)
     factor = torch.linalg.cholesky(data_hess + eye)
+    inverse = torch.cholesky_inverse(factor) if quasi else None
     previous = torch.full((m,), torch.inf, dtype=torch.float64, device=v.device)
+    pairs = torch.zeros(2, m, _MEMORY, d, dtype=torch.float64, device=v.device)  # (s, y) of the last steps
+    rho = torch.zeros(m, _MEMORY, dtype=torch.float64, device=v.device)
     steps = 0
     z = chunk.logits(v)
     objective = _objective(z, v, chunk.y, chunk.w, mu, precision)
+    grad = chunk.gradient(z, v, mu, precision)
     for steps in range(1, max_iter + 1):
-        p = torch.sigmoid(z)
-        grad = ((p - chunk.y) * chunk.w) @ chunk.u + precision * (v - mu)  # (m, d)
-        step = torch.cholesky_solve(grad.unsqueeze(-1), factor).squeeze(-1)
+        if quasi:
+            step = _two_loop(grad, inverse, pairs[0], pairs[1], rho)
+        else:
+            step = torch.cholesky_solve(grad.unsqueeze(-1), factor).squeeze(-1)
         # Damping: halve the step of any model whose posterior got worse (Newton can overshoot).
         scale = torch.ones(m, 1, dtype=v.dtype, device=v.device)
         for _ in range(20):
@@ -148,14 +198,27 @@ def _solve_width(chunk: _Chunk, v: torch.Tensor, data_hess: torch.Tensor, mu: to
             trial = v - scale * step
             z_trial = chunk.logits(trial)
             after = _objective(z_trial, trial, chunk.y, chunk.w, mu, precision)
-        v, z, objective = trial, z_trial, after  # the accepted point's logits serve the next step
         size = (scale * step).abs().amax(dim=1)
         if float(size.max()) < tol:
+            v, z, objective = trial, z_trial, after
             break
+        new_grad = chunk.gradient(z_trial, trial, mu, precision)
+        if quasi:
+            # BFGS pair of this step (oldest dropped); s . y > 0 on this strictly convex objective, but
+            # a pair too small to trust (rounding) is kept inert (rho = 0).
+            s_k, y_k = trial - v, new_grad - grad
+            sy = (s_k * y_k).sum(dim=1)
+            usable = sy > 1e-10 * s_k.norm(dim=1) * y_k.norm(dim=1)
+            pairs = torch.cat([pairs[:, :, 1:], torch.stack([s_k, y_k])[:, :, None]], dim=2)
+            rho = torch.cat([rho[:, 1:], torch.where(usable, 1.0 / sy.clamp_min(1e-300), 0.0)[:, None]], dim=1)
+        v, z, objective, grad = trial, z_trial, after, new_grad  # the accepted point serves the next step
         slow = torch.nonzero(((size > 0.5 * previous) | chunk.cheap_hessians) & (size >= tol)).flatten().tolist()
         if slow:  # a stale Hessian: take exact Newton steps for these models again
             data_hess[slow] = chunk.hessian_from_logits(z, slow)
             factor[slow] = torch.linalg.cholesky(data_hess[slow] + eye)
+            if quasi:
+                inverse[slow] = torch.cholesky_inverse(factor[slow])
+                pairs[:, slow], rho[slow] = 0.0, 0.0
             size[slow] = torch.inf
         previous = size
     return v, chunk.hessian_from_logits(z), objective, steps
@@ -220,13 +283,14 @@ def fit_model_vectors(directions: np.ndarray, norms: np.ndarray, labels: np.ndar
             precision = 1.0 / variances[j]
             v, data_hess, objective, n = _solve_width(part, v, data_hess, mu, precision, max_iter, tol)
             steps += n
-            hess = data_hess + precision * torch.eye(d, dtype=torch.float64, device=dev)
+            # H is positive definite: its log determinant from its Cholesky factor (half an LU's work).
+            factor = torch.linalg.cholesky(data_hess + precision * torch.eye(d, dtype=torch.float64, device=dev))
+            logdet = 2 * torch.diagonal(factor, dim1=-2, dim2=-1).log().sum(dim=-1)
             # log p(y) ~ log p(y | v) + log N(v; mu, I / precision) + (d/2) log 2 pi - (1/2) log det H
-            evidence[j, rows] = (-objective + 0.5 * d * np.log(precision)
-                                 - 0.5 * torch.linalg.slogdet(hess).logabsdet).cpu().numpy()
+            evidence[j, rows] = (-objective + 0.5 * d * np.log(precision) - 0.5 * logdet).cpu().numpy()
             vectors[j, rows] = v.cpu().numpy()
             if single_cov is not None:
-                single_cov.append(torch.linalg.inv(hess).cpu().numpy())
+                single_cov.append(torch.cholesky_inverse(factor).cpu().numpy())
         iters = max(iters, steps)
     totals = evidence.sum(axis=1)
     best = int(np.argmax(totals))  # the first of equal ones, in the order given

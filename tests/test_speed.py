@@ -116,6 +116,31 @@ def test_fit_many_writes_where_the_environment_says_at_each_call(tmp_path, monke
         assert len(list((tmp_path / name).glob("*.pt"))) == 2, name
 
 
+def test_fit_many_takes_one_dataset_per_fit(tmp_path):
+    from jeirt.baselines import ModelAccuracy
+
+    ds, _ = simulate(n_models=8, n_items=200, feature_dim=8, d=4, seed=0)
+    flipped = ds.subset()
+    flipped.labels = 1 - flipped.labels
+    split = split_by_question(ds, seed=0)
+    fits = fitcache.fit_many([ModelAccuracy(), ModelAccuracy()], [ds, flipped], [split, split], n_jobs=2,
+                             folder=tmp_path)
+    np.testing.assert_allclose(fits[1].predict_proba(ds), 1 - fits[0].predict_proba(ds))
+    with pytest.raises(ValueError, match="datasets"):
+        fitcache.fit_many([ModelAccuracy(), ModelAccuracy()], [ds], [split, split])
+
+
+def test_null_refits_side_by_side_equal_the_refits_made_here():
+    from jeirt.baselines.irt import TwoPL
+    from jeirt.book import one_number
+
+    ds, _ = simulate(n_models=30, n_items=60, feature_dim=8, d=2, seed=0)
+    fits, data = {"sim": TwoPL(device="cpu").fit(ds)}, {"sim": ds}
+    apart = one_number.null_shares(fits, data, (0, 1), device="cpu", n_jobs=2)
+    here = one_number.null_shares(fits, data, (0, 1), device="cpu", n_jobs=1)
+    assert apart == here and len(here["sim"]) == 2 and here["sim"][0] != here["sim"][1]
+
+
 def test_code_version_changes_with_the_core_source(monkeypatch, tmp_path):
     core = tmp_path / "jeirt"
     (core / "book").mkdir(parents=True)

@@ -275,15 +275,7 @@ def onboarding_rate(ds: Dataset, make_model: Callable[[int], Estimator], held_ou
     """
     if not counts or min(counts) < 1:
         raise ValueError(f"counts={list(counts)}; expected positive item counts.")
-    split = split_by_question(ds, seed=seed)
-    if isinstance(held_out, int):
-        complete = np.flatnonzero(ds.observed.all(axis=1))
-        if not 0 < held_out <= len(complete) - 2:
-            raise ValueError(f"held_out={held_out}; {len(complete)} LLMs of {ds.name!r} are graded on every "
-                             f"item, so hold out between 1 and {len(complete) - 2} (two must stay to train).")
-        rng = np.random.default_rng(seed)
-        held_out = [ds.models[i] for i in np.sort(rng.choice(complete, size=held_out, replace=False))]
-    held = hold_out_models(ds, split, list(held_out), seed)
+    split, held = _rate_split(ds, held_out, seed)
     names = list(held.held_out)
     idx = ds.model_index(names)
     new = ds.subset(models=names)
@@ -310,6 +302,34 @@ def onboarding_rate(ds: Dataset, make_model: Callable[[int], Estimator], held_ou
     order = [*counts, "all"]  # rows by budget, the all-items fit last
     table = table.sort_values("budget", key=lambda b: b.map(order.index), kind="stable").reset_index(drop=True)
     return table
+
+
+def _rate_split(ds: Dataset, held_out: int | Sequence[str], seed: int) -> tuple[Split, Split]:
+    """`onboarding_rate`'s splits: `split_by_question(ds, seed)`, and the same with `held_out` LLMs (a
+    number drawn with `seed` among the LLMs graded on every item, or names) held out of it."""
+    split = split_by_question(ds, seed=seed)
+    if isinstance(held_out, int):
+        complete = np.flatnonzero(ds.observed.all(axis=1))
+        if not 0 < held_out <= len(complete) - 2:
+            raise ValueError(f"held_out={held_out}; {len(complete)} LLMs of {ds.name!r} are graded on every "
+                             f"item, so hold out between 1 and {len(complete) - 2} (two must stay to train).")
+        rng = np.random.default_rng(seed)
+        held_out = [ds.models[i] for i in np.sort(rng.choice(complete, size=held_out, replace=False))]
+    return split, hold_out_models(ds, split, list(held_out), seed)
+
+
+def onboarding_rates(ds: Dataset, make_models: dict, held_out: int | Sequence[str],
+                     counts: Sequence[int] = RATE_COUNTS, seed: int = 0, prior_scale: float | str = "auto",
+                     progress: bool = True) -> dict:
+    """`onboarding_rate` for each `make_models[key]` (one per d, say) on the same held-out LLMs.
+
+    Their fits are independent: made side by side on the cores first (`jeirt.fitcache.fit_many`), so
+    each `onboarding_rate` reads its fit back from the cache. Returns {key: its table}.
+    """
+    _, held = _rate_split(ds, held_out, seed)
+    fit_many([make(int(seed)) for make in make_models.values()], ds, [held] * len(make_models))
+    return {key: onboarding_rate(ds, make, list(held.held_out), counts, seed, prior_scale, progress)
+            for key, make in make_models.items()}
 
 
 def _bernoulli_kl(p: np.ndarray, q: np.ndarray, eps: float = 1e-7) -> np.ndarray:
@@ -349,7 +369,7 @@ def known_question_onboarding(ds: Dataset, make_model: Callable[[int], Estimator
     held-out ones on their training answers), with and without corrections ("All" rows).
 
     Returns one row per seed, method and setting: accuracy, auc, log_loss over the held-out LLMs'
-    test answers, n_test, answers_per_model, seconds (onboarding all of them; the fit for All) and
+    test answers, n_test, answers_per_model, seconds (onboarding all of them; for All, the fit's training time) and
     seconds_per_model.
     """
     from jeirt.baselines.irt import PerQuestionIRT
@@ -363,15 +383,23 @@ def known_question_onboarding(ds: Dataset, make_model: Callable[[int], Estimator
                 "seconds": seconds, "seconds_per_model": seconds / n, **extra}
 
     rows = []
+    helds = {int(seed): hold_out_models(ds, split_by_question(ds, seed=seed), held_out, seed) for seed in seeds}
+    knowns = {seed: known_question_split(held) for seed, held in helds.items()}
+    boths = {seed: Split(known.train | helds[seed].onboard, known.val, known.test, f"{known.name}-joint")
+             for seed, known in knowns.items()}
+    # Every JE-IRT fit (per seed; with `joint` also the one with every LLM) is independent: made side
+    # by side on the cores and kept (`jeirt.fitcache.fit_many`); `seconds` of a fit is its training time.
+    jobs = [(seed, knowns[seed]) for seed in helds] + ([(seed, boths[seed]) for seed in helds] if joint else [])
+    fits = dict(zip(((seed, split.name) for seed, split in jobs),
+                    fit_many([make_model(seed) for seed, _ in jobs], ds, [split for _, split in jobs])))
     for seed in tqdm(seeds, desc="known-question onboarding", disable=not progress):
-        held = hold_out_models(ds, split_by_question(ds, seed=seed), held_out, seed)
-        known = known_question_split(held)
+        held, known = helds[int(seed)], knowns[int(seed)]
         names = list(held.held_out)
         idx = ds.model_index(names)
         new = ds.subset(models=names)
         test_mask, labels = known.test[idx], np.nan_to_num(new.labels)
         trained = np.flatnonzero(~np.isin(np.asarray(ds.models), names))
-        model = make_model(int(seed)).fit(ds, known)
+        model = fits[int(seed), known.name]
         start = time.perf_counter()
         corrections = model.fit_corrections(ds.subset(models=trained), known.train[trained]).corrections_
         correction_seconds = time.perf_counter() - start
@@ -398,10 +426,9 @@ def known_question_onboarding(ds: Dataset, make_model: Callable[[int], Estimator
                 rows.append(row(seed, f"{'rasch' if kind == '1pl' else '2pl'} (per question)", setting,
                                 irt.predict_proba(new), labels, test_mask, seconds, len(names), answers))
         if joint:  # every LLM trained together, the held-out ones on their training answers
-            both = Split(known.train | held.onboard, known.val, known.test, f"{known.name}-joint")
-            start = time.perf_counter()
-            full = make_model(int(seed)).fit(ds, both)
-            seconds = time.perf_counter() - start
+            both = boths[int(seed)]
+            full = fits[int(seed), both.name]
+            seconds = full.history_.seconds
             answers = float(held.onboard[idx].sum(axis=1).mean())
             rows.append(row(seed, "je-irt", "All", full.predict_proba(new), labels, test_mask, seconds, len(names),
                             answers))

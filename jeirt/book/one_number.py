@@ -3,11 +3,14 @@ saturation and the correct-set inclusion test, with their figures.
 """
 from __future__ import annotations
 
+import os
 import warnings
+from typing import Sequence
 
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
+from joblib import Parallel, delayed
 from tqdm import (
     tqdm,  # plain tqdm: tqdm.auto warns on stderr in kernels without ipywidgets
 )
@@ -185,6 +188,34 @@ def null_dataset(irt: TwoPL, ds: Dataset, seed: int = 0) -> Dataset:
     z = irt.ability_[rows, None] * a[None, :] + irt.intercept_[None, cols]
     labels = sample_labels(1.0 / (1.0 + np.exp(-z)), ds.observed, seed)
     return Dataset(f"{ds.name}-null{seed}", ds.models, ds.items, labels)
+
+
+def _null_shares(irt: TwoPL, ds: Dataset, seed: int, device: str | None) -> dict:
+    """`discrimination_shares` of a 2PL refitted to `null_dataset(irt, ds, seed)` (one worker's job)."""
+    return discrimination_shares(TwoPL(device=device).fit(null_dataset(irt, ds, seed=seed)).discrimination_)
+
+
+def null_shares(fits: dict[str, TwoPL], data: dict[str, Dataset], seeds: Sequence[int],
+                device: str | None = None, n_jobs: int | None = None) -> dict[str, list[dict]]:
+    """For each name of `fits`, the `discrimination_shares` of a 2PL refitted to
+    `null_dataset(fits[name], data[name], seed)`, one per seed: the chance level of each share.
+
+    The refits are independent: `n_jobs` worker processes (default one per CPU core, at most 2) make
+    them side by side, each on one thread (a 2PL fit's own default), so they equal fits made here.
+    """
+    jobs = [(name, int(seed)) for name in fits for seed in seeds]
+    n_jobs = min(2, os.cpu_count() or 1) if n_jobs is None else int(n_jobs)
+    if n_jobs < 1:
+        raise ValueError(f"n_jobs={n_jobs}; expected a positive number of worker processes (or None).")
+    if n_jobs == 1 or len(jobs) <= 1:
+        shares = [_null_shares(fits[name], data[name], seed, device) for name, seed in jobs]
+    else:
+        shares = Parallel(n_jobs=n_jobs, max_nbytes=None)(
+            delayed(_null_shares)(fits[name], data[name], seed, device) for name, seed in jobs)
+    out: dict[str, list[dict]] = {name: [] for name in fits}
+    for (name, _), share in zip(jobs, shares):
+        out[name].append(share)
+    return out
 
 
 def correct_set_inclusion(labels: np.ndarray, models: list[str] | None = None, mask: np.ndarray | None = None,
