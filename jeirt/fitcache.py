@@ -144,7 +144,7 @@ def fit_many(estimators: Sequence[E], ds: Dataset | Sequence[Dataset], splits: S
     """`fit_cached(estimators[i], ds, splits[i])` for every i, independent fits side by side.
 
     `ds` is one dataset for every fit, or one per estimator (fits on different labels of the same
-    questions, say). `n_jobs` worker processes (default: one per CPU core, at most 2) run the fits,
+    questions, say). `n_jobs` worker processes (default: `jeirt.settings.workers()`) run the fits,
     one thread each; the fitted estimators come back in order. With one job, or one fit, everything
     runs in this process. Estimators that are not scikit-learn style (no `get_params`) cannot be
     keyed: they are fitted here, one after the other, and not cached.
@@ -155,7 +155,7 @@ def fit_many(estimators: Sequence[E], ds: Dataset | Sequence[Dataset], splits: S
     if len(datasets) != len(estimators):
         raise ValueError(f"{len(estimators)} estimators and {len(datasets)} datasets; give one dataset, or one "
                          "per estimator.")
-    jobs = min(2, os.cpu_count() or 1) if n_jobs is None else int(n_jobs)
+    jobs = settings.workers() if n_jobs is None else int(n_jobs)
     if jobs < 1:
         raise ValueError(f"n_jobs={n_jobs}; expected a positive number of worker processes (or None).")
     if not all(hasattr(est, "get_params") for est in estimators):

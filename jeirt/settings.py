@@ -5,6 +5,8 @@
 `JEIRT_CACHE` folder for encoder caches and downloads (default: `data/cache/` of this checkout when
               it is writable, else `~/.cache/jeirt`).
 `JEIRT_DEVICE` torch device to use (default: CUDA, then MPS, then CPU).
+`JEIRT_WORKERS` worker processes for independent fits and runs (default: one per CPU core, at most 2;
+              the book build sets it to the cores left to each page it runs at the same time).
 """
 from __future__ import annotations
 
@@ -40,6 +42,16 @@ def cache_dir() -> Path:
         path = Path.home() / ".cache" / "jeirt"
     path.mkdir(parents=True, exist_ok=True)
     return path.resolve()
+
+
+def workers() -> int:
+    """How many worker processes independent fits may use (`JEIRT_WORKERS`, else one per core, at most 2)."""
+    chosen = os.environ.get("JEIRT_WORKERS")
+    if chosen is None:
+        return min(2, os.cpu_count() or 1)
+    if not chosen.isdigit() or int(chosen) < 1:
+        raise ValueError(f"JEIRT_WORKERS={chosen!r}; expected a positive whole number of worker processes.")
+    return int(chosen)
 
 
 def default_device() -> torch.device:

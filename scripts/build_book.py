@@ -179,6 +179,9 @@ def main(argv=None) -> int:
     vendor_mathjax.vendor()
     current = fingerprint()
     stale = refresh_cache(current)
+    # The cores left to each page for its own worker processes (jeirt.settings.workers): pages running
+    # side by side already fill the cores, and a worker costs seconds to start.
+    os.environ.setdefault("JEIRT_WORKERS", str(max(1, (os.cpu_count() or 1) // args.jobs)))
     pages = book_pages()
     timeout = int(yaml.safe_load((ROOT / "_config.yml").read_text()).get("execute", {}).get("timeout", 3600))
     failed, execute_seconds = execute_missing(pages, CACHE, args.jobs, timeout,

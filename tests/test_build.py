@@ -82,3 +82,18 @@ def test_a_failing_page_is_reported_and_not_cached(tmp_path, capsys):
     assert "ZeroDivisionError" in capsys.readouterr().out
     with pytest.raises(KeyError):
         get_cache(str(tmp_path / "cache")).match_cache_notebook(build_book.read_page(page))
+
+
+def test_workers_follow_jeirt_workers(monkeypatch):
+    import os
+
+    from jeirt.settings import workers
+
+    monkeypatch.delenv("JEIRT_WORKERS", raising=False)
+    assert workers() == min(2, os.cpu_count() or 1)
+    monkeypatch.setenv("JEIRT_WORKERS", "3")
+    assert workers() == 3
+    for bad in ("0", "two", "-1"):
+        monkeypatch.setenv("JEIRT_WORKERS", bad)
+        with pytest.raises(ValueError, match="JEIRT_WORKERS"):
+            workers()

@@ -3,7 +3,6 @@ saturation and the correct-set inclusion test, with their figures.
 """
 from __future__ import annotations
 
-import os
 import warnings
 from typing import Sequence
 
@@ -18,6 +17,7 @@ from tqdm import (
 from jeirt.baselines.irt import TwoPL, sample_labels
 from jeirt.book.figures import PALETTE, SEQUENTIAL
 from jeirt.data import Dataset
+from jeirt.settings import workers
 
 
 def discrimination_scatter(ax: plt.Axes, discrimination: np.ndarray, difficulty: np.ndarray,
@@ -200,11 +200,11 @@ def null_shares(fits: dict[str, TwoPL], data: dict[str, Dataset], seeds: Sequenc
     """For each name of `fits`, the `discrimination_shares` of a 2PL refitted to
     `null_dataset(fits[name], data[name], seed)`, one per seed: the chance level of each share.
 
-    The refits are independent: `n_jobs` worker processes (default one per CPU core, at most 2) make
+    The refits are independent: `n_jobs` worker processes (default `jeirt.settings.workers()`) make
     them side by side, each on one thread (a 2PL fit's own default), so they equal fits made here.
     """
     jobs = [(name, int(seed)) for name in fits for seed in seeds]
-    n_jobs = min(2, os.cpu_count() or 1) if n_jobs is None else int(n_jobs)
+    n_jobs = workers() if n_jobs is None else int(n_jobs)
     if n_jobs < 1:
         raise ValueError(f"n_jobs={n_jobs}; expected a positive number of worker processes (or None).")
     if n_jobs == 1 or len(jobs) <= 1:

@@ -493,11 +493,12 @@ class RoutingRun:
 
 
 def fit_routers(ds: Dataset, split: Split, factories: Mapping[str, Callable[[], object]],
-                progress: bool = False, n_jobs: int = 1) -> RoutingRun:
+                progress: bool = False, n_jobs: int | None = None) -> RoutingRun:
     """Fit each `factories[name]()` (fit(ds, split), predict_proba(ds)) and route its test questions.
 
-    n_jobs > 1 fits the routers side by side in that many worker processes, through the fitted-model
-    cache (`jeirt.fitcache.fit_many`; the same fits, a fit made before is read back)."""
+    n_jobs None fits them here, one after the other; a number fits them through the fitted-model cache
+    (`jeirt.fitcache.fit_many`: the same fits, a fit made before is read back) in that many worker
+    processes (1: here)."""
     from jeirt.fitcache import fit_many
     from jeirt.metrics import evaluate
 
@@ -506,7 +507,7 @@ def fit_routers(ds: Dataset, split: Split, factories: Mapping[str, Callable[[], 
     test = RoutingSet.from_dataset(ds, split.test)
     cols = test.columns_of(ds)
     probs, scores, fitted = {}, {}, {}
-    if n_jobs > 1:
+    if n_jobs is not None:
         made = fit_many([make() for make in factories.values()], ds, [split] * len(factories), n_jobs=n_jobs)
         fitted = dict(zip(factories, made))
     for name, make in tqdm(factories.items(), desc=f"routers on {ds.name}", disable=not progress, leave=False):
