@@ -641,7 +641,7 @@ def _list(values: Sequence[str] | None) -> list[str]:
 
 def add_compare_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     """Add `compare` to the `jeirt` command's subparsers."""
-    from jeirt.tasks.compare import METHODS
+    from jeirt.tasks.compare import METHODS, VARIANTS
 
     text = "fit every method on several seeds of a split and tabulate accuracy, AUC, Brier, ECE, fit time"
     p = subparsers.add_parser("compare", help=text, description=text)
@@ -652,7 +652,8 @@ def add_compare_parser(subparsers: argparse._SubParsersAction) -> argparse.Argum
     p.add_argument("--split", default="question", help="'question' (default), 'without:<benchmark>' or "
                    "'known:<n>' (n new models onboarded onto questions the others answered)")
     p.add_argument("--seeds", default="0,1,2", help="comma-separated seeds (default 0,1,2)")
-    p.add_argument("--methods", default=",".join(METHODS), help=f"comma-separated subset of {','.join(METHODS)}")
+    p.add_argument("--methods", default=",".join(METHODS), help=f"comma-separated subset of {','.join(METHODS)}; "
+                   f"variants beyond the paper, run only when named: {','.join(VARIANTS)}")
     p.add_argument("--out", help="write the runs here (.csv; a .json with config and summary goes beside it)")
     p.add_argument("--json", help="also write the summary table to this JSON file")
     p.add_argument("--threads", type=int, help="torch CPU threads (default: torch's own)")

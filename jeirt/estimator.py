@@ -87,6 +87,10 @@ class JEIRT(BaseEstimator):
     question_correction  after training, also fit per-question corrections of the training questions
                   from the trained models' answers (`fit_corrections`, `jeirt.questions`). Not in the
                   paper, off by default (the paper's JE-IRT); new questions always go through the text
+    benchmark_feature  append a one-hot of each question's benchmark to its frozen features (scaled to
+                  the features' median norm), for datasets whose bare prompts say less than their
+                  benchmark label (metabench). Not in the paper, off by default; benchmarks without a
+                  training question get no one-hot, and questions must then come as a Dataset
     random_state  seeds initialisation, batch order and the default split
     device        torch device; None: CUDA, then MPS, then CPU
     progress      progress bars while encoding and training
@@ -96,7 +100,7 @@ class JEIRT(BaseEstimator):
                  dropout: float | None = None, feature_noise: float | None = None,
                  training: TrainConfig | dict | None = None, calibrate: bool = True, search: bool = False,
                  search_budget: float = 300.0, question_correction: bool = False, random_state: int = 0,
-                 device: str | None = None, progress: bool = True):
+                 device: str | None = None, progress: bool = True, benchmark_feature: bool = False):
         self.d = d
         self.encoder = encoder
         self.recipe = recipe
@@ -110,6 +114,7 @@ class JEIRT(BaseEstimator):
         self.random_state = random_state
         self.device = device
         self.progress = progress
+        self.benchmark_feature = benchmark_feature
 
     def _check_params(self) -> None:
         if self.recipe not in RECIPES:
@@ -140,6 +145,12 @@ class JEIRT(BaseEstimator):
             raise ValueError(f"split masks have shape {split.train.shape}; the dataset's labels have "
                              f"{ds.labels.shape}. Make the split from this dataset.")
         features = ds.features(self.encoder_, progress=self.progress)
+        self.benchmarks_, self.benchmark_scale_ = None, 1.0
+        if self.benchmark_feature:  # the benchmarks that have training questions, in a fixed order
+            trained = np.asarray(split.train).any(axis=0)
+            self.benchmarks_ = sorted(set(ds.items["benchmark"].astype(str)[trained]))
+            self.benchmark_scale_ = float(np.median(np.linalg.norm(features[trained], axis=1)))
+            features = self._with_benchmarks(features, ds.items["benchmark"])
         base = {"d": self.d_, "dropout": self.dropout_, "feature_noise": self.feature_noise_}
         candidates = [{}] + (list(SEARCH_GRID) if self.search else [])
         start, best, self.search_results_ = time.perf_counter(), None, []
@@ -280,10 +291,17 @@ class JEIRT(BaseEstimator):
         return directions, norms
 
     def question_features(self, questions: Questions) -> np.ndarray:
-        """Frozen-encoder features (n_items, feature_dim) of a Dataset, a list of texts or an array."""
+        """Frozen-encoder features (n_items, feature_dim) of a Dataset, a list of texts or an array
+        (with `benchmark_feature`, the one-hot of each Dataset question's benchmark appended)."""
         self._check_fitted()
+        benchmarks = getattr(self, "benchmarks_", None)
         if isinstance(questions, Dataset):
             feats = questions.features(self.encoder_, progress=self.progress)
+            if benchmarks is not None:
+                feats = self._with_benchmarks(feats, questions.items["benchmark"])
+        elif benchmarks is not None and not isinstance(questions, np.ndarray):
+            raise ValueError("this JEIRT takes each question's benchmark as a feature (benchmark_feature=True); "
+                             "give the questions as a Dataset, whose items name their benchmark.")
         elif isinstance(questions, np.ndarray) and questions.dtype != object:
             feats = questions
         else:
@@ -292,6 +310,16 @@ class JEIRT(BaseEstimator):
             raise ValueError(f"question features have shape {feats.shape}; this model was trained on "
                              f"{self.feature_dim_}-d features from {self.encoder_}.")
         return np.asarray(feats, dtype=np.float32)
+
+    def _with_benchmarks(self, features: np.ndarray, benchmark: Sequence) -> np.ndarray:
+        """`features` (n_items, dim) with the one-hot of each question's benchmark among `benchmarks_`
+        appended, times `benchmark_scale_` (n_items, dim + n_benchmarks); unknown benchmarks get zeros."""
+        column = {b: j for j, b in enumerate(self.benchmarks_)}
+        onehot = np.zeros((len(features), len(self.benchmarks_)), dtype=np.float32)
+        for i, b in enumerate(np.asarray(benchmark).astype(str)):
+            if b in column:
+                onehot[i, column[b]] = self.benchmark_scale_
+        return np.concatenate([np.asarray(features, dtype=np.float32), onehot], axis=1)
 
     @torch.no_grad()
     def question_embeddings(self, questions: Questions) -> np.ndarray:
@@ -347,6 +375,8 @@ class JEIRT(BaseEstimator):
                 "search_results": self.search_results_}
         if getattr(self, "corrections_", None) is not None:
             blob["corrections"] = self.corrections_.to_dict()
+        if getattr(self, "benchmarks_", None) is not None:  # benchmark_feature: the one-hot's columns
+            blob["benchmarks"] = {"names": self.benchmarks_, "scale": self.benchmark_scale_}
         atomic_write(path, lambda f: torch.save(blob, f))  # a kill mid-save leaves the old file whole
         return path
 
@@ -402,6 +432,11 @@ class JEIRT(BaseEstimator):
         self.calibration_ = dict(blob.get("calibration", {}))
         self.search_results_ = list(blob.get("search_results", []))
         self.corrections_ = QuestionCorrections.from_dict(blob["corrections"]) if "corrections" in blob else None
+        if self.benchmark_feature and not isinstance(blob.get("benchmarks"), dict):
+            raise ValueError(f"{path} was fitted with benchmark_feature=True but lacks its benchmark names; "
+                             "the file is damaged or edited. Refit the model.")
+        self.benchmarks_ = list(blob["benchmarks"]["names"]) if self.benchmark_feature else None
+        self.benchmark_scale_ = float(blob["benchmarks"]["scale"]) if self.benchmark_feature else 1.0
         self.net_ = JEIRTNet(self.feature_dim_, len(self.models_), self.d_, self.dropout_, self.feature_noise_)
         try:
             self.net_.load_state_dict(blob["state_dict"])

@@ -4,6 +4,8 @@ Every function takes flat arrays of probabilities and labels (soft labels allowe
 read a label as correct when it is at least 0.5, Brier and log loss use it as it is). `evaluate`
 scores a (n_models, n_items) prediction under a mask, overall, per model and per benchmark.
 `spearman` is the rank correlation that the book uses wherever two orderings are compared.
+`reliability` gives the bins behind ECE, `scale_temperature` undoes (or applies) temperature scaling,
+and `ece_bootstrap` / `ece_floor` say how much ECE a finite set of questions leaves by chance.
 """
 from __future__ import annotations
 
@@ -47,6 +49,87 @@ def ece(probs: np.ndarray, labels: np.ndarray, n_bins: int = 15) -> float:
         sel = bins == b
         total += sel.sum() * abs(labels[sel].mean() - probs[sel].mean())
     return float(total / len(probs))
+
+
+def reliability(probs: np.ndarray, labels: np.ndarray, n_bins: int = 15) -> pd.DataFrame:
+    """The bins behind `ece`, for a reliability diagram: per equal-width bin of the probability, its edges,
+    the labels in it, their mean probability and mean label (empty bins left out). `ece` is the
+    n-weighted mean of |mean label - mean probability| over these rows."""
+    probs, labels = np.asarray(probs, dtype=np.float64).ravel(), np.asarray(labels, dtype=np.float64).ravel()
+    bins = np.minimum((probs * n_bins).astype(int), n_bins - 1)  # as `ece` bins them
+    n = np.bincount(bins, minlength=n_bins)
+    keep = n > 0
+    table = pd.DataFrame({"low": np.arange(n_bins) / n_bins, "high": np.arange(1, n_bins + 1) / n_bins, "n": n,
+                          "mean_prob": np.bincount(bins, probs, n_bins) / np.maximum(n, 1),
+                          "mean_label": np.bincount(bins, labels, n_bins) / np.maximum(n, 1)})
+    return table[keep].reset_index(drop=True)
+
+
+def scale_temperature(probs: np.ndarray, temperature: float) -> np.ndarray:
+    """Probabilities with their logits divided by `temperature`. A model calibrated with temperature T
+    (`JEIRT.temperature_`) gave `scale_temperature(p, 1 / T)` before it was calibrated."""
+    if not temperature > 0:
+        raise ValueError(f"temperature={temperature!r}; expected a positive number.")
+    p = np.clip(np.asarray(probs, dtype=np.float64), 1e-12, 1 - 1e-12)
+    return 1.0 / (1.0 + np.exp(-(np.log(p) - np.log1p(-p)) / temperature))
+
+
+def _question_bins(probs: np.ndarray, labels: np.ndarray, questions: np.ndarray,
+                   n_bins: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per question and `ece` bin: labels, sum of probabilities, sum of labels, each (n_questions, n_bins)."""
+    _, q = np.unique(np.asarray(questions), return_inverse=True)
+    bins = np.minimum((probs * n_bins).astype(int), n_bins - 1)
+    cell, size = q * n_bins + bins, (q.max() + 1) * n_bins
+    return tuple(np.bincount(cell, w, size).reshape(-1, n_bins) for w in (None, probs, labels))
+
+
+def ece_bootstrap(probs: np.ndarray, labels: np.ndarray, questions: np.ndarray, n_boot: int = 1000,
+                  seed: int = 0, n_bins: int = 15) -> np.ndarray:
+    """`ece` on `n_boot` resamples of the questions (with replacement, each with all its labels): how
+    much the test ECE moves with which questions were drawn. Labels of one question are correlated
+    across models, so the question, not the label, is the unit that is resampled. (n_boot,)"""
+    probs, labels = np.asarray(probs, dtype=np.float64).ravel(), np.asarray(labels, dtype=np.float64).ravel()
+    n, sum_p, sum_y = _question_bins(probs, labels, np.asarray(questions).ravel(), n_bins)
+    rng = np.random.default_rng(seed)
+    weights = rng.multinomial(len(n), np.full(len(n), 1 / len(n)), size=n_boot).astype(np.float64)
+    return np.abs(weights @ sum_y - weights @ sum_p).sum(axis=1) / (weights @ n).sum(axis=1)
+
+
+def question_spread(probs: np.ndarray, labels: np.ndarray, questions: np.ndarray) -> float:
+    """How far the questions' true rates stray from the probabilities, on the scale `ece_floor` draws
+    them on: sqrt(variance of the questions' mean residual beyond what coin flips give) over the mean
+    min(p, 1 - p); 0 when the residuals are no more spread than independent labels would leave them."""
+    probs, labels = np.asarray(probs, dtype=np.float64).ravel(), np.asarray(labels, dtype=np.float64).ravel()
+    _, q = np.unique(np.asarray(questions).ravel(), return_inverse=True)
+    count = np.bincount(q)
+    resid = np.bincount(q, labels - probs) / count  # (n_questions,) mean residual of each question
+    noise = np.bincount(q, probs * (1 - probs)) / count ** 2  # its variance if labels were coin flips
+    margin = np.bincount(q, np.minimum(probs, 1 - probs)) / count
+    excess = np.mean(resid ** 2) - np.mean(noise)
+    return float(np.sqrt(max(excess, 0.0)) / np.mean(margin))
+
+
+def ece_floor(probs: np.ndarray, questions: np.ndarray, spread: float = 0.0, n_sim: int = 200, seed: int = 0,
+              n_bins: int = 15) -> np.ndarray:
+    """ECE of `probs` against `n_sim` sets of labels for which they are calibrated by construction: the
+    ECE a perfectly calibrated predictor shows on these questions by chance. (n_sim,)
+
+    Each question draws a sign s = +1 or -1 (even odds) and its labels are coin flips with
+    P = p + s * spread * min(p, 1 - p): every question's true rate strays from p in one direction for
+    all its models, as difficulty errors do, and E[label | p] = p holds exactly. spread=0: independent
+    coin flips with P = p; `question_spread` measures the spread of real labels.
+    """
+    if not 0 <= spread <= 1:
+        raise ValueError(f"spread={spread!r}; expected a number in [0, 1].")
+    probs = np.asarray(probs, dtype=np.float64).ravel()
+    _, q = np.unique(np.asarray(questions).ravel(), return_inverse=True)
+    rng = np.random.default_rng(seed)
+    margin = spread * np.minimum(probs, 1 - probs)
+    out = np.empty(n_sim)
+    for i in range(n_sim):
+        sign = rng.choice([-1.0, 1.0], size=q.max() + 1)[q]
+        out[i] = ece(probs, (rng.random(probs.size) < probs + sign * margin).astype(np.float64), n_bins)
+    return out
 
 
 METRICS = {"accuracy": accuracy, "auc": auc, "brier": brier, "log_loss": log_loss, "ece": ece}

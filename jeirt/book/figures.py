@@ -249,3 +249,24 @@ def shorten_name(name, max_chars: int = 28) -> str:
     """A model name for a tick label: the part after the last "/", at most `max_chars` long."""
     name = str(name).rsplit("/", 1)[-1]
     return name if len(name) <= max_chars else name[: max_chars - 1] + "…"
+
+
+# Calibration (chapter "Reproducing")
+def reliability_diagram(ax: plt.Axes, tables: dict) -> plt.Axes:
+    """A reliability diagram: per bin of predicted probability, the mean label against the mean
+    probability, one marker series per entry of `tables` (label -> `jeirt.metrics.reliability` table),
+    marker area growing with the labels in the bin (no lines: a bin of a few labels would pull a line
+    far off); the diagonal is a perfectly calibrated predictor."""
+    ax.plot([0, 1], [0, 1], color="0.6", linewidth=0.8, linestyle=":", marker="", label="calibrated")
+    for i, (label, table) in enumerate(tables.items()):
+        s = style(i)
+        area = 8 + 60 * table["n"].to_numpy() / table["n"].max()
+        ax.scatter(table["mean_prob"], table["mean_label"], s=area, marker=s["marker"], edgecolor=s["color"],
+                   facecolor=s["color"] if i == 0 else "none", linewidth=1.0, zorder=3 + i, label=str(label))
+    ax.set_xlim(0, 1)
+    ax.set_ylim(0, 1)
+    ax.set_aspect("equal")
+    ax.set_xlabel("mean predicted probability in the bin")
+    ax.set_ylabel("share answered right in the bin")
+    ax.legend(loc="upper left")
+    return ax

@@ -73,6 +73,14 @@ KNOWN_QUESTION_METHODS: dict[str, Callable[[str, int], object]] = {
     "benchmark-accuracy": METHODS["benchmark-accuracy"],
     "model-accuracy": METHODS["model-accuracy"],
 }
+# Variants beyond the paper, run only when named (`methods=["je-irt+benchmark"]`), and never counted as the
+# "best other method" JE-IRT is measured against: "je-irt+benchmark" is JE-IRT with a one-hot of the
+# question's benchmark appended to its frozen features (`JEIRT(benchmark_feature=True)`), same search and
+# calibration, for datasets whose bare prompts carry less than their benchmark label (metabench).
+VARIANTS: dict[str, Callable[[str, int], object]] = {
+    "je-irt+benchmark": lambda encoder, seed: JEIRT(encoder=encoder, random_state=seed, progress=False, search=True,
+                                                    search_budget=JEIRT_SEARCH_BUDGET, benchmark_feature=True),
+}
 METRICS = ("accuracy", "auc", "brier", "ece", "log_loss")
 # Seconds after which JE-IRT's search starts no new candidate: on 2 shared CPU cores the whole grid on
 # zeroeval, 3-5 candidates on mmlu_pro and 1-2 on metabench (a fit there takes 60-90 s). Each run
@@ -125,7 +133,8 @@ def make_split(ds: Dataset, split: str, seed: int) -> Split:
 
 def run_one(ds: Dataset, split: Split, method: str, encoder: str, seed: int) -> dict:
     """Fit one method on `split.train` (val for early stopping / k), score it on `split.test`."""
-    estimator = (KNOWN_QUESTION_METHODS if method not in METHODS else METHODS)[method](encoder, seed)
+    catalogue = METHODS if method in METHODS else VARIANTS if method in VARIANTS else KNOWN_QUESTION_METHODS
+    estimator = catalogue[method](encoder, seed)
     start = time.perf_counter()
     estimator.fit(ds, split)
     seconds = time.perf_counter() - start
@@ -156,9 +165,10 @@ def compare(datasets: Sequence[str | Dataset], encoders: Sequence[str] = ("all-M
     """
     catalogue = KNOWN_QUESTION_METHODS if split.startswith("known:") else METHODS
     methods = list(methods or catalogue)
-    unknown = [m for m in methods if m not in catalogue]
+    unknown = [m for m in methods if m not in catalogue and m not in VARIANTS]
     if unknown:
-        raise ValueError(f"methods={unknown}; known methods for split {split!r} are {list(catalogue)}.")
+        raise ValueError(f"methods={unknown}; known methods for split {split!r} are {list(catalogue)}, and the "
+                         f"variants beyond the paper {list(VARIANTS)}.")
     if not seeds:
         raise ValueError("seeds is empty; give at least one seed, e.g. (0, 1, 2).")
     encoders = [canonical_name(e) for e in encoders]
@@ -219,11 +229,12 @@ def summarize(runs: pd.DataFrame) -> pd.DataFrame:
 
 def margins(summary: pd.DataFrame, reference: str = "je-irt",
             metrics: Sequence[str] = ("accuracy", "auc")) -> pd.DataFrame:
-    """Per dataset, encoder and metric: `reference`'s mean minus the best other method's (> 0: it leads)."""
+    """Per dataset, encoder and metric: `reference`'s mean minus the best other method's (> 0: it leads).
+    Variants beyond the paper (`VARIANTS`) are never the best other method; pass one as `reference`."""
     rows = []
     for (dataset, encoder), block in summary.groupby(["dataset", "encoder"], sort=False):
         ref = block[block["method"] == reference]
-        others = block[block["method"] != reference]
+        others = block[(block["method"] != reference) & ~block["method"].isin(list(VARIANTS))]
         if ref.empty or others.empty:
             continue
         for metric in metrics:
@@ -238,14 +249,15 @@ def margins(summary: pd.DataFrame, reference: str = "je-irt",
 def paired_margins(runs: pd.DataFrame, reference: str = "je-irt",
                    metrics: Sequence[str] = ("accuracy", "auc")) -> pd.DataFrame:
     """Per dataset, encoder and metric: `reference` minus the best other method (best by its mean over
-    seeds), seed by seed on the same splits: mean and sd of the differences, and seeds won (> 0)."""
+    seeds), seed by seed on the same splits: mean and sd of the differences, and seeds won (> 0). As in
+    `margins`, variants beyond the paper are not among the other methods."""
     rows = []
     summary = summarize(runs)
     for (dataset, encoder), block in runs.groupby(["dataset", "encoder"], sort=False):
-        if reference not in set(block["method"]) or block["method"].nunique() < 2:
-            continue
         means = summary[(summary["dataset"] == dataset) & (summary["encoder"] == encoder)]
-        others = means[means["method"] != reference]
+        others = means[(means["method"] != reference) & ~means["method"].isin(list(VARIANTS))]
+        if reference not in set(block["method"]) or others.empty:
+            continue
         for metric in metrics:
             best = others.loc[others[f"{metric}_mean"].idxmax(), "method"]
             wide = block.pivot_table(index="seed", columns="method", values=metric)[[reference, best]].dropna()
