@@ -123,3 +123,21 @@ def write_json(path: str | Path, blob: object, indent: int = 2) -> Path:
     """`blob` as strict JSON (NaN refused), written atomically."""
     text = json.dumps(blob, indent=indent, default=json_number, allow_nan=False)
     return write_text(path, text)
+
+
+def run_record(script: str, argv: list[str] | None = None) -> dict:
+    """Where a result file came from: the command that made it (`script` with `argv`, or this process's
+    arguments), the jeirt, torch and Python versions, and the start time (UTC)."""
+    import platform
+    import shlex
+    import sys
+    from datetime import datetime, timezone
+
+    import torch
+
+    from jeirt import __version__
+
+    args = sys.argv[1:] if argv is None else argv
+    return {"command": f"python {script} " + shlex.join(args), "jeirt_version": __version__,
+            "torch_version": torch.__version__, "python": platform.python_version(),
+            "started": datetime.now(timezone.utc).isoformat(timespec="seconds")}

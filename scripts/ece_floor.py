@@ -20,9 +20,6 @@ split) and scores its test probabilities:
 from __future__ import annotations
 
 import argparse
-import platform
-import shlex
-import sys
 import time
 from datetime import datetime, timezone
 
@@ -31,10 +28,9 @@ import torch
 from scipy.optimize import minimize_scalar
 from tqdm import tqdm
 
-from jeirt import __version__
 from jeirt.data import load_dataset
 from jeirt.estimator import JEIRT
-from jeirt.files import write_json
+from jeirt.files import run_record, write_json
 from jeirt.metrics import (
     ece,
     ece_bootstrap,
@@ -116,9 +112,7 @@ def main(argv: list[str] | None = None) -> int:
     torch.set_num_threads(1)
     seeds = [int(s) for s in args.seeds.split(",")]
     names = [d.strip() for d in args.datasets.split(",") if d.strip()]
-    blob = {"command": "python scripts/ece_floor.py " + shlex.join(sys.argv[1:] if argv is None else argv),
-            "jeirt_version": __version__, "torch_version": torch.__version__, "python": platform.python_version(),
-            "started": datetime.now(timezone.utc).isoformat(timespec="seconds"), "encoder": args.encoder,
+    blob = {**run_record("scripts/ece_floor.py", argv), "encoder": args.encoder,
             "n_boot": args.n_boot, "n_sim": args.n_sim, "datasets": {}}
     bar = tqdm(total=len(names) * len(seeds), desc="fits")
     for name in names:

@@ -12,9 +12,6 @@ feature noise 1.0), and records test accuracy, AUC and ECE, the best validation 
 from __future__ import annotations
 
 import argparse
-import platform
-import shlex
-import sys
 from dataclasses import asdict
 from datetime import datetime, timezone
 
@@ -22,10 +19,9 @@ import numpy as np
 import torch
 from tqdm import tqdm
 
-from jeirt import __version__
 from jeirt.data import Dataset, Split, load_dataset
 from jeirt.estimator import JEIRT
-from jeirt.files import write_json
+from jeirt.files import run_record, write_json
 from jeirt.metrics import evaluate
 from jeirt.splits import split_by_question
 from jeirt.train import TrainConfig
@@ -82,9 +78,7 @@ def main(argv: list[str] | None = None) -> int:
     torch.set_num_threads(1)
     seeds = [int(s) for s in args.seeds.split(",")]
     ds = load_dataset(args.dataset)
-    blob = {"command": "python scripts/fit_bar.py " + shlex.join(sys.argv[1:] if argv is None else argv),
-            "jeirt_version": __version__, "torch_version": torch.__version__, "python": platform.python_version(),
-            "started": datetime.now(timezone.utc).isoformat(timespec="seconds"), "dataset": ds.name,
+    blob = {**run_record("scripts/fit_bar.py", argv), "dataset": ds.name,
             "encoder": args.encoder, "bar": BAR,
             "recipes": {k: {n: asdict(v) if isinstance(v, TrainConfig) else v for n, v in kw.items()}
                         for k, kw in RECIPES.items()}, "runs": []}

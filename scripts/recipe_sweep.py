@@ -10,19 +10,15 @@ default would beat the recipe on all of them; the summary counts where each one 
 from __future__ import annotations
 
 import argparse
-import platform
-import shlex
-import sys
 from datetime import datetime, timezone
 
 import numpy as np
 import torch
 from tqdm import tqdm
 
-from jeirt import __version__
 from jeirt.data import load_dataset
 from jeirt.estimator import JEIRT, SEARCH_GRID
-from jeirt.files import write_json
+from jeirt.files import run_record, write_json
 from jeirt.splits import split_by_question
 
 
@@ -36,9 +32,7 @@ def main(argv: list[str] | None = None) -> int:
     torch.set_num_threads(1)
     seeds = [int(s) for s in args.seeds.split(",")]
     names = [d.strip() for d in args.datasets.split(",") if d.strip()]
-    blob = {"command": "python scripts/recipe_sweep.py " + shlex.join(sys.argv[1:] if argv is None else argv),
-            "jeirt_version": __version__, "torch_version": torch.__version__, "python": platform.python_version(),
-            "started": datetime.now(timezone.utc).isoformat(timespec="seconds"), "encoder": args.encoder,
+    blob = {**run_record("scripts/recipe_sweep.py", argv), "encoder": args.encoder,
             "grid": list(SEARCH_GRID), "runs": []}
     for name in tqdm(names, desc="datasets"):
         ds = load_dataset(name)

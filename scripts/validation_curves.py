@@ -12,9 +12,6 @@ validation labels would have said about the test ranking, before any test label 
 from __future__ import annotations
 
 import argparse
-import platform
-import shlex
-import sys
 import time
 from datetime import datetime, timezone
 
@@ -22,11 +19,10 @@ import numpy as np
 import torch
 from tqdm import tqdm
 
-from jeirt import __version__
 from jeirt.baselines import BenchmarkAccuracy, EmbedLLMMF, IRTNet
 from jeirt.data import load_dataset
 from jeirt.estimator import JEIRT
-from jeirt.files import write_json
+from jeirt.files import run_record, write_json
 from jeirt.metrics import evaluate
 from jeirt.splits import split_by_question
 
@@ -51,9 +47,7 @@ def main(argv: list[str] | None = None) -> int:
     torch.set_num_threads(1)
     ds = load_dataset(args.dataset)
     seeds = [int(s) for s in args.seeds.split(",")]
-    blob = {"command": "python scripts/validation_curves.py " + shlex.join(sys.argv[1:] if argv is None else argv),
-            "jeirt_version": __version__, "torch_version": torch.__version__, "python": platform.python_version(),
-            "started": datetime.now(timezone.utc).isoformat(timespec="seconds"), "dataset": ds.name,
+    blob = {**run_record("scripts/validation_curves.py", argv), "dataset": ds.name,
             "encoder": args.encoder, "seeds": seeds, "runs": []}
     bar = tqdm(total=len(seeds) * len(METHODS), desc="fits")
     for seed in seeds:
