@@ -207,6 +207,17 @@ def labelled_scatter(ax: plt.Axes, x, y, names=None, xlabel: str = "x", ylabel: 
     return ax
 
 
+def _unit_square(ax: plt.Axes, xlabel: str, ylabel: str, legend_loc: str) -> plt.Axes:
+    """Square axes over [0, 1] x [0, 1] (ROC curves, reliability diagrams), labelled, with the legend."""
+    ax.set_xlim(0, 1)
+    ax.set_ylim(0, 1)
+    ax.set_aspect("equal")
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.legend(loc=legend_loc)
+    return ax
+
+
 def roc_curves(ax: plt.Axes, curves: dict) -> plt.Axes:
     """One ROC(-like) curve per entry of `curves` (label -> DataFrame with columns fpr, tpr, e.g. from
     `jeirt.book.difficulty.difficulty_roc`), in the house cycle, with the chance diagonal."""
@@ -215,13 +226,8 @@ def roc_curves(ax: plt.Axes, curves: dict) -> plt.Axes:
         s = style(i)
         ax.plot(table["fpr"], table["tpr"], color=s["color"], linestyle=s["linestyle"], marker=s["marker"],
                 markevery=max(1, len(table) // 8), label=str(label))
-    ax.set_xlim(0, 1)
-    ax.set_ylim(0, 1)
-    ax.set_aspect("equal")
-    ax.set_xlabel("share of correct answers above the threshold")
-    ax.set_ylabel("share of wrong answers above the threshold")
-    ax.legend(loc="lower right")
-    return ax
+    return _unit_square(ax, "share of correct answers above the threshold",
+                        "share of wrong answers above the threshold", "lower right")
 
 
 def dots_by_group(ax: plt.Axes, table: pd.DataFrame, xlabel: str = "test accuracy",
@@ -263,10 +269,4 @@ def reliability_diagram(ax: plt.Axes, tables: dict) -> plt.Axes:
         area = 8 + 60 * table["n"].to_numpy() / table["n"].max()
         ax.scatter(table["mean_prob"], table["mean_label"], s=area, marker=s["marker"], edgecolor=s["color"],
                    facecolor=s["color"] if i == 0 else "none", linewidth=1.0, zorder=3 + i, label=str(label))
-    ax.set_xlim(0, 1)
-    ax.set_ylim(0, 1)
-    ax.set_aspect("equal")
-    ax.set_xlabel("mean predicted probability in the bin")
-    ax.set_ylabel("share answered right in the bin")
-    ax.legend(loc="upper left")
-    return ax
+    return _unit_square(ax, "mean predicted probability in the bin", "share answered right in the bin", "upper left")
