@@ -10,11 +10,37 @@ import pytest
 import torch
 
 from jeirt.book import geometry
-from jeirt.model import Adapter, JEIRTNet, jeirt_logits, probability, sigmoid, unit_rows
+from jeirt.model import Adapter, Dropout, JEIRTNet, jeirt_logits, probability, sigmoid, unit_rows
 
 
 def logistic(x: float) -> float:
     return 1 / (1 + math.exp(-x))
+
+
+# ----------------------------------------------------------------------------- dropout
+
+@pytest.mark.parametrize("p", [0.2, 0.5])
+def test_dropout_keeps_the_share_and_the_expectation_of_nn_dropout(p):
+    x = torch.full((400, 500), 2.0)
+    out = Dropout(p).train()(x)
+    kept = out != 0
+    assert abs(float(kept.float().mean()) - (1 - p)) < 0.005  # 200,000 draws: sd ~0.001
+    torch.testing.assert_close(out[kept], torch.full((int(kept.sum()),), 2.0 / (1 - p)))
+    assert abs(float(out.mean()) - 2.0) < 0.02
+
+
+def test_dropout_is_seeded_passes_through_in_eval_and_backpropagates_through_the_mask():
+    x = torch.randn(50, 60, requires_grad=True)
+    layer = Dropout(0.5).train()
+    torch.manual_seed(3)
+    first = layer(x)
+    torch.manual_seed(3)
+    torch.testing.assert_close(layer(x), first)
+    first.sum().backward()
+    torch.testing.assert_close(x.grad, (first != 0).float() * 2.0)  # d out / d x = mask / (1 - p)
+    assert layer.eval()(x) is x
+    assert Dropout(1.0).train()(x).abs().sum() == 0
+    assert Dropout(0.0).train()(x) is x
 
 
 # ----------------------------------------------------------------------------- Eq. (3) by hand

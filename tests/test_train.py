@@ -12,7 +12,7 @@ from jeirt.model import JEIRTNet
 from jeirt.onboard import fit_model_vectors
 from jeirt.simulate import simulate
 from jeirt.splits import hold_out_models, split_by_question
-from jeirt.train import FAST, PAPER, TrainConfig, batch_for_steps, train
+from jeirt.train import FAST, PAPER, TrainConfig, train
 
 # Low-dimensional features and many questions per parameter: enough data to recover the truth.
 SIM = dict(n_models=60, n_items=20000, feature_dim=16, d=8, seed=0)
@@ -141,13 +141,6 @@ def test_auto_prior_widens_for_new_models_far_from_the_known_ones(small_sim, one
     assert list(model.onboard_evidence_) == [1.0]
     with pytest.raises(ValueError, match="auto"):
         model.onboard(new, replace=True, prior_scale="wide")
-
-
-def test_batch_for_steps():
-    assert batch_for_steps(1075) == 22  # metabench: 48 steps of 22 questions, not 4 of 256
-    assert batch_for_steps(9626) == 200 and batch_for_steps(100) == 16  # never below `smallest`
-    with pytest.raises(ValueError, match="positive"):
-        batch_for_steps(0)
 
 
 def test_recipes_size_their_steps_from_the_data():

@@ -13,6 +13,7 @@ from torch.nn import functional as F
 
 from jeirt.baselines.base import Baseline, _check_split, _model_rows
 from jeirt.data import Dataset
+from jeirt.model import Dropout
 from jeirt.splits import Split
 from jeirt.train import TrainConfig, TrainHistory, train, training_recipe
 
@@ -52,13 +53,13 @@ class IRTNetModule(nn.Module):
         if not 1 <= top_k <= n_experts:
             raise ValueError(f"top_k={top_k}; expected between 1 and n_experts={n_experts}.")
         self.top_k, self.noise, self.balance_speed = top_k, noise, balance_speed
-        self.shared = nn.Sequential(nn.Linear(in_dim, hidden), nn.ReLU(), nn.Dropout(dropout),
+        self.shared = nn.Sequential(nn.Linear(in_dim, hidden), nn.ReLU(), Dropout(dropout),
                                     nn.Linear(hidden, expert_dim))
         self.w1 = nn.Parameter(torch.randn(n_experts, in_dim, hidden) / math.sqrt(in_dim))  # (E, in, h)
         self.b1 = nn.Parameter(torch.zeros(n_experts, 1, hidden))
         self.w2 = nn.Parameter(torch.randn(n_experts, hidden, expert_dim) / math.sqrt(hidden))  # (E, h, out)
         self.b2 = nn.Parameter(torch.zeros(n_experts, 1, expert_dim))
-        self.dropout = nn.Dropout(dropout)
+        self.dropout = Dropout(dropout)
         self.gate = nn.Linear(in_dim, n_experts)
         self.register_buffer("gate_bias", torch.zeros(n_experts))  # balancing only, not trained
         self.discrimination = nn.Linear(expert_dim, d)  # a_q
@@ -94,7 +95,7 @@ class MIRTNet(nn.Module):
                  noise: float = 0.05):
         super().__init__()
         self.noise = noise  # per-coordinate std of the training noise on x_q
-        self.trunk = nn.Sequential(nn.Linear(in_dim, hidden), nn.ReLU(), nn.Dropout(dropout))
+        self.trunk = nn.Sequential(nn.Linear(in_dim, hidden), nn.ReLU(), Dropout(dropout))
         self.discrimination = nn.Linear(hidden, d)  # a_q before softplus
         self.difficulty = nn.Linear(hidden, 1)  # b_q
         self.ability = nn.Parameter(torch.randn(n_models, d) / math.sqrt(d))  # theta_m, (n_models, d)
