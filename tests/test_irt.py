@@ -263,3 +263,12 @@ def test_fit_restores_torch_threads():
         torch.set_num_threads(before)
     with pytest.raises(ValueError, match="cpu_threads"):
         irt.TwoPL(cpu_threads=0)
+
+
+def test_sum64_accumulates_in_float64():
+    x = torch.rand(3000, 1000, generator=torch.Generator().manual_seed(0))  # float32
+    total = irt.sum64(x)
+    assert total.dtype == torch.float64 and total.dim() == 0
+    exact = x.numpy().astype(np.float64).sum()
+    assert abs(float(total) - exact) < 1e-9 * exact  # a float32 sum is off by ~1e-8 relative here
+    assert float(irt.sum64(x[:0])) == 0.0
