@@ -11,15 +11,23 @@ handful of questions sensible; with many answers it hardly matters. The inverse 
 is the posterior covariance (Laplace approximation), and its determinant gives each width's evidence.
 
 How the solve is kept at the cost of its arithmetic: the data part of a Hessian, U^T diag(c) U over the
-questions a model answered, is one float32 matrix product (the solve, gradients and determinants stay in
-float64, its log determinant from the Cholesky factor); Newton steps reuse a Hessian while they keep
-converging fast (a chord method: same optimum, cheap steps), with BFGS corrections from the gradients
-seen since (two passes over the questions a step, where a Hessian costs about thirty), and recompute
-it only when they slow down; several prior widths are solved from the narrowest to the widest, each
-warm-started at the previous optimum with its Hessian; models that answered the same questions share
-the Hessian at the prior mean; all models of a chunk take each step together (one matrix product for
-their logits, one for their gradients). So a width costs one Hessian per model, the one its evidence
-needs anyway, and a few cheap steps.
+questions a model answered, is float32 matrix products, a block of rows of its lower triangle at a time
+(the solve, gradients and determinants stay in float64, its log determinant from the Cholesky factor);
+Newton steps reuse a Hessian while they keep converging fast (a chord method: same optimum, cheap
+steps), with BFGS corrections from the gradients seen since (two passes over the questions a step,
+where a Hessian costs about thirty), and recompute it only when they slow down; several prior widths
+are solved from the narrowest to the widest, each warm-started at the previous optimum with its
+Hessian, logits and gradients (a width changes only the prior's terms); models that answered the same
+questions share the Hessian at the prior mean; the models of a chunk step together (one matrix
+product for their logits, one for their gradients), each until its own next step would move it by
+less than the tolerance, so a model that has converged costs nothing while the others finish. So a
+width costs one Hessian per model, the one its evidence needs anyway, and a few cheap steps.
+
+The evidence is the exact Laplace evidence of each width, from the Hessian at that width's own
+optimum. One eigendecomposition of a Hessian would give log det(H + lambda I) for every width at once,
+but that is exact only where the curvature does not move with the vector; between wide priors a
+model's vector moves by whole units (on mmlu_pro, d = 256, reusing the chosen width's Hessian moves
+the other widths' summed log evidence by up to 34 nats), so each width pays for its own Hessian.
 """
 from __future__ import annotations
 
@@ -28,7 +36,6 @@ from typing import Sequence
 
 import numpy as np
 import torch
-from scipy.linalg import blas
 
 from jeirt import settings
 
@@ -46,6 +53,8 @@ class OnboardResult:
 
 PRIOR_SCALES = (1.0, 10.0, 100.0, 1000.0, 10000.0)  # prior widths (x the known vectors' variance) "auto" tries
 _MEMORY = 8  # BFGS pairs a model's quasi-Newton steps keep (a width rarely needs more steps than this)
+_GATHER_BELOW = 0.875  # a model's Hessian sums over its own questions when it answered fewer than this share
+_BLOCK = 64  # rows of a block of a float32 Hessian's lower triangle (one matrix product each)
 
 
 def prior_from_vectors(vectors: np.ndarray) -> tuple[np.ndarray, float]:
@@ -56,172 +65,235 @@ def prior_from_vectors(vectors: np.ndarray) -> tuple[np.ndarray, float]:
     return vectors.mean(axis=0), float(vectors.var(axis=0, ddof=1).mean())
 
 
-def _objective(z, v, y, w, mu, precision):
-    """Negative log posterior per model from its logits z = v u^T - r: masked BCE plus the prior. (m,)"""
-    nll = (torch.nn.functional.softplus(z) - y * z) * w
-    return nll.sum(dim=1) + 0.5 * precision * ((v - mu) ** 2).sum(dim=1)
-
-
 class _Chunk:
-    """The questions, labels and masks of a few models, and their data Hessians U^T diag(c) U."""
+    """The questions, labels and masks of a few models: their logits, likelihoods, gradients and data
+    Hessians U^T diag(c) U. Methods that take `at` (chunk rows) work on those models only."""
 
     def __init__(self, u: torch.Tensor, u32: torch.Tensor, r: torch.Tensor, y: torch.Tensor, w: torch.Tensor,
                  observed: np.ndarray):
-        self.u, self.u32, self.r, self.y, self.w, self.observed = u, u32, r, y, w, observed
+        self.u, self.u32, self.r, self.w, self.observed = u, u32, r, w, observed
+        self.wy = w * y  # the labels of the answered questions, zero elsewhere
         dev = u.device
-        # Per model, the questions it answered (None: all of them, no copy of U needed).
-        self.cols = [None if row.all() else torch.as_tensor(np.flatnonzero(row), device=dev) for row in observed]
+        self.counts = observed.sum(axis=1)
+        # Per model, the questions its Hessian sums over: all of the chunk's (None: no copy of U; those it
+        # did not answer have zero curvature) unless gathering its own costs less than the products over
+        # the ones it skipped (copying its rows costs about what an eighth to a sixth of the product does).
+        self.cols = [None if count >= _GATHER_BELOW * observed.shape[1]
+                     else torch.as_tensor(np.flatnonzero(row), device=dev)
+                     for row, count in zip(observed, self.counts)]
         # A Hessian over fewer answers than 2d costs about what its Cholesky factor does: then every
         # step gets a fresh one (plain Newton, fewest steps); else steps reuse it while they converge.
-        counts = observed.sum(axis=1)
-        self.cheap_hessians = int(counts.max()) < 2 * u.shape[1]
+        self.cheap_hessians = int(self.counts.max()) < 2 * u.shape[1]
         if self.cheap_hessians:  # each model's answered questions, padded to the most any answered
-            at = np.zeros((len(observed), int(counts.max())), dtype=np.int64)  # (m, n_most)
-            valid = np.arange(at.shape[1])[None] < counts[:, None]  # (m, n_most)
+            at = np.zeros((len(observed), int(self.counts.max())), dtype=np.int64)  # (m, n_most)
+            valid = np.arange(at.shape[1])[None] < self.counts[:, None]  # (m, n_most)
             at[valid] = np.flatnonzero(observed.ravel()) % observed.shape[1]
             self.padded = torch.as_tensor(at, device=dev)
             self.padded_valid = torch.as_tensor(valid, dtype=u.dtype, device=dev)
             self.padded_u = u[self.padded]  # (m, n_most, d) float64: all the Hessians at once by bmm
+        self._scaled: torch.Tensor | None = None  # work space of the float32 Hessians, made on first use
+        self._lower: torch.Tensor | None = None
+        self._subset: tuple = (None,)  # (rows, their masks, their masked labels): see `_rows`
 
     def logits(self, v: torch.Tensor) -> torch.Tensor:
-        """u_q . v - r_q for every model and question (m, n_items)."""
+        """u_q . v - r_q for each row of `v` and every question (len(v), n_items)."""
         return torch.addmm(self.r, v, self.u.T, beta=-1)
 
-    def gradient(self, z: torch.Tensor, v: torch.Tensor, mu: torch.Tensor, precision: float) -> torch.Tensor:
-        """Gradient of the negative log posterior (m, d) at the vectors `v` whose logits are `z`."""
-        return torch.addmm(precision * (v - mu), (torch.sigmoid(z) - self.y) * self.w, self.u)
+    def _rows(self, at: torch.Tensor | None) -> tuple[torch.Tensor, torch.Tensor]:
+        """Masks and masked labels of the models `at` (all by default); the last subset asked for is
+        kept, as a solve asks for the same one at every step until a model finishes."""
+        if at is None:
+            return self.w, self.wy
+        if self._subset[0] is not at:
+            self._subset = (at, self.w[at], self.wy[at])
+        return self._subset[1], self._subset[2]
 
-    def data_hessian(self, curvature: torch.Tensor, rows: Sequence[int]) -> torch.Tensor:
-        """U^T diag(curvature[k]) U (len(rows), d, d) in float64, each one product over the questions
-        model k answered: in float32 when they are many (the costly case; its rounding, ~1e-7 of the
-        entries, moves nothing measurable), in float64 when they are fewer than 2d (cheap, and the
-        prior then carries more of the curvature)."""
+    def nll(self, z: torch.Tensor, at: torch.Tensor | None = None) -> torch.Tensor:
+        """Negative log likelihood of each model's answers (len(z),) from its logits: masked BCE,
+        summed over terms that are each >= 0 (no cancellation: the line search compares sums)."""
+        w, wy = self._rows(at)
+        return torch.nn.functional.softplus(z).mul_(w).addcmul_(wy, z, value=-1).sum(dim=1)
+
+    def data_gradient(self, z: torch.Tensor, at: torch.Tensor | None = None) -> torch.Tensor:
+        """Gradient of `nll` in the vectors (len(z), d), from their logits z."""
+        w, wy = self._rows(at)
+        return torch.sigmoid(z).mul_(w).sub_(wy) @ self.u
+
+    def data_hessian(self, curvature: torch.Tensor, models: Sequence[int]) -> torch.Tensor:
+        """U^T diag(curvature[i]) U (len(models), d, d) in float64 for the chunk's models `models`
+        (curvature: one row each, zero where the model did not answer), each one product over the
+        questions model k answered: in float32 when they are many (the costly case; its rounding, ~1e-7
+        of the entries, moves nothing measurable), in float64 when they are fewer than 2d (cheap, and
+        the prior then carries more of the curvature)."""
         d = self.u.shape[1]
         if self.cheap_hessians:  # one batched product over each model's (padded) answers, float64
-            at = torch.as_tensor(list(rows), dtype=torch.int64, device=self.u.device)
-            ck = curvature[at].gather(1, self.padded[at]) * self.padded_valid[at]  # (len(rows), n_most)
+            at = torch.as_tensor(list(models), dtype=torch.int64, device=self.u.device)
+            ck = curvature.gather(1, self.padded[at]) * self.padded_valid[at]  # (len(models), n_most)
             uk = self.padded_u[at]
             return torch.bmm(uk.transpose(1, 2) * ck[:, None, :], uk)
-        out = torch.empty(len(rows), d, d, dtype=torch.float64, device=self.u.device)
-        for i, k in enumerate(rows):
+        out = torch.empty(len(models), d, d, dtype=torch.float64, device=self.u.device)
+        for i, k in enumerate(models):
             cols = self.cols[k]
-            ck = curvature[k] if cols is None else curvature[k, cols]
-            if len(ck) < 2 * d:
+            ck = curvature[i] if cols is None else curvature[i, cols]
+            if self.counts[k] < 2 * d:
                 uk = self.u if cols is None else self.u[cols]
                 out[i] = (uk.T * ck) @ uk
                 continue
-            uk = self.u32 if cols is None else self.u32[cols]
-            ck = ck.to(torch.float32)
-            if uk.device.type == "cpu":  # BLAS syrk: one triangle of A^T A, half a general product's work
-                # sqrt(c_q) u_q: in place when `uk` is already a gathered copy (one pass less).
-                a = (uk * ck.sqrt()[:, None] if cols is None else uk.mul_(ck.sqrt()[:, None])).numpy()
-                upper = torch.from_numpy(blas.ssyrk(1.0, a.T, trans=0)).to(torch.float64)
-                out[i] = upper.triu() + upper.triu(1).T
+            # A = diag(sqrt c) U in float32, written into one buffer that every Hessian reuses (a fresh
+            # (n, d) array each time measured about 1 ms slower a Hessian: memory not yet touched), then
+            # A^T A block row by block row up to the diagonal: the lower triangle, a little over half a
+            # full product's work, in matrix products (faster here than BLAS syrk).
+            root = ck.to(torch.float32).sqrt_()[:, None]
+            if self._scaled is None:
+                self._scaled = torch.empty_like(self.u32)
+                self._lower = torch.empty(d, d, dtype=torch.float32, device=self.u.device)
+            if cols is None:
+                scaled = torch.mul(self.u32, root, out=self._scaled)
             else:
-                out[i] = ((uk.T * ck) @ uk).to(torch.float64)
+                scaled = torch.index_select(self.u32, 0, cols, out=self._scaled[:len(cols)]).mul_(root)
+            for j in range(0, d, _BLOCK):
+                torch.mm(scaled[:, j:j + _BLOCK].T, scaled[:, :j + _BLOCK], out=self._lower[j:j + _BLOCK, :j + _BLOCK])
+            lower = self._lower.tril()
+            out[i] = lower + lower.tril(-1).T
         return out
 
-    def hessian_from_logits(self, z: torch.Tensor, rows: Sequence[int] | None = None) -> torch.Tensor:
-        """Data Hessians at the vectors whose logits are `z` (m, n_items), for `rows` (default all)."""
+    def hessian_from_logits(self, z: torch.Tensor, at: torch.Tensor | None = None) -> torch.Tensor:
+        """Data Hessians (len(z), d, d) of the models `at` (all by default) at the vectors whose
+        logits are `z`."""
         p = torch.sigmoid(z)
-        return self.data_hessian(self.w * p * (1 - p), range(len(z)) if rows is None else rows)
+        w, _ = self._rows(at)
+        return self.data_hessian(w * p * (1 - p), range(len(z)) if at is None else at.tolist())
 
-    def hessian_at_prior_mean(self, mu: torch.Tensor, observed: np.ndarray) -> torch.Tensor:
-        """Data Hessians at v = mu: the same for models that answered the same questions, so each
-        distinct set of questions costs one product."""
-        p = torch.sigmoid(self.u @ mu - self.r)
-        curvature = (self.w * (p * (1 - p))[None]).expand_as(self.w)
+    def hessian_at_prior_mean(self, z: torch.Tensor) -> torch.Tensor:
+        """Data Hessians (m, d, d) at v = mu, whose logits `z` (n_items,) all models share: the same
+        for models that answered the same questions, so each distinct set of questions costs one
+        product."""
+        p = torch.sigmoid(z)
         groups: dict[bytes, int] = {}
-        inverse = [groups.setdefault(np.packbits(row).tobytes(), k) for k, row in enumerate(observed)]
+        inverse = [groups.setdefault(np.packbits(row).tobytes(), k) for k, row in enumerate(self.observed)]
         first = list(dict.fromkeys(inverse))
-        distinct = self.data_hessian(curvature, first)
+        distinct = self.data_hessian(self.w[first] * (p * (1 - p))[None], first)
         return distinct[torch.as_tensor([first.index(k) for k in inverse], device=distinct.device)]
 
 
-def _two_loop(grad: torch.Tensor, inverse: torch.Tensor, s: torch.Tensor, y: torch.Tensor,
+def _cholesky_solve(factor: torch.Tensor, rhs: torch.Tensor) -> torch.Tensor:
+    """(L L^T)^-1 rhs (m, d) for lower Cholesky factors L (m, d, d): two triangular solves, which
+    cost less than `torch.cholesky_solve` (it copies the factors first)."""
+    half = torch.linalg.solve_triangular(factor, rhs.unsqueeze(-1), upper=False)
+    return torch.linalg.solve_triangular(factor.mT, half, upper=True).squeeze(-1)
+
+
+def _two_loop(grad: torch.Tensor, factor: torch.Tensor, s: torch.Tensor, y: torch.Tensor,
               rho: torch.Tensor) -> torch.Tensor:
-    """Quasi-Newton step (m, d): the inverse chord matrix `inverse` (m, d, d) with the BFGS corrections
-    of the pairs s, y (m, k, d), oldest first; rho (m, k) = 1 / (s . y), 0 for an empty or unusable
-    pair (which then does nothing). L-BFGS's two-loop recursion, batched over models."""
+    """Quasi-Newton step (m, d): the chord matrix, given by its Cholesky factor `factor` (m, d, d), with
+    the BFGS corrections of the pairs s, y (m, k, d), oldest first; rho (m, k) = 1 / (s . y), 0 for an
+    empty or unusable pair (which then does nothing). L-BFGS's two-loop recursion, batched over models."""
     q, alpha = grad.clone(), []
     for i in reversed(range(s.shape[1])):
         a = rho[:, i] * (s[:, i] * q).sum(dim=1)
         q -= a[:, None] * y[:, i]
         alpha.append(a)
-    step = torch.bmm(inverse, q.unsqueeze(-1)).squeeze(-1)
+    step = _cholesky_solve(factor, q)
     for i, a in zip(range(s.shape[1]), reversed(alpha)):
         b = rho[:, i] * (y[:, i] * step).sum(dim=1)
         step += (a - b)[:, None] * s[:, i]
     return step
 
 
-def _solve_width(chunk: _Chunk, v: torch.Tensor, data_hess: torch.Tensor, mu: torch.Tensor, precision: float,
-                 max_iter: int, tol: float) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, int]:
-    """MAP vectors at one prior precision from the start `v`, with `data_hess` a data Hessian near it.
+def _solve_width(chunk: _Chunk, v: torch.Tensor, z: torch.Tensor, data_grad: torch.Tensor, data_hess: torch.Tensor,
+                 mu: torch.Tensor, precision: float, max_iter: int,
+                 tol: float) -> tuple[torch.Tensor, torch.Tensor, int]:
+    """MAP vectors at one prior precision from the start `v` (m, d), with its logits `z`, data gradients
+    `data_grad` and exact data Hessians `data_hess` there. All four are overwritten with the optimum's.
 
-    Damped quasi-Newton steps: the chord matrix `data_hess` + precision I (inverted once, from its
-    Cholesky factor: a step is then a matrix-vector product) corrected by BFGS updates from the
-    gradients seen since (a step costs two passes over the questions, a Hessian about thirty); a
-    model whose step is not at most half its previous one gets an exact Hessian at its current vector
+    Damped quasi-Newton steps: the chord matrix data Hessian + precision I corrected by BFGS updates
+    from the gradients seen since (a step costs two passes over the questions, a Hessian about thirty);
+    a model whose step is not at most half its previous one gets an exact Hessian at its current vector
     instead (and its corrections are dropped). When Hessians are cheap (`chunk.cheap_hessians`), every
-    step is an exact Newton step with a fresh one. Returns the vectors, the exact data Hessian there
-    (the evidence needs it; the next width starts from it), the objective there, and the steps run.
+    step is an exact Newton step with a fresh one. A model stops when its next step would move no
+    coordinate by `tol` (that step is not taken), or when its last, damped, step moved none by that
+    much; the models still moving carry on alone, so a chunk costs the steps each model needs, not the
+    slowest one's for all. A model whose last Hessian was computed where it stopped (every model, when
+    Hessians are cheap) needs no other for its evidence.
+    Returns the objective (negative log posterior, m) at the optimum, the Cholesky factors of its
+    Hessians there (data Hessian + precision I, m x d x d: the evidence's) and the steps run.
     """
     m, d = v.shape
     quasi = not chunk.cheap_hessians
     eye = precision * torch.eye(d, dtype=torch.float64, device=v.device)
-    factor = torch.linalg.cholesky(data_hess + eye)
-    inverse = torch.cholesky_inverse(factor) if quasi else None
-    previous = torch.full((m,), torch.inf, dtype=torch.float64, device=v.device)
-    pairs = torch.zeros(2, m, _MEMORY, d, dtype=torch.float64, device=v.device)  # (s, y) of the last steps
-    rho = torch.zeros(m, _MEMORY, dtype=torch.float64, device=v.device)
+    objective_out = torch.empty(m, dtype=torch.float64, device=v.device)
+    factor_out = torch.linalg.cholesky(data_hess + eye)
+    exact_out = torch.ones(m, dtype=torch.bool, device=v.device)  # data_hess is the Hessian at the row's vector
+    at = torch.arange(m, device=v.device)  # chunk rows of the models still moving; their state below
+    vk, zk, gk, factor, exact = v, z, data_grad, factor_out, exact_out
+    objective = chunk.nll(zk) + 0.5 * precision * ((vk - mu) ** 2).sum(dim=1)
+    grad = gk + precision * (vk - mu)
+    previous = torch.full((m,), torch.inf, dtype=torch.float64, device=v.device)  # each model's last step
+    pairs = torch.zeros(2, m, 0, d, dtype=torch.float64, device=v.device)  # (s, y) of the last steps, up to _MEMORY
+    rho = torch.zeros(m, 0, dtype=torch.float64, device=v.device)
     steps = 0
-    z = chunk.logits(v)
-    objective = _objective(z, v, chunk.y, chunk.w, mu, precision)
-    grad = chunk.gradient(z, v, mu, precision)
     for steps in range(1, max_iter + 1):
         if quasi:
-            step = _two_loop(grad, inverse, pairs[0], pairs[1], rho)
+            step = _two_loop(grad, factor, pairs[0], pairs[1], rho)
         else:
-            step = torch.cholesky_solve(grad.unsqueeze(-1), factor).squeeze(-1)
+            step = _cholesky_solve(factor, grad)
+        done = (step.abs().amax(dim=1) < tol) | (previous < tol)
+        if done.all():
+            break
+        if done.any():  # these models are at their optimum: write them out, carry on with the others
+            rows = at[done]
+            v[rows], z[rows], data_grad[rows], objective_out[rows] = vk[done], zk[done], gk[done], objective[done]
+            factor_out[rows], exact_out[rows] = factor[done], exact[done]
+            keep = torch.nonzero(~done).flatten()
+            at, vk, zk, gk, objective, grad, step, previous, factor, exact, rho = (
+                x[keep] for x in (at, vk, zk, gk, objective, grad, step, previous, factor, exact, rho))
+            pairs = pairs[:, keep]
         # Damping: halve the step of any model whose posterior got worse (Newton can overshoot).
-        scale = torch.ones(m, 1, dtype=v.dtype, device=v.device)
+        scale = torch.ones(len(at), 1, dtype=v.dtype, device=v.device)
         for _ in range(20):
-            trial = v - scale * step
+            trial = vk - scale * step
             z_trial = chunk.logits(trial)
-            after = _objective(z_trial, trial, chunk.y, chunk.w, mu, precision)
+            after = chunk.nll(z_trial, at) + 0.5 * precision * ((trial - mu) ** 2).sum(dim=1)
             worse = after > objective + 1e-12
             if not worse.any():
                 break
             scale[worse] *= 0.5
         else:  # still worse after 20 halvings: take the last, tiny, step
-            trial = v - scale * step
+            trial = vk - scale * step
             z_trial = chunk.logits(trial)
-            after = _objective(z_trial, trial, chunk.y, chunk.w, mu, precision)
+            after = chunk.nll(z_trial, at) + 0.5 * precision * ((trial - mu) ** 2).sum(dim=1)
         size = (scale * step).abs().amax(dim=1)
-        if float(size.max()) < tol:
-            v, z, objective = trial, z_trial, after
-            break
-        new_grad = chunk.gradient(z_trial, trial, mu, precision)
+        g_trial = chunk.data_gradient(z_trial, at)
+        new_grad = g_trial + precision * (trial - mu)
         if quasi:
             # BFGS pair of this step (oldest dropped); s . y > 0 on this strictly convex objective, but
             # a pair too small to trust (rounding) is kept inert (rho = 0).
-            s_k, y_k = trial - v, new_grad - grad
+            s_k, y_k = trial - vk, new_grad - grad
             sy = (s_k * y_k).sum(dim=1)
             usable = sy > 1e-10 * s_k.norm(dim=1) * y_k.norm(dim=1)
-            pairs = torch.cat([pairs[:, :, 1:], torch.stack([s_k, y_k])[:, :, None]], dim=2)
-            rho = torch.cat([rho[:, 1:], torch.where(usable, 1.0 / sy.clamp_min(1e-300), 0.0)[:, None]], dim=1)
-        v, z, objective, grad = trial, z_trial, after, new_grad  # the accepted point serves the next step
-        slow = torch.nonzero(((size > 0.5 * previous) | chunk.cheap_hessians) & (size >= tol)).flatten().tolist()
-        if slow:  # a stale Hessian: take exact Newton steps for these models again
-            data_hess[slow] = chunk.hessian_from_logits(z, slow)
-            factor[slow] = torch.linalg.cholesky(data_hess[slow] + eye)
+            first = max(0, pairs.shape[2] - (_MEMORY - 1))  # the oldest pair kept
+            pairs = torch.cat([pairs[:, :, first:], torch.stack([s_k, y_k])[:, :, None]], dim=2)
+            rho = torch.cat([rho[:, first:], torch.where(usable, 1.0 / sy.clamp_min(1e-300), 0.0)[:, None]], dim=1)
+        vk, zk, gk, objective, grad = trial, z_trial, g_trial, after, new_grad  # the next step starts here
+        exact = torch.zeros_like(exact)  # every model moved
+        slow = torch.nonzero(((size > 0.5 * previous) | chunk.cheap_hessians) & (size >= tol)).flatten()
+        if len(slow):  # a stale Hessian: take exact Newton steps for these models again
+            data_hess[at[slow]] = chunk.hessian_from_logits(zk[slow], at[slow])
+            factor[slow], exact[slow] = torch.linalg.cholesky(data_hess[at[slow]] + eye), True
             if quasi:
-                inverse[slow] = torch.cholesky_inverse(factor[slow])
                 pairs[:, slow], rho[slow] = 0.0, 0.0
             size[slow] = torch.inf
         previous = size
-    return v, chunk.hessian_from_logits(z), objective, steps
+    # The models still here (all done, or max_iter reached); then the Hessians at the optimum not yet known.
+    for out, state in ((v, vk), (z, zk), (data_grad, gk), (objective_out, objective), (factor_out, factor),
+                       (exact_out, exact)):
+        if state is not out:  # (the same tensor while no model has finished, or moved)
+            out[at] = state
+    stale = torch.nonzero(~exact_out).flatten()
+    if len(stale):
+        data_hess[stale] = chunk.hessian_from_logits(z[stale], stale)
+        factor_out[stale] = torch.linalg.cholesky(data_hess[stale] + eye)
+    return objective_out, factor_out, steps
 
 
 def fit_model_vectors(directions: np.ndarray, norms: np.ndarray, labels: np.ndarray, mask: np.ndarray,
@@ -276,15 +348,18 @@ def fit_model_vectors(directions: np.ndarray, norms: np.ndarray, labels: np.ndar
     for start in range(0, n_new, chunk):
         rows = slice(start, start + chunk)
         part = chunk_of(rows)
-        v = mu.expand(part.y.shape[0], d).clone()
-        data_hess = part.hessian_at_prior_mean(mu, part.observed)
+        # Start at the prior mean; each width starts at the previous one's optimum, with its logits, data
+        # gradients and data Hessians (the chord matrix), none of which depends on the width.
+        z_mean = part.logits(mu[None])  # (1, n_items): the same for every model at v = mu
+        data_hess = part.hessian_at_prior_mean(z_mean[0])
+        v, z = mu.expand(len(data_hess), d).clone(), z_mean.expand(len(data_hess), -1).clone()
+        data_grad = part.data_gradient(z)
         steps = 0
         for j in order:
             precision = 1.0 / variances[j]
-            v, data_hess, objective, n = _solve_width(part, v, data_hess, mu, precision, max_iter, tol)
+            objective, factor, n = _solve_width(part, v, z, data_grad, data_hess, mu, precision, max_iter, tol)
             steps += n
             # H is positive definite: its log determinant from its Cholesky factor (half an LU's work).
-            factor = torch.linalg.cholesky(data_hess + precision * torch.eye(d, dtype=torch.float64, device=dev))
             logdet = 2 * torch.diagonal(factor, dim1=-2, dim2=-1).log().sum(dim=-1)
             # log p(y) ~ log p(y | v) + log N(v; mu, I / precision) + (d/2) log 2 pi - (1/2) log det H
             evidence[j, rows] = (-objective + 0.5 * d * np.log(precision) - 0.5 * logdet).cpu().numpy()

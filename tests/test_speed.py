@@ -53,6 +53,32 @@ def test_fast_solver_matches_plain_newton_at_every_width(problem):
     np.testing.assert_allclose(both.vectors, _plain_newton(u, r, y, mask, mu, best), atol=1e-5)
 
 
+def test_models_answering_all_most_or_half_the_questions_get_the_exact_fit_and_evidence(problem):
+    """A model's Hessian sums over all the chunk's questions (zero curvature where it did not answer)
+    or over a gathered copy of its own; each model stops on its own; the Laplace evidence matches the
+    textbook formula at the plain Newton optimum, in float64."""
+    u, r, y, _, mu = problem
+    rng = np.random.default_rng(1)
+    mask = np.ones(y.shape, bool)
+    mask[1] = rng.random(len(u)) < 0.95  # most: summed over all, with zeros
+    mask[2] = rng.random(len(u)) < 0.5  # half: summed over its own
+    mask[3, :40] = False  # all but a few
+    widths = [0.1, 1.0]
+    fit = fit_model_vectors(u, r, y, mask, mu, widths, device="cpu", covariances=False)
+    d = len(mu)
+    for var in widths:
+        v = _plain_newton(u, r, y, mask, mu, var)
+        z = v @ u.T - r
+        p = 1 / (1 + np.exp(-z))
+        nll = (mask * (np.logaddexp(0, z) - y * z)).sum(axis=1) + 0.5 * ((v - mu) ** 2).sum(axis=1) / var
+        hess = np.einsum("mn,nd,ne->mde", mask * p * (1 - p), u, u) + np.eye(d) / var
+        evidence = -nll - 0.5 * d * np.log(var) - 0.5 * np.linalg.slogdet(hess)[1]
+        assert fit.evidence[var] == pytest.approx(evidence.sum(), abs=1e-4)
+        if var == fit.prior_variance:
+            np.testing.assert_allclose(fit.vectors, v, atol=1e-5)
+            np.testing.assert_allclose(fit.log_evidence, evidence, atol=1e-5)
+
+
 def test_covariances_of_the_chosen_width_only_when_asked(problem):
     u, r, y, mask, mu = problem
     fit = fit_model_vectors(u, r, y, mask, mu, [0.1, 1.0, 10.0], device="cpu", covariances=True)
