@@ -187,6 +187,74 @@ def test_greedy_batch_uses_the_rank_one_update(sim):
     assert second == int(np.argmax(gain))
 
 
+@pytest.mark.parametrize("target", ["vector", "accuracy"])
+def test_greedy_batch_equals_dense_covariance_updates(target):
+    """A batch of 12 picks for 4 models from a fitted posterior (d = 48): the same picks as the
+    greedy rule with every covariance updated in full after each pick, in float64."""
+    ds, truth = simulate(n_models=40, n_items=400, feature_dim=64, d=48, seed=3)
+    bank = ev.QuestionBank.from_embeddings(truth.question_embeddings, truth.model_vectors[:30])
+    labels = ds.labels[30:34].astype(np.float64)
+    asked = asked_mask(ev.select_items(bank, 20, "random", labels=labels, seed=0), bank.n_items)
+    post = bank.posterior(labels, asked)
+    free = ~np.isnan(labels) & ~asked
+    picks = ev.next_items(bank, post, 12, free, target=target)
+    F = bank.features
+    for i in range(len(labels)):
+        cov, left = post.cov[i].copy(), free[i].copy()
+        w = sigmoid(F @ post.mean[i] - bank.offsets)
+        w = w * (1 - w)
+        g = cov @ (w @ F) / bank.n_items  # Sigma g, g the gradient of the overall accuracy
+        for q in picks[i]:
+            s = ((F @ cov) * F).sum(1)
+            gain = w * s if target == "vector" else w * (F @ g) ** 2 / (1 + w * s)
+            assert q == int(np.argmax(np.where(left, gain, -np.inf)))
+            left[q] = False
+            sq = cov @ F[q]
+            scale = w[q] / (1 + w[q] * s[q])
+            g = g - scale * sq * (F[q] @ g)
+            cov = cov - scale * np.outer(sq, sq)
+
+
+def test_adaptive_selection_hands_over_its_posteriors(sim):
+    """The posteriors the adaptive selection keeps are those of the answers asked so far; the order is
+    `select_items`'s; and only the batch ends asked for are kept (5 and 10 are, 12 is not)."""
+    ds, truth, bank, labels = sim
+    order, kept = ev.adaptive_selection(bank, 15, labels[:5], "adaptive-accuracy", keep=(5, 10, 12, 15))
+    np.testing.assert_array_equal(order, ev.select_items(bank, 15, "adaptive-accuracy", labels=labels[:5]))
+    assert sorted(kept) == [5, 10, 15]
+    for j, post in kept.items():
+        again = bank.posterior(labels[:5], asked_mask(order[:, :j], bank.n_items))
+        np.testing.assert_array_equal(post.mean, again.mean)
+        np.testing.assert_array_equal(post.cov, again.cov)
+    with pytest.raises(ValueError, match="rule='random'"):
+        ev.adaptive_selection(bank, 5, labels[:5], "random")
+
+
+def test_posteriors_of_many_answers_each_keep_their_own_width():
+    """With d > 32, models with at least d answers are solved several at a time, each under its own
+    width: the same as fitting each alone."""
+    from jeirt.onboard import fit_model_vectors
+
+    ds, truth = simulate(n_models=50, n_items=400, feature_dim=64, d=48, seed=4)
+    bank = ev.QuestionBank.from_embeddings(truth.question_embeddings, truth.model_vectors[:30])
+    labels = ds.labels[30:].astype(np.float64)
+    labels[:3] = 1.0 - labels[:3] * (labels[:3] > 0.5)  # models unlike the trained ones: a wider prior wins
+    rng = np.random.default_rng(0)
+    asked = np.zeros_like(labels, dtype=bool)
+    for i in range(len(labels)):
+        asked[i, rng.choice(np.flatnonzero(~np.isnan(labels[i])), 60 + 10 * (i % 4), replace=False)] = True
+    post = bank.posterior(labels, asked)
+    widths = set()
+    for i in range(len(labels)):
+        cols = np.flatnonzero(asked[i])
+        alone = fit_model_vectors(bank.features[cols], bank.offsets[cols], labels[[i]][:, cols], asked[[i]][:, cols],
+                                  np.zeros(48), list(bank.prior_widths), chunk=1, device="cpu")
+        widths.add(alone.prior_variance)
+        np.testing.assert_allclose(post.mean[i], alone.vectors[0], atol=1e-5)
+        np.testing.assert_allclose(post.cov[i], alone.covariances[0], atol=1e-6)
+    assert len(widths) > 1, widths  # the chunks mix models of different widths
+
+
 def test_adaptive_learns_more_about_the_vector_than_random(sim):
     ds, truth, bank, labels = sim
     logdet = {}

@@ -24,6 +24,7 @@ from jeirt.tasks.evaluation import (
     PLAIN,
     RULES,
     QuestionBank,
+    adaptive_selection,
     estimate_scores,
     plain_means,
     select_items,
@@ -156,13 +157,19 @@ def _few_item_run(bank: QuestionBank, labels: np.ndarray, graded: np.ndarray, ks
     rows = []
     # A random order's first k questions are a random sample of k, and an adaptive order's are
     # the adaptive run to k: one order to the largest k serves every k. Not so for the others.
+    # The adaptive run also hands over the posteriors it fitted at any k where one of its batches ended.
     nested = rule in ("random", "adaptive", "adaptive-accuracy")
-    order = select_items(bank, ks[-1], rule, labels=labels, seed=seed) if nested else None
+    posteriors = {}
+    if rule == "random":
+        order = select_items(bank, ks[-1], rule, labels=labels, seed=seed)
+    elif nested:
+        order, posteriors = adaptive_selection(bank, ks[-1], labels, rule, keep=ks)
     for k in ks:
         picks = order[:, :k] if nested else select_items(bank, k, rule, labels=labels, seed=seed)
         asked = np.zeros_like(graded)
         np.put_along_axis(asked, picks, True, axis=1)
-        est = estimate_scores(bank, labels, asked, targets=graded, draws=draws, seed=seed, models=models)
+        est = estimate_scores(bank, labels, asked, targets=graded, draws=draws, seed=seed, models=models,
+                              posterior=posteriors.get(k))
         rows += _score_rows(est, truth, rule, k, seed)
         if rule == "random":
             rows += _score_rows(plain_means(bank, labels, asked, models), truth, PLAIN, k, seed)

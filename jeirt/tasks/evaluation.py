@@ -50,6 +50,7 @@ from typing import Sequence
 
 import numpy as np
 import pandas as pd
+from scipy.linalg import lapack
 from sklearn.cluster import KMeans
 from sklearn.covariance import ledoit_wolf
 from sklearn.decomposition import PCA
@@ -210,17 +211,19 @@ class QuestionBank:
     def posterior(self, labels: np.ndarray, asked: np.ndarray, progress: bool = False) -> Posterior:
         """MAP and Laplace covariance of z for each row of `labels` (n_new, n_items), from the
         answers under `asked`, each model under the width of `prior_widths` its answers make most
-        likely (models of a chunk share one width; chunks are single models when d > 32). Rows with
-        nothing asked get the prior."""
+        likely (when d > 32 each its own; when d <= 32 the models of a chunk of 32 share one). Rows
+        with nothing asked get the prior."""
         labels, asked = self._check(labels, asked)
         n_new, d = len(labels), self.features.shape[1]
         prior = self.prior(n_new)
         mean, cov = prior.mean, prior.cov
-        # A Newton step costs chunk x (columns asked by any model of the chunk) x d^2: fit models
-        # one by one when d is large, in chunks over the union of their questions when it is small.
-        chunk = 1 if d > 32 else 32
+        # When d is large, a model's Newton step costs its own answers x d^2 (its Hessian); the models of
+        # a chunk share only the cheap logits over the union of their questions, and each keeps its own
+        # width (select="each"). When d is small, chunks of 32 share one width.
+        large = d > 32
+        chunk, select = (8, "each") if large else (32, "summed")
         rows = np.flatnonzero(asked.any(axis=1))
-        if chunk == 1:  # models with fewer answers than d: solved in their span, several of a count at once
+        if large:  # models with fewer answers than d: solved in their span, several of a count at once
             counts = asked.sum(axis=1)
             few = rows[counts[rows] < d]
             for k in np.unique(counts[few]):
@@ -236,7 +239,7 @@ class QuestionBank:
             cols = np.flatnonzero(asked[part].any(axis=0))
             fit = fit_model_vectors(self.features[cols], self.offsets[cols], labels[np.ix_(part, cols)],
                                     asked[np.ix_(part, cols)], np.zeros(d), list(self.prior_widths),
-                                    chunk=len(part), device="cpu", covariances=True)
+                                    chunk=len(part), device="cpu", covariances=True, select=select)
             mean[part], cov[part] = fit.vectors, fit.covariances
         return Posterior(mean, cov)
 
@@ -340,13 +343,21 @@ def estimate_scores(bank: QuestionBank, labels: np.ndarray, asked: np.ndarray,
         point = (known @ G + np.where(was_asked, 0.0, p_bar) @ G) / np.maximum(counts, 1)  # (groups,)
         spread = np.full((3, len(names)), np.nan)
         if draws:
-            chol = np.linalg.cholesky(posterior.cov[i]).astype(np.float32)
+            # LAPACK's potrf directly: the factor of np.linalg.cholesky, in a third of its time at d = 256.
+            chol, info = lapack.dpotrf(posterior.cov[i], lower=1, clean=1)
+            if info:
+                raise np.linalg.LinAlgError(f"the posterior covariance of model {models[i]!r} is not positive "
+                                            "definite; its posterior cannot be sampled.")
+            chol = chol.astype(np.float32)
             z = posterior.mean[i] + rng.standard_normal((draws, F.shape[1]), dtype=np.float32) @ chol.T
             shifts = shift_mean + np.sqrt(shift_var) * rng.standard_normal((draws, len(shift_mean)))
-            p = sigmoid(z.astype(np.float32) @ F.T - o.astype(np.float32)
-                        + shifts[:, group].astype(np.float32))  # (draws, n)
-            answers = np.where(was_asked, known, rng.random(p.shape, dtype=np.float32) < p)
-            acc = answers @ G / np.maximum(counts, 1)  # (draws, groups)
+            logits = (F @ z.astype(np.float32).T).T  # (draws, n), in place from here on
+            logits -= o.astype(np.float32)
+            logits += shifts.astype(np.float32)[:, group]
+            drawn = (rng.random(logits.shape, dtype=np.float32) < sigmoid(logits)) & ~was_asked
+            # The answers asked count as given, the others as drawn; the drawn ones are 0/1, so their
+            # float32 sums per group are exact. acc: (draws, groups).
+            acc = (known @ G + drawn.astype(np.float32) @ G.astype(np.float32)) / np.maximum(counts, 1)
             spread = np.stack([acc.std(axis=0, ddof=1),
                                *np.quantile(acc, [(1 - level) / 2, (1 + level) / 2], axis=0)])
         for g, name in enumerate(names):
@@ -404,8 +415,8 @@ def irt_estimates(irt: OnePL | TwoPL, new: Dataset, asked: np.ndarray) -> pd.Dat
 
 # Which questions to ask
 def _candidates(bank: QuestionBank, candidates: np.ndarray | None, labels: np.ndarray | None,
-                n_new: int) -> np.ndarray:
-    """(n_new, n_items) bool: the questions each new model may be asked."""
+                n_new: int, k: int) -> np.ndarray:
+    """(n_new, n_items) bool: the questions each new model may be asked, at least k of them."""
     if candidates is None:
         candidates = ~np.isnan(labels) if labels is not None else np.ones((n_new, bank.n_items), dtype=bool)
     candidates = np.asarray(candidates, dtype=bool)
@@ -413,6 +424,9 @@ def _candidates(bank: QuestionBank, candidates: np.ndarray | None, labels: np.nd
         candidates = np.broadcast_to(candidates, (n_new, len(candidates)))
     if candidates.shape[1] != bank.n_items:
         raise ValueError(f"candidates has {candidates.shape[1]} columns; the bank has {bank.n_items} questions.")
+    fewest = int(candidates.sum(axis=1).min())
+    if not 1 <= k <= fewest:
+        raise ValueError(f"k={k}; expected 1 <= k <= {fewest}, the fewest candidate questions of a model.")
     return candidates
 
 
@@ -435,10 +449,7 @@ def select_items(bank: QuestionBank, k: int, rule: str = "adaptive", *, candidat
     if labels is not None:
         labels = np.atleast_2d(np.asarray(labels, dtype=np.float64))
         n_new = len(labels)
-    cand = _candidates(bank, candidates, labels, n_new)
-    fewest = int(cand.sum(axis=1).min())
-    if not 1 <= k <= fewest:
-        raise ValueError(f"k={k}; expected 1 <= k <= {fewest}, the fewest candidate questions of a model.")
+    cand = _candidates(bank, candidates, labels, n_new, k)
     rng = np.random.default_rng(seed)
     if rule == "random":
         return np.stack([rng.choice(np.flatnonzero(row), size=k, replace=False) for row in cand])
@@ -450,20 +461,41 @@ def select_items(bank: QuestionBank, k: int, rule: str = "adaptive", *, candidat
     if labels is None:
         raise ValueError(f"rule={rule!r} chooses each question from the answers so far: pass labels, the "
                          "answers it may reveal (or call next_items for one batch from a posterior).")
+    return adaptive_selection(bank, k, labels, rule, candidates=cand, step=step, growth=growth, progress=progress)[0]
+
+
+def adaptive_selection(bank: QuestionBank, k: int, labels: np.ndarray, rule: str = "adaptive", *,
+                       candidates: np.ndarray | None = None, step: int = 5, growth: float = 0.25,
+                       keep: Sequence[int] = (), progress: bool = False) -> tuple[np.ndarray, dict[int, Posterior]]:
+    """`select_items` for the adaptive rules, with the posteriors the selection fits on its way.
+
+    Returns the (n_new, k) asking order and, for each j of `keep` at which a batch ends, the posterior
+    after the first j questions: the refit the selection makes there anyway, equal to `bank.posterior`
+    of those answers, so that an estimate at j needs none of its own. The posterior after the last
+    batch is fitted only when k is in `keep` (the selection itself no longer needs it).
+    """
+    if rule not in ("adaptive", "adaptive-accuracy"):
+        raise ValueError(f"rule={rule!r}; expected 'adaptive' or 'adaptive-accuracy'.")
+    labels = np.atleast_2d(np.asarray(labels, dtype=np.float64))
+    n_new = len(labels)
+    cand = _candidates(bank, candidates, labels, n_new, k)
     target = "vector" if rule == "adaptive" else "accuracy"
     order = np.zeros((n_new, 0), dtype=np.int64)
     asked = np.zeros_like(cand)
-    posterior = bank.prior(n_new)
+    posterior, kept = bank.prior(n_new), {}
     bar = tqdm(total=k, desc=f"{rule} selection", disable=not progress)
     while order.shape[1] < k:
         batch = min(k - order.shape[1], max(step, int(growth * order.shape[1])))
         picked = next_items(bank, posterior, batch, cand & ~asked, target=target)  # (n_new, batch)
         order = np.concatenate([order, picked], axis=1)
         np.put_along_axis(asked, picked, True, axis=1)
-        posterior = bank.posterior(np.where(asked, labels, 0.0), asked)
         bar.update(batch)
+        if order.shape[1] < k or k in keep:
+            posterior = bank.posterior(np.where(asked, labels, 0.0), asked)
+            if order.shape[1] in keep:
+                kept[order.shape[1]] = posterior
     bar.close()
-    return order
+    return order, kept
 
 
 def next_items(bank: QuestionBank, posterior: Posterior, k: int, candidates: np.ndarray,
@@ -474,7 +506,9 @@ def next_items(bank: QuestionBank, posterior: Posterior, k: int, candidates: np.
     target="vector" picks the largest w_q f_q^T Sigma f_q (the largest gain in log det of the
     precision, D-optimal); target="accuracy" the largest drop w_q (f_q^T Sigma g)^2 / (1 + w_q
     f_q^T Sigma f_q) in the variance g^T Sigma g of the estimated overall accuracy, g its gradient.
-    After each pick Sigma is updated by the rank-one formula, so a batch does not repeat itself.
+    After each pick Sigma is updated by the rank-one formula, so a batch does not repeat itself: the
+    updates are kept as their vectors Sigma_i f_{q_i} and weights, never written into a dense Sigma, so
+    the j-th pick costs O(d^2 + j d) per model rather than a pass over every (d, d) covariance.
     """
     if target not in ("vector", "accuracy"):
         raise ValueError(f"target={target!r}; expected 'vector' or 'accuracy'.")
@@ -484,6 +518,7 @@ def next_items(bank: QuestionBank, posterior: Posterior, k: int, candidates: np.
     if (candidates.sum(axis=1) < k).any():
         raise ValueError(f"k={k}, but a model has only {candidates.sum(axis=1).min()} candidate questions left.")
     F = bank.features32  # (n_items, d)
+    F64 = F.astype(np.float64) if target == "accuracy" else None  # h F^T in float64, without a cast per pick
     picks = np.zeros((len(posterior), k), dtype=np.int64)
     block = 32  # models picked for together: each pick is one (models, d) x (d, n_items) product
     starts = range(0, len(posterior), block)
@@ -496,18 +531,24 @@ def next_items(bank: QuestionBank, posterior: Posterior, k: int, candidates: np.
         s = np.stack([((F @ c) * F).sum(axis=1) for c in cov])  # f_q^T Sigma f_q
         h = np.matmul(cov, (w @ F)[:, :, None])[:, :, 0] / bank.n_items if target == "accuracy" else None  # Sigma g
         free = candidates[idx].copy()
+        # Sigma after j picks = cov - sum_{i < j} scales_i vecs_i vecs_i^T (the rank-one updates so far)
+        vecs = np.zeros((len(idx), k, cov.shape[1]), dtype=np.float32)
+        scales = np.zeros((len(idx), k))
         for j in range(k):
-            gain = w * s if h is None else w * (h @ F.T) ** 2 / (1 + w * s)
+            gain = w * s if h is None else w * (h @ F64.T) ** 2 / (1 + w * s)
             q = np.argmax(np.where(free, gain, -np.inf), axis=1)  # (m,)
             picks[idx, j], free[rows, q] = q, False
             fq = F[q]  # (m, d)
-            sq = np.matmul(cov, fq[:, :, None])[:, :, 0]  # (m, d)
+            sq = np.matmul(cov, fq[:, :, None])[:, :, 0]  # (m, d) Sigma f_q
+            if j:
+                along = np.matmul(vecs[:, :j], fq[:, :, None])[:, :, 0]  # (m, j)
+                sq -= np.matmul((scales[:, :j] * along)[:, None, :], vecs[:, :j])[:, 0]
             scale = w[rows, q] / (1 + w[rows, q] * s[rows, q])
+            vecs[:, j], scales[:, j] = sq, scale
             proj = sq @ F.T  # f_r^T Sigma f_q for every r
             s = np.maximum(s - scale[:, None] * proj ** 2, 0.0)  # a variance; the clip absorbs float32 drift
             if h is not None:
                 h = h - scale[:, None] * sq * (fq * h).sum(axis=1)[:, None]
-            cov -= scale[:, None, None] * sq[:, :, None] * sq[:, None, :]
     return picks
 
 
@@ -520,11 +561,18 @@ def _kmeans_items(bank: QuestionBank, k: int, candidates: np.ndarray, seed: int)
         x = PCA(32, random_state=seed).fit_transform(x)
     centres = KMeans(n_clusters=k, n_init=1, random_state=seed).fit(x).cluster_centers_  # (k, p)
     dist = (x ** 2).sum(1)[:, None] - 2 * x @ centres.T + (centres ** 2).sum(1)[None]  # (n_pool, k)
+    dist = np.ascontiguousarray(dist.T)  # (k, n_pool): a centre's distances lie together
     picks = np.zeros((len(candidates), k), dtype=np.int64)
+    done: dict[bytes, int] = {}  # models with the same candidates get the same questions
     for i, row in enumerate(candidates):
-        d = np.where(row[pool][:, None], dist, np.inf)
-        for c in np.argsort(d.min(axis=0)):  # best-served centres choose first
-            j = int(np.argmin(d[:, c]))
+        key = np.packbits(row).tobytes()
+        if key in done:
+            picks[i] = picks[done[key]]
+            continue
+        done[key] = i
+        d = np.where(row[pool][None, :], dist, np.inf)
+        for c in np.argsort(d.min(axis=1)):  # best-served centres choose first
+            j = int(np.argmin(d[c]))
             picks[i, c] = pool[j]
-            d[j] = np.inf
+            d[:, j] = np.inf
     return picks
