@@ -103,17 +103,28 @@ class QuestionCorrections:
 
 
 def _solve(base: torch.Tensor, X: torch.Tensor, y: torch.Tensor, w: torch.Tensor, max_iter: int, tol: float,
-           chunk: int) -> tuple[torch.Tensor, torch.Tensor]:
+           chunk: int, init: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
     """MAP theta (n_items, k) of logit = base + X theta_q under theta_q ~ N(0, I), one logistic
-    regression per question (column of base (n_models, n_items)), and the Laplace log evidence."""
+    regression per question (column of base (n_models, n_items)), and the Laplace log evidence.
+    Newton starts from `init` (n_items, k), default 0; the problem is convex, so only the steps change."""
     n_items = base.shape[1]
     k = X.shape[1]
     eye = torch.eye(k, dtype=base.dtype)
-    outer = (X[:, :, None] * X[:, None, :]).reshape(len(X), k * k)  # (m, k^2): Hessians are one matmul
+    upper = torch.triu_indices(k, k)
+    pairs = X[:, upper[0]] * X[:, upper[1]]  # (m, k(k+1)/2): each Hessian's upper triangle is one matmul
+
+    def hessian(weights: torch.Tensor) -> torch.Tensor:
+        """sum_m weights[:, m] x_m x_m^T + I for each row of weights (c, m): (c, k, k)."""
+        half = weights @ pairs
+        hess = torch.empty(len(weights), k, k, dtype=base.dtype)
+        hess[:, upper[0], upper[1]] = half
+        hess[:, upper[1], upper[0]] = half
+        return hess + eye
+
     thetas, evidence = [], []
     for start in range(0, n_items, chunk):
         b, yy, ww = base[:, start:start + chunk].T, y[:, start:start + chunk].T, w[:, start:start + chunk].T  # (c, m)
-        theta = torch.zeros(len(b), k, dtype=base.dtype)
+        theta = torch.zeros(len(b), k, dtype=base.dtype) if init is None else init[start:start + chunk].clone()
 
         def objective(t: torch.Tensor, b=b, yy=yy, ww=ww) -> tuple[torch.Tensor, torch.Tensor]:
             """Negative log posterior (c,) at t, and the logits z (c, m) it was computed from."""
@@ -126,7 +137,7 @@ def _solve(base: torch.Tensor, X: torch.Tensor, y: torch.Tensor, w: torch.Tensor
         for _ in range(max_iter):
             p = torch.sigmoid(z)  # (c, m)
             grad = ((p - yy) * ww) @ X + theta  # (c, k)
-            hess = ((ww * p * (1 - p)) @ outer).reshape(-1, k, k) + eye  # (c, k, k)
+            hess = hessian(ww * p * (1 - p))  # (c, k, k)
             step = torch.linalg.solve(hess, grad.unsqueeze(-1)).squeeze(-1)
             scale = torch.ones(len(b), 1, dtype=base.dtype)
             for _ in range(20):  # halve the step of any question whose posterior got worse
@@ -141,7 +152,7 @@ def _solve(base: torch.Tensor, X: torch.Tensor, y: torch.Tensor, w: torch.Tensor
             if float((scale * step).abs().max()) < tol:
                 break
         p = torch.sigmoid(z)
-        hess = ((ww * p * (1 - p)) @ outer).reshape(-1, k, k) + eye
+        hess = hessian(ww * p * (1 - p))
         thetas.append(theta)
         evidence.append(-before - 0.5 * torch.linalg.slogdet(hess).logabsdet)
     return torch.cat(thetas), torch.cat(evidence)
@@ -198,11 +209,24 @@ def fit_corrections(item_ids: Sequence[str], directions: np.ndarray, norms: np.n
     fits = {}
     bar = tqdm(total=len(offsets) + len(shifts), desc="question corrections", disable=not progress)
 
+    def warm_start(t_delta: float, t_w: float) -> torch.Tensor | None:
+        """The last fit's optimum in this prior's coordinates (the same logits: a parameter is theta
+        times its prior sd), so that each width after the first needs a few Newton steps."""
+        if not fits:
+            return None
+        (last_delta, last_w), (last_theta, _) = next(reversed(fits.items()))
+        start = np.zeros((len(seen), (coords.shape[1] if t_w > 0 else 0) + 1))
+        if t_delta > 0:
+            start[:, -1] = last_theta[:, -1] * last_delta / t_delta
+        if t_w > 0 and last_w > 0:
+            start[:, :-1] = last_theta[:, :-1] * last_w / t_w
+        return t(start)
+
     def solve(t_delta: float, t_w: float) -> None:
         # Rescaled so that the prior is N(0, I): theta = (a / t_w, delta / t_delta).
         if (t_delta, t_w) not in fits:
             cols = ([coords * (t_w / rms)] if t_w > 0 else []) + [np.full((len(V), 1), -t_delta)]
-            theta, ev = _solve(base, t(np.hstack(cols)), y, w, max_iter, tol, chunk)
+            theta, ev = _solve(base, t(np.hstack(cols)), y, w, max_iter, tol, chunk, warm_start(t_delta, t_w))
             fits[(t_delta, t_w)] = (theta.numpy(), float(ev.sum()))
         bar.update()
 
