@@ -36,9 +36,10 @@ def collect(build: Path) -> dict:
         for cell in nb["cells"]:
             for out in cell.get("outputs", []):
                 data = out.get("data", {})
-                name = out.get("metadata", {}).get("scrapbook", {}).get("name")
-                if name is not None:
-                    glue[name] = "".join(data.get("text/plain", ""))
+                scrapbook = out.get("metadata", {}).get("scrapbook", {})
+                if "name" in scrapbook:  # a glue output: its data keys carry the mime prefix
+                    text = data.get(scrapbook.get("mime_prefix", "") + "text/plain", data.get("text/plain", ""))
+                    glue[scrapbook["name"]] = "".join(text)
                 elif "image/png" in data:
                     figures.append(hashlib.sha256(base64.b64decode(data["image/png"])).hexdigest()[:16])
         pages[Path(uri).stem] = {"glue": glue, "figures": figures}

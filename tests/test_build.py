@@ -13,6 +13,7 @@ sys.path.insert(0, str(ROOT / "scripts"))
 sys.path.insert(0, str(ROOT / "book" / "_ext"))
 
 import build_book  # noqa: E402
+import glued_values  # noqa: E402
 from cell_timing import cell_timings  # noqa: E402
 
 PAGE = """---
@@ -97,3 +98,28 @@ def test_workers_follow_jeirt_workers(monkeypatch):
         monkeypatch.setenv("JEIRT_WORKERS", bad)
         with pytest.raises(ValueError, match="JEIRT_WORKERS"):
             workers()
+
+
+def test_glued_values_reads_glue_outputs_and_figures(tmp_path):
+    """myst-nb's glue outputs keep their text under a mime prefix (application/papermill.record/)."""
+    import base64
+    import json
+    import sqlite3
+
+    cache = tmp_path / ".jupyter_cache"
+    (cache / "executed" / "k1").mkdir(parents=True)
+    png = base64.b64encode(b"not really a png").decode()
+    nb = {"cells": [{"cell_type": "code", "outputs": [
+        {"output_type": "display_data", "metadata": {"scrapbook": {"name": "acc", "mime_prefix":
+                                                                   "application/papermill.record/"}},
+         "data": {"application/papermill.record/text/plain": "0.6844"}},
+        {"output_type": "display_data", "metadata": {}, "data": {"image/png": png}}]}]}
+    (cache / "executed" / "k1" / "base.ipynb").write_text(json.dumps(nb))
+    with sqlite3.connect(cache / "global.db") as db:
+        db.execute("CREATE TABLE nbcache (uri TEXT, hashkey TEXT)")
+        db.execute("INSERT INTO nbcache VALUES ('/x/book/page.md', 'k1')")
+    pages = glued_values.collect(tmp_path)
+    assert pages["page"]["glue"] == {"acc": "0.6844"}
+    assert len(pages["page"]["figures"]) == 1
+    changed = {"page": {"glue": {"acc": "0.6850"}, "figures": pages["page"]["figures"]}}
+    assert glued_values.compare(pages, changed) == ["page: acc: '0.6844' -> '0.6850'"]
