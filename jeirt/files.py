@@ -125,6 +125,26 @@ def write_json(path: str | Path, blob: object, indent: int = 2) -> Path:
     return write_text(path, text)
 
 
+def comma_list(text: str) -> list[str]:
+    """'a, b,c' -> ['a', 'b', 'c'] (empty items dropped): a command-line list."""
+    return [item.strip() for item in text.split(",") if item.strip()]
+
+
+def results_parser(doc: str, out: str, seeds: str = "0,1,2", datasets: str | None = None):
+    """The options the scripts that write `results/` share: --encoder, --seeds (comma-separated
+    integers), --out, and --datasets (comma-separated names) when given a default; `doc`'s first line
+    describes the script."""
+    import argparse
+
+    parser = argparse.ArgumentParser(description=doc.split("\n")[0])
+    if datasets is not None:
+        parser.add_argument("--datasets", type=comma_list, default=datasets)
+    parser.add_argument("--encoder", default="all-MiniLM-L6-v2")
+    parser.add_argument("--seeds", type=lambda text: [int(s) for s in comma_list(text)], default=seeds)
+    parser.add_argument("--out", default=out)
+    return parser
+
+
 def run_record(script: str, argv: list[str] | None = None) -> dict:
     """Where a result file came from: the command that made it (`script` with `argv`, or this process's
     arguments), the jeirt, torch and Python versions, and the start time (UTC)."""

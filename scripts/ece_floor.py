@@ -19,7 +19,6 @@ split) and scores its test probabilities:
 """
 from __future__ import annotations
 
-import argparse
 import time
 from datetime import datetime, timezone
 
@@ -30,7 +29,7 @@ from tqdm import tqdm
 
 from jeirt.data import load_dataset
 from jeirt.estimator import JEIRT
-from jeirt.files import run_record, write_json
+from jeirt.files import results_parser, run_record, write_json
 from jeirt.metrics import (
     ece,
     ece_bootstrap,
@@ -101,17 +100,12 @@ def one_fit(ds, seed: int, encoder: str, n_boot: int, n_sim: int) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--datasets", default="mmlu_pro,zeroeval,metabench")
-    parser.add_argument("--encoder", default="all-MiniLM-L6-v2")
-    parser.add_argument("--seeds", default="0,1,2")
+    parser = results_parser(__doc__, "results/ece_floor.json", datasets="mmlu_pro,zeroeval,metabench")
     parser.add_argument("--n-boot", type=int, default=1000, help="bootstrap resamples of the test questions")
     parser.add_argument("--n-sim", type=int, default=100, help="label sets drawn for each floor")
-    parser.add_argument("--out", default="results/ece_floor.json")
     args = parser.parse_args(argv)
     torch.set_num_threads(1)
-    seeds = [int(s) for s in args.seeds.split(",")]
-    names = [d.strip() for d in args.datasets.split(",") if d.strip()]
+    seeds, names = args.seeds, args.datasets
     blob = {**run_record("scripts/ece_floor.py", argv), "encoder": args.encoder,
             "n_boot": args.n_boot, "n_sim": args.n_sim, "datasets": {}}
     bar = tqdm(total=len(names) * len(seeds), desc="fits")

@@ -11,7 +11,6 @@ feature noise 1.0), and records test accuracy, AUC and ECE, the best validation 
 """
 from __future__ import annotations
 
-import argparse
 from dataclasses import asdict
 from datetime import datetime, timezone
 
@@ -21,7 +20,7 @@ from tqdm import tqdm
 
 from jeirt.data import Dataset, Split, load_dataset
 from jeirt.estimator import JEIRT
-from jeirt.files import run_record, write_json
+from jeirt.files import results_parser, run_record, write_json
 from jeirt.metrics import evaluate
 from jeirt.splits import split_by_question
 from jeirt.train import TrainConfig
@@ -69,14 +68,11 @@ def one_fit(ds: Dataset, split: Split, recipe: str, encoder: str, seed: int) -> 
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser = results_parser(__doc__, "results/fit_bar_mmlu_pro.json", seeds="0,1,2,3,4")
     parser.add_argument("--dataset", default="mmlu_pro")
-    parser.add_argument("--encoder", default="all-MiniLM-L6-v2")
-    parser.add_argument("--seeds", default="0,1,2,3,4")
-    parser.add_argument("--out", default="results/fit_bar_mmlu_pro.json")
     args = parser.parse_args(argv)
     torch.set_num_threads(1)
-    seeds = [int(s) for s in args.seeds.split(",")]
+    seeds = args.seeds
     ds = load_dataset(args.dataset)
     blob = {**run_record("scripts/fit_bar.py", argv), "dataset": ds.name,
             "encoder": args.encoder, "bar": BAR,

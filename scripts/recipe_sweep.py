@@ -9,7 +9,6 @@ default would beat the recipe on all of them; the summary counts where each one 
 """
 from __future__ import annotations
 
-import argparse
 from datetime import datetime, timezone
 
 import numpy as np
@@ -18,20 +17,14 @@ from tqdm import tqdm
 
 from jeirt.data import load_dataset
 from jeirt.estimator import JEIRT, SEARCH_GRID
-from jeirt.files import run_record, write_json
+from jeirt.files import results_parser, run_record, write_json
 from jeirt.splits import split_by_question
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--datasets", default="mmlu_pro,zeroeval,metabench")
-    parser.add_argument("--encoder", default="all-MiniLM-L6-v2")
-    parser.add_argument("--seeds", default="0,1,2")
-    parser.add_argument("--out", default="results/recipe_sweep.json")
-    args = parser.parse_args(argv)
+    args = results_parser(__doc__, "results/recipe_sweep.json", datasets="mmlu_pro,zeroeval,metabench").parse_args(argv)
     torch.set_num_threads(1)
-    seeds = [int(s) for s in args.seeds.split(",")]
-    names = [d.strip() for d in args.datasets.split(",") if d.strip()]
+    seeds, names = args.seeds, args.datasets
     blob = {**run_record("scripts/recipe_sweep.py", argv), "encoder": args.encoder,
             "grid": list(SEARCH_GRID), "runs": []}
     for name in tqdm(names, desc="datasets"):

@@ -11,7 +11,6 @@ validation labels would have said about the test ranking, before any test label 
 """
 from __future__ import annotations
 
-import argparse
 import time
 from datetime import datetime, timezone
 
@@ -22,7 +21,7 @@ from tqdm import tqdm
 from jeirt.baselines import BenchmarkAccuracy, EmbedLLMMF, IRTNet
 from jeirt.data import load_dataset
 from jeirt.estimator import JEIRT
-from jeirt.files import run_record, write_json
+from jeirt.files import results_parser, run_record, write_json
 from jeirt.metrics import evaluate
 from jeirt.splits import split_by_question
 
@@ -38,15 +37,12 @@ METHODS = {
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser = results_parser(__doc__, "results/validation_curves_metabench.json")
     parser.add_argument("--dataset", default="metabench")
-    parser.add_argument("--encoder", default="all-MiniLM-L6-v2")
-    parser.add_argument("--seeds", default="0,1,2")
-    parser.add_argument("--out", default="results/validation_curves_metabench.json")
     args = parser.parse_args(argv)
     torch.set_num_threads(1)
     ds = load_dataset(args.dataset)
-    seeds = [int(s) for s in args.seeds.split(",")]
+    seeds = args.seeds
     blob = {**run_record("scripts/validation_curves.py", argv), "dataset": ds.name,
             "encoder": args.encoder, "seeds": seeds, "runs": []}
     bar = tqdm(total=len(seeds) * len(METHODS), desc="fits")

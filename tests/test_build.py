@@ -123,3 +123,18 @@ def test_glued_values_reads_glue_outputs_and_figures(tmp_path):
     assert len(pages["page"]["figures"]) == 1
     changed = {"page": {"glue": {"acc": "0.6850"}, "figures": pages["page"]["figures"]}}
     assert glued_values.compare(pages, changed) == ["page: acc: '0.6844' -> '0.6850'"]
+
+
+def test_results_scripts_share_their_options():
+    """The scripts that write results/ parse --seeds and --datasets as lists (jeirt.files.results_parser)."""
+    from jeirt.files import results_parser
+
+    parser = results_parser("What it does.\n\nMore.", "results/x.json", datasets="mmlu_pro, zeroeval")
+    assert parser.description == "What it does."
+    args = parser.parse_args([])
+    assert (args.datasets, args.seeds, args.out) == (["mmlu_pro", "zeroeval"], [0, 1, 2], "results/x.json")
+    args = parser.parse_args(["--seeds", "3, 4,", "--datasets", "metabench", "--encoder", "all-mpnet-base-v2"])
+    assert (args.seeds, args.datasets, args.encoder) == ([3, 4], ["metabench"], "all-mpnet-base-v2")
+    with pytest.raises(SystemExit):
+        parser.parse_args(["--seeds", "zero"])
+    assert not hasattr(results_parser("x", "y.json").parse_args([]), "datasets")
