@@ -44,6 +44,19 @@ def test_corrections_recover_offsets_and_vanish_where_unanswered():
     assert after < 0.6 * before
 
 
+def test_warm_started_widths_reach_the_cold_started_optimum():
+    """fit_corrections starts each prior width at the last one's optimum: the same corrections and
+    evidence as fitting every width from zero (the per-question problems are convex)."""
+    ids, U, r, V, y, _ = _offset_world(n_items=300)
+    mask = np.ones_like(y, dtype=bool)
+    warm = fit_corrections(ids, U, r, V, y, mask)  # "auto": 5 offset widths, then 3 shift widths
+    cold = fit_corrections(ids, U, r, V, y, mask, offset_scale=warm.offset_scale,
+                           shift_scale=warm.shift_scale * np.sqrt((V ** 2).sum(axis=1).mean()))  # one width, from 0
+    np.testing.assert_allclose(warm.offsets, cold.offsets, atol=1e-6)
+    np.testing.assert_allclose(warm.shifts, cold.shifts, atol=1e-6)
+    assert len(warm.log_evidence) == 8
+
+
 def test_no_offset_gives_small_corrections_and_fixed_scales_are_used():
     ids, U, r, V, y, _ = _offset_world(sd=0.0, seed=1)
     corr = fit_corrections(ids, U, r, V, y, np.ones_like(y, dtype=bool))
