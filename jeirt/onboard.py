@@ -81,16 +81,16 @@ class _Chunk:
         self.cols = [None if count >= _GATHER_BELOW * observed.shape[1]
                      else torch.as_tensor(np.flatnonzero(row), device=dev)
                      for row, count in zip(observed, self.counts)]
-        # A Hessian over fewer answers than 2d costs about what its Cholesky factor does: then every
-        # step gets a fresh one (plain Newton, fewest steps); else steps reuse it while they converge.
-        self.cheap_hessians = int(self.counts.max()) < 2 * u.shape[1]
-        if self.cheap_hessians:  # each model's answered questions, padded to the most any answered
+        # Models with fewer answers than 2d get their Hessians from one batched float32 product over
+        # their own answers, padded to the most any answered (few rows: no block-wise work space needed).
+        self.padded_hessians = int(self.counts.max()) < 2 * u.shape[1]
+        if self.padded_hessians:  # each model's answered questions, padded to the most any answered
             at = np.zeros((len(observed), int(self.counts.max())), dtype=np.int64)  # (m, n_most)
             valid = np.arange(at.shape[1])[None] < self.counts[:, None]  # (m, n_most)
             at[valid] = np.flatnonzero(observed.ravel()) % observed.shape[1]
             self.padded = torch.as_tensor(at, device=dev)
-            self.padded_valid = torch.as_tensor(valid, dtype=u.dtype, device=dev)
-            self.padded_u = u[self.padded]  # (m, n_most, d) float64: all the Hessians at once by bmm
+            self.padded_valid = torch.as_tensor(valid, dtype=torch.float32, device=dev)
+            self.padded_u = u32[self.padded]  # (m, n_most, d): all the Hessians at once by bmm
         self._scaled: torch.Tensor | None = None  # work space of the float32 Hessians, made on first use
         self._lower: torch.Tensor | None = None
         self._subset: tuple = (None,)  # (rows, their masks, their masked labels): see `_rows`
@@ -122,22 +122,21 @@ class _Chunk:
     def data_hessian(self, curvature: torch.Tensor, models: Sequence[int]) -> torch.Tensor:
         """U^T diag(curvature[i]) U (len(models), d, d) in float64 for the chunk's models `models`
         (curvature: one row each, zero where the model did not answer), each one product over the
-        questions model k answered: in float32 when they are many (the costly case; its rounding, ~1e-7
-        of the entries, moves nothing measurable), in float64 when they are fewer than 2d (cheap, and
-        the prior then carries more of the curvature)."""
+        questions model k answered, in float32 (the costly part of a fit; its rounding, ~1e-7 of the
+        entries, moves nothing measurable: the gradients, and so the optimum, stay float64)."""
         d = self.u.shape[1]
-        if self.cheap_hessians:  # one batched product over each model's (padded) answers, float64
+        if self.padded_hessians:  # one batched product over each model's (padded) answers
             at = torch.as_tensor(list(models), dtype=torch.int64, device=self.u.device)
-            ck = curvature.gather(1, self.padded[at]) * self.padded_valid[at]  # (len(models), n_most)
+            ck = curvature.gather(1, self.padded[at]).to(torch.float32).mul_(self.padded_valid[at])  # (len(models), n_most)
             uk = self.padded_u[at]
-            return torch.bmm(uk.transpose(1, 2) * ck[:, None, :], uk)
+            return torch.bmm(uk.transpose(1, 2) * ck[:, None, :], uk).to(torch.float64)
         out = torch.empty(len(models), d, d, dtype=torch.float64, device=self.u.device)
         for i, k in enumerate(models):
             cols = self.cols[k]
             ck = curvature[i] if cols is None else curvature[i, cols]
             if self.counts[k] < 2 * d:
-                uk = self.u if cols is None else self.u[cols]
-                out[i] = (uk.T * ck) @ uk
+                uk = self.u32 if cols is None else self.u32[cols]
+                out[i] = (uk.T * ck.to(torch.float32)) @ uk
                 continue
             # A = diag(sqrt c) U in float32, written into one buffer that every Hessian reuses (a fresh
             # (n, d) array each time measured about 1 ms slower a Hessian: memory not yet touched), then
@@ -209,17 +208,18 @@ def _solve_width(chunk: _Chunk, v: torch.Tensor, z: torch.Tensor, data_grad: tor
     Damped quasi-Newton steps: the chord matrix data Hessian + precision I corrected by BFGS updates
     from the gradients seen since (a step costs two passes over the questions, a Hessian about thirty);
     a model whose step is not at most half its previous one gets an exact Hessian at its current vector
-    instead (and its corrections are dropped). When Hessians are cheap (`chunk.cheap_hessians`), every
-    step is an exact Newton step with a fresh one. A model stops when its next step would move no
-    coordinate by `tol` (that step is not taken), or when its last, damped, step moved none by that
-    much; the models still moving carry on alone, so a chunk costs the steps each model needs, not the
-    slowest one's for all. A model whose last Hessian was computed where it stopped (every model, when
-    Hessians are cheap) needs no other for its evidence.
+    instead (and its corrections are dropped). Even a Hessian over a few hundred answers costs several
+    Cholesky factors (2 n d^2 against d^3 / 3 flops), so every chunk takes these steps: plain Newton,
+    a fresh Hessian each step, needed 12 Hessians a model where these need 5 (metabench, d = 256, 300
+    models asked 300 questions each, three prior widths), for the same optimum. A model stops when its
+    next step would move no coordinate by `tol` (that step is not taken), or when its last, damped,
+    step moved none by that much; the models still moving carry on alone, so a chunk costs the steps
+    each model needs, not the slowest one's for all. A model whose last Hessian was computed where it
+    stopped needs no other for its evidence.
     Returns the objective (negative log posterior, m) at the optimum, the Cholesky factors of its
     Hessians there (data Hessian + precision I, m x d x d: the evidence's) and the steps run.
     """
     m, d = v.shape
-    quasi = not chunk.cheap_hessians
     eye = precision * torch.eye(d, dtype=torch.float64, device=v.device)
     objective_out = torch.empty(m, dtype=torch.float64, device=v.device)
     factor_out = torch.linalg.cholesky(data_hess + eye)
@@ -233,10 +233,7 @@ def _solve_width(chunk: _Chunk, v: torch.Tensor, z: torch.Tensor, data_grad: tor
     rho = torch.zeros(m, 0, dtype=torch.float64, device=v.device)
     steps = 0
     for steps in range(1, max_iter + 1):
-        if quasi:
-            step = _two_loop(grad, factor, pairs[0], pairs[1], rho)
-        else:
-            step = _cholesky_solve(factor, grad)
+        step = _two_loop(grad, factor, pairs[0], pairs[1], rho)
         done = (step.abs().amax(dim=1) < tol) | (previous < tol)
         if done.all():
             break
@@ -265,23 +262,21 @@ def _solve_width(chunk: _Chunk, v: torch.Tensor, z: torch.Tensor, data_grad: tor
         size = (scale * step).abs().amax(dim=1)
         g_trial = chunk.data_gradient(z_trial, at)
         new_grad = g_trial + precision * (trial - mu)
-        if quasi:
-            # BFGS pair of this step (oldest dropped); s . y > 0 on this strictly convex objective, but
-            # a pair too small to trust (rounding) is kept inert (rho = 0).
-            s_k, y_k = trial - vk, new_grad - grad
-            sy = (s_k * y_k).sum(dim=1)
-            usable = sy > 1e-10 * s_k.norm(dim=1) * y_k.norm(dim=1)
-            first = max(0, pairs.shape[2] - (_MEMORY - 1))  # the oldest pair kept
-            pairs = torch.cat([pairs[:, :, first:], torch.stack([s_k, y_k])[:, :, None]], dim=2)
-            rho = torch.cat([rho[:, first:], torch.where(usable, 1.0 / sy.clamp_min(1e-300), 0.0)[:, None]], dim=1)
+        # BFGS pair of this step (oldest dropped); s . y > 0 on this strictly convex objective, but a
+        # pair too small to trust (rounding) is kept inert (rho = 0).
+        s_k, y_k = trial - vk, new_grad - grad
+        sy = (s_k * y_k).sum(dim=1)
+        usable = sy > 1e-10 * s_k.norm(dim=1) * y_k.norm(dim=1)
+        first = max(0, pairs.shape[2] - (_MEMORY - 1))  # the oldest pair kept
+        pairs = torch.cat([pairs[:, :, first:], torch.stack([s_k, y_k])[:, :, None]], dim=2)
+        rho = torch.cat([rho[:, first:], torch.where(usable, 1.0 / sy.clamp_min(1e-300), 0.0)[:, None]], dim=1)
         vk, zk, gk, objective, grad = trial, z_trial, g_trial, after, new_grad  # the next step starts here
         exact = torch.zeros_like(exact)  # every model moved
-        slow = torch.nonzero(((size > 0.5 * previous) | chunk.cheap_hessians) & (size >= tol)).flatten()
+        slow = torch.nonzero((size > 0.5 * previous) & (size >= tol)).flatten()
         if len(slow):  # a stale Hessian: take exact Newton steps for these models again
             data_hess[at[slow]] = chunk.hessian_from_logits(zk[slow], at[slow])
             factor[slow], exact[slow] = torch.linalg.cholesky(data_hess[at[slow]] + eye), True
-            if quasi:
-                pairs[:, slow], rho[slow] = 0.0, 0.0
+            pairs[:, slow], rho[slow] = 0.0, 0.0
             size[slow] = torch.inf
         previous = size
     # The models still here (all done, or max_iter reached); then the Hessians at the optimum not yet known.
@@ -333,6 +328,9 @@ def fit_model_vectors(directions: np.ndarray, norms: np.ndarray, labels: np.ndar
     vectors = np.empty((len(variances), n_new, d))  # small; the d x d matrices are never kept per width
     evidence = np.empty((len(variances), n_new))
     single_cov = [] if covariances and len(variances) == 1 else None
+    # select="each": each model's covariance is the inverse of its Hessian at its own width's optimum,
+    # whose Cholesky factor the solve of that width returns: kept as the widths go (the best so far).
+    own_cov = [] if covariances and select == "each" and len(variances) > 1 else None
     iters = 0
 
     def chunk_of(rows: slice) -> _Chunk:
@@ -354,7 +352,7 @@ def fit_model_vectors(directions: np.ndarray, norms: np.ndarray, labels: np.ndar
         data_hess = part.hessian_at_prior_mean(z_mean[0])
         v, z = mu.expand(len(data_hess), d).clone(), z_mean.expand(len(data_hess), -1).clone()
         data_grad = part.data_gradient(z)
-        steps = 0
+        steps, best_factor, best = 0, None, None
         for j in order:
             precision = 1.0 / variances[j]
             objective, factor, n = _solve_width(part, v, z, data_grad, data_hess, mu, precision, max_iter, tol)
@@ -366,23 +364,23 @@ def fit_model_vectors(directions: np.ndarray, norms: np.ndarray, labels: np.ndar
             vectors[j, rows] = v.cpu().numpy()
             if single_cov is not None:
                 single_cov.append(torch.cholesky_inverse(factor).cpu().numpy())
+            if own_cov is not None:
+                if best_factor is None:
+                    best_factor, best = factor.clone(), np.full(len(factor), j)
+                else:  # the width np.argmax picks below: the largest evidence, the first of equal ones
+                    new, old = evidence[j, rows], evidence[best, np.arange(start, start + len(best))]
+                    better = (new > old) | ((new == old) & (j < best))
+                    best[better] = j
+                    best_factor[torch.as_tensor(better)] = factor[torch.as_tensor(better)]
+        if own_cov is not None:
+            own_cov.append(torch.cholesky_inverse(best_factor).cpu().numpy())
         iters = max(iters, steps)
     totals = evidence.sum(axis=1)
     best = int(np.argmax(totals))  # the first of equal ones, in the order given
     if select == "each" and len(variances) > 1:
         own = np.argmax(evidence, axis=0)  # (n_new,) each model's width
         at = np.arange(n_new)
-        cov = None
-        if covariances:
-            parts = []
-            for start in range(0, n_new, chunk):
-                rows = slice(start, start + chunk)
-                part = chunk_of(rows)
-                precision = as_t(1.0 / variances[own[rows]])
-                hess = (part.hessian_from_logits(part.logits(as_t(vectors[own[rows], at[rows]])))
-                        + precision[:, None, None] * torch.eye(d, dtype=torch.float64, device=dev))
-                parts.append(torch.linalg.inv(hess).cpu().numpy())
-            cov = np.concatenate(parts)
+        cov = np.concatenate(own_cov) if covariances else None
         return OnboardResult(vectors[own, at].astype(np.float32), cov, iters, evidence[own, at], np.nan,
                              {float(s): float(t) for s, t in zip(variances, totals)}, variances[own])
     cov = None

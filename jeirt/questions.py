@@ -105,56 +105,67 @@ class QuestionCorrections:
 def _solve(base: torch.Tensor, X: torch.Tensor, y: torch.Tensor, w: torch.Tensor, max_iter: int, tol: float,
            chunk: int, init: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
     """MAP theta (n_items, k) of logit = base + X theta_q under theta_q ~ N(0, I), one logistic
-    regression per question (column of base (n_models, n_items)), and the Laplace log evidence.
-    Newton starts from `init` (n_items, k), default 0; the problem is convex, so only the steps change."""
-    n_items = base.shape[1]
+    regression per question (row of base, answers y and 0/1 weights w (n_items, n_models), y = 0 where
+    w = 0; question-major so that a chunk of questions is contiguous), and the Laplace log evidence.
+    Newton starts from `init` (n_items, k), default 0; the problem is convex, so only the steps change.
+
+    The (c, m) work runs in place on two buffers per chunk: with thousands of models a fresh array per
+    operation costs about as much as the operation itself."""
+    n_items = base.shape[0]
     k = X.shape[1]
-    eye = torch.eye(k, dtype=base.dtype)
+    one = torch.ones((), dtype=base.dtype)
     upper = torch.triu_indices(k, k)
     pairs = X[:, upper[0]] * X[:, upper[1]]  # (m, k(k+1)/2): each Hessian's upper triangle is one matmul
+    position = torch.empty(k, k, dtype=torch.long)  # entry (i, j) of a Hessian is entry position[i, j] of its triangle
+    position[upper[0], upper[1]] = torch.arange(upper.shape[1])
+    position[upper[1], upper[0]] = torch.arange(upper.shape[1])
 
     def hessian(weights: torch.Tensor) -> torch.Tensor:
         """sum_m weights[:, m] x_m x_m^T + I for each row of weights (c, m): (c, k, k)."""
-        half = weights @ pairs
-        hess = torch.empty(len(weights), k, k, dtype=base.dtype)
-        hess[:, upper[0], upper[1]] = half
-        hess[:, upper[1], upper[0]] = half
-        return hess + eye
+        hess = (weights @ pairs)[:, position.flatten()].view(len(weights), k, k)
+        hess.diagonal(dim1=1, dim2=2).add_(1)  # the prior's curvature
+        return hess
 
     thetas, evidence = [], []
     for start in range(0, n_items, chunk):
-        b, yy, ww = base[:, start:start + chunk].T, y[:, start:start + chunk].T, w[:, start:start + chunk].T  # (c, m)
+        b, yy, ww = base[start:start + chunk], y[start:start + chunk], w[start:start + chunk]  # (c, m)
+        z, p = torch.empty_like(b), torch.empty_like(b)  # the logits at the last objective; scratch
         theta = torch.zeros(len(b), k, dtype=base.dtype) if init is None else init[start:start + chunk].clone()
 
-        def objective(t: torch.Tensor, b=b, yy=yy, ww=ww) -> tuple[torch.Tensor, torch.Tensor]:
-            """Negative log posterior (c,) at t, and the logits z (c, m) it was computed from."""
-            z = b + t @ X.T
-            return ((torch.nn.functional.softplus(z) - yy * z) * ww).sum(dim=1) + 0.5 * (t ** 2).sum(dim=1), z
+        def objective(t: torch.Tensor, b=b, yy=yy, ww=ww, z=z, p=p) -> torch.Tensor:
+            """Negative log posterior (c,) at t, sum_m w (softplus(z) - y z) + |t|^2 / 2; leaves the
+            logits z = b + t X^T in `z` (the terms are each >= 0: the line search compares the sums)."""
+            torch.matmul(t, X.T, out=z).add_(b)
+            # F.softplus (beta 1, threshold 20) into the scratch buffer: the functional form has no out=.
+            nll = torch.ops.aten.softplus.out(z, 1, 20, out=p).addcmul_(yy, z, value=-1).mul_(ww).sum(dim=1)
+            return nll + 0.5 * (t ** 2).sum(dim=1)
+
+        def curvature(z=z, p=p, ww=ww) -> torch.Tensor:
+            """w p (1 - p) (c, m) at the logits in `z`, written over them; leaves w p, p = sigmoid(z), in `p`."""
+            torch.sigmoid(z, out=p).mul_(ww)
+            return torch.sub(one, p, out=z).mul_(p)  # (1 - w p) w p, the same for w in {0, 1}
 
         # Each accepted step's objective and logits are the next step's `before` and Newton input: one
         # evaluation of the (c, m) logits per step, not three.
-        before, z = objective(theta)
+        before = objective(theta)
         for _ in range(max_iter):
-            p = torch.sigmoid(z)  # (c, m)
-            grad = ((p - yy) * ww) @ X + theta  # (c, k)
-            hess = hessian(ww * p * (1 - p))  # (c, k, k)
+            hess = hessian(curvature())  # (c, k, k)
+            grad = p.sub_(yy) @ X + theta  # (c, k): w (p - y) X + theta, as y = 0 where w = 0
             step = torch.linalg.solve(hess, grad.unsqueeze(-1)).squeeze(-1)
             scale = torch.ones(len(b), 1, dtype=base.dtype)
             for _ in range(20):  # halve the step of any question whose posterior got worse
-                after, z = objective(theta - scale * step)
+                after = objective(theta - scale * step)
                 worse = after > before + 1e-12
                 if not worse.any():
                     break
                 scale[worse] *= 0.5
             else:  # the halvings ran out: the objective and logits where theta now is
-                after, z = objective(theta - scale * step)
+                after = objective(theta - scale * step)
             theta, before = theta - scale * step, after
             if float((scale * step).abs().max()) < tol:
                 break
-        p = torch.sigmoid(z)
-        hess = hessian(ww * p * (1 - p))
         thetas.append(theta)
-        evidence.append(-before - 0.5 * torch.linalg.slogdet(hess).logabsdet)
+        evidence.append(-before - 0.5 * torch.linalg.slogdet(hessian(curvature())).logabsdet)
     return torch.cat(thetas), torch.cat(evidence)
 
 
@@ -201,9 +212,10 @@ def fit_corrections(item_ids: Sequence[str], directions: np.ndarray, norms: np.n
     basis = vt[sing > sing[0] * 1e-8][:rank].T  # (d, r)
     coords = V @ basis  # (n_models, r)
     rms = float(np.sqrt((V ** 2).sum(axis=1).mean())) or 1.0
-    t = lambda a: torch.as_tensor(a, dtype=torch.float64)
-    base = t(V @ directions[seen].T - norms[seen])  # (n_models, n_seen) text-only logits
-    y, w = t(np.nan_to_num(labels[:, seen])), t(mask[:, seen])
+    t = lambda a: torch.as_tensor(np.ascontiguousarray(a), dtype=torch.float64)
+    # Question-major (n_seen, n_models), as `_solve` takes them: the text-only logits, answers and mask.
+    base = t(directions[seen] @ V.T - norms[seen][:, None])
+    y, w = t(np.where(mask, labels, 0.0)[:, seen].T), t(mask[:, seen].T)
     offsets = OFFSET_SCALES if offset_scale == "auto" else (float(offset_scale),)
     shifts = SHIFT_SCALES if shift_scale == "auto" else (float(shift_scale),)
     fits = {}

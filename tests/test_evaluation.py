@@ -170,7 +170,7 @@ def test_posterior_in_the_span_of_few_answers_is_the_full_fit():
         full = fit_model_vectors(bank.features[cols], bank.offsets[cols], labels[[i]][:, cols], asked[[i]][:, cols],
                                  np.zeros(48), list(bank.prior_widths), chunk=1, device="cpu")
         np.testing.assert_allclose(post.mean[i], full.vectors[0], atol=1e-5)
-        np.testing.assert_allclose(post.cov[i], full.covariances[0], atol=1e-6)
+        np.testing.assert_allclose(post.cov[i], full.covariances[0], rtol=1e-5, atol=1e-5)  # float32 Hessians
 
 
 def test_greedy_batch_uses_the_rank_one_update(sim):
@@ -251,7 +251,7 @@ def test_posteriors_of_many_answers_each_keep_their_own_width():
                                   np.zeros(48), list(bank.prior_widths), chunk=1, device="cpu")
         widths.add(alone.prior_variance)
         np.testing.assert_allclose(post.mean[i], alone.vectors[0], atol=1e-5)
-        np.testing.assert_allclose(post.cov[i], alone.covariances[0], atol=1e-6)
+        np.testing.assert_allclose(post.cov[i], alone.covariances[0], rtol=1e-5, atol=1e-5)  # float32 Hessians
     assert len(widths) > 1, widths  # the chunks mix models of different widths
 
 

@@ -67,6 +67,20 @@ def test_no_offset_gives_small_corrections_and_fixed_scales_are_used():
     assert np.abs(fixed.shifts).sum() > 0
 
 
+def test_corrections_are_the_map_under_a_partial_mask_in_chunks():
+    """Soft labels, answers (some NaN) outside the mask and several chunks: each correction is a
+    stationary point of its negative log posterior, with the answers outside the mask left out."""
+    ids, U, r, V, y, _ = _offset_world(n_items=150, seed=2)
+    rng = np.random.default_rng(3)
+    y = np.clip(y + rng.normal(0, 0.2, size=y.shape), 0, 1)  # soft labels
+    mask = rng.random(y.shape) < 0.7
+    y[~mask & (rng.random(y.shape) < 0.5)] = np.nan  # unobserved; the other unmasked answers are known but left out
+    corr = fit_corrections(ids, U, r, V, y, mask, offset_scale=1.0, shift_scale=0.3, chunk=64)
+    resid = np.where(mask, sigmoid(V @ (U + corr.shifts).T - (r + corr.offsets)) - np.nan_to_num(y), 0.0)
+    np.testing.assert_allclose(resid.T @ V + corr.shifts / corr.shift_scale ** 2, 0, atol=1e-6)  # d/dw_q
+    np.testing.assert_allclose(-resid.sum(axis=0) + corr.offsets / corr.offset_scale ** 2, 0, atol=1e-6)  # d/ddelta_q
+
+
 def test_corrections_refuse_bad_input():
     ids, U, r, V, y, _ = _offset_world(n_items=50)
     mask = np.ones_like(y, dtype=bool)

@@ -53,6 +53,26 @@ def test_fast_solver_matches_plain_newton_at_every_width(problem):
     np.testing.assert_allclose(both.vectors, _plain_newton(u, r, y, mask, mu, best), atol=1e-5)
 
 
+def test_models_with_fewer_answers_than_2d_get_the_plain_newton_fit_at_every_width(problem):
+    """Few answers a model (< 2d: the batched float64 Hessians over padded answers), as when a new
+    model was asked a few questions: the same optimum, evidence and covariance as plain Newton."""
+    u, r, y, _, mu = problem
+    rng = np.random.default_rng(2)
+    mask = np.zeros(y.shape, bool)
+    for k, count in enumerate((3, 8, 15, 20, 23)):
+        mask[k, rng.choice(len(u), count, replace=False)] = True
+    widths = [0.1, 1.0, 10.0]
+    each = fit_model_vectors(u, r, y, mask, mu, widths, device="cpu", select="each")
+    d = len(mu)
+    for k in range(len(y)):
+        var = each.prior_variances[k]
+        v = _plain_newton(u, r, y[[k]], mask[[k]], mu, var)
+        np.testing.assert_allclose(each.vectors[k], v[0], atol=1e-5)
+        p = 1 / (1 + np.exp(-(v[0] @ u.T - r)))
+        hess = (u.T * (mask[k] * p * (1 - p))) @ u + np.eye(d) / var
+        np.testing.assert_allclose(each.covariances[k], np.linalg.inv(hess), rtol=1e-4, atol=1e-8)
+
+
 def test_models_answering_all_most_or_half_the_questions_get_the_exact_fit_and_evidence(problem):
     """A model's Hessian sums over all the chunk's questions (zero curvature where it did not answer)
     or over a gathered copy of its own; each model stops on its own; the Laplace evidence matches the

@@ -215,8 +215,10 @@ class QuestionBank:
         with nothing asked get the prior."""
         labels, asked = self._check(labels, asked)
         n_new, d = len(labels), self.features.shape[1]
-        prior = self.prior(n_new)
-        mean, cov = prior.mean, prior.cov
+        # Every row is written below; only the rows with nothing asked keep the prior (an (n_new, d, d)
+        # copy of it for all would cost as much as the products of a small fit).
+        mean, cov = np.zeros((n_new, d)), np.empty((n_new, d, d))
+        cov[~asked.any(axis=1)] = float(min(self.prior_widths)) * np.eye(d)
         # When d is large, a model's Newton step costs its own answers x d^2 (its Hessian); the models of
         # a chunk share only the cheap logits over the union of their questions, and each keeps its own
         # width (select="each"). When d is small, chunks of 32 share one width.
@@ -254,21 +256,24 @@ class QuestionBank:
         covariance is Q_i H_i^-1 Q_i^T plus the prior's c (I - Q_i Q_i^T) off the span. The m small
         problems are solved as one: the questions of model i are rows i k .. (i + 1) k of a stacked
         (m k, k) design that only model i answers."""
-        cols = [np.flatnonzero(row) for row in asked]
-        m, k, d = len(cols), len(cols[0]), self.features.shape[1]
-        qs, blocks = zip(*(np.linalg.qr(self.features[c].T) for c in cols))  # (d, k), (k, k) each
+        cols = np.stack([np.flatnonzero(row) for row in asked])  # (m, k)
+        m, k = cols.shape
+        d = self.features.shape[1]
+        q, blocks = np.linalg.qr(self.features[cols].transpose(0, 2, 1))  # (m, d, k), (m, k, k)
         answers = np.zeros((m, m * k))
         mask = np.zeros((m, m * k), dtype=bool)
         for i, c in enumerate(cols):
             answers[i, i * k:(i + 1) * k] = labels[i, c]
             mask[i, i * k:(i + 1) * k] = True
-        fit = fit_model_vectors(np.concatenate([r.T for r in blocks]), np.concatenate([self.offsets[c] for c in cols]),
+        fit = fit_model_vectors(blocks.transpose(0, 2, 1).reshape(m * k, k), self.offsets[cols].ravel(),
                                 answers, mask, np.zeros(k), list(self.prior_widths), chunk=m, device="cpu",
                                 covariances=True, select="each")
         widths = np.full(m, fit.prior_variance) if fit.prior_variances is None else fit.prior_variances
-        q = np.stack(qs)  # (m, d, k)
         mean = np.einsum("mdk,mk->md", q, fit.vectors.astype(np.float64))
-        cov = widths[:, None, None] * (np.eye(d) - q @ q.transpose(0, 2, 1)) + q @ fit.covariances @ q.transpose(0, 2, 1)
+        # c (I - Q Q^T) + Q C Q^T = c I + Q (C - c I) Q^T: one product pair, c added on the diagonal.
+        inner = fit.covariances - widths[:, None, None] * np.eye(k)
+        cov = (q @ inner) @ q.transpose(0, 2, 1)
+        cov[:, np.arange(d), np.arange(d)] += widths[:, None]
         return mean, cov
 
     def _check(self, labels: np.ndarray, asked: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -322,9 +327,17 @@ def estimate_scores(bank: QuestionBank, labels: np.ndarray, asked: np.ndarray,
         o, G = bank.offsets[cols], onehot[cols]  # (n,), (n, groups)
         was_asked = asked[i, cols]
         known = np.where(was_asked, labels[i, cols], 0.0)  # (n,)
-        cov = posterior.cov[i].astype(np.float32)
+        # With Sigma = L L^T, f^T Sigma f = |L^T f|^2, and a posterior draw's logits are F (mean + L e) =
+        # F mean + (F L) e: one (n, d) x (d, d) product serves both. LAPACK's potrf directly: the factor
+        # of np.linalg.cholesky, in a third of its time at d = 256.
+        chol, info = lapack.dpotrf(posterior.cov[i], lower=1, clean=1)
+        if info:
+            raise np.linalg.LinAlgError(f"the posterior covariance of model {models[i]!r} is not positive "
+                                        "definite; its posterior cannot be sampled.")
+        spread_logits = F @ chol.astype(np.float32)  # (n, d) F L
         mean_logit = F @ posterior.mean[i].astype(np.float32) - o
-        var_logit = ((F @ cov) * F).sum(axis=1)  # f^T Sigma f per question
+        var_logit = np.einsum("nd,nd->n", spread_logits, spread_logits)  # f^T Sigma f per question
+        vector_logit = mean_logit  # without the benchmark shifts below
         # The model's own shift on each benchmark, b_g ~ N(0, group_sd^2) a priori, from its answers
         # there (one Newton step from 0); its posterior mean moves the benchmark's logits and its
         # variance widens them (`group` (n,) is each target question's benchmark, 0-based).
@@ -343,16 +356,10 @@ def estimate_scores(bank: QuestionBank, labels: np.ndarray, asked: np.ndarray,
         point = (known @ G + np.where(was_asked, 0.0, p_bar) @ G) / np.maximum(counts, 1)  # (groups,)
         spread = np.full((3, len(names)), np.nan)
         if draws:
-            # LAPACK's potrf directly: the factor of np.linalg.cholesky, in a third of its time at d = 256.
-            chol, info = lapack.dpotrf(posterior.cov[i], lower=1, clean=1)
-            if info:
-                raise np.linalg.LinAlgError(f"the posterior covariance of model {models[i]!r} is not positive "
-                                            "definite; its posterior cannot be sampled.")
-            chol = chol.astype(np.float32)
-            z = posterior.mean[i] + rng.standard_normal((draws, F.shape[1]), dtype=np.float32) @ chol.T
+            e = rng.standard_normal((draws, F.shape[1]), dtype=np.float32)
             shifts = shift_mean + np.sqrt(shift_var) * rng.standard_normal((draws, len(shift_mean)))
-            logits = (F @ z.astype(np.float32).T).T  # (draws, n), in place from here on
-            logits -= o.astype(np.float32)
+            logits = e @ spread_logits.T  # (draws, n), in place from here on
+            logits += vector_logit.astype(np.float32)
             logits += shifts.astype(np.float32)[:, group]
             drawn = (rng.random(logits.shape, dtype=np.float32) < sigmoid(logits)) & ~was_asked
             # The answers asked count as given, the others as drawn; the drawn ones are 0/1, so their
