@@ -6,11 +6,14 @@
    `jeirt` package, to the `JEIRT_*` settings or to the data. A fingerprint of those is kept in
    `_build/.jupyter_cache/jeirt-fingerprint.json`; a different one empties the cache and
    rebuilds every page (`--all`).
-3. Execute the pages the cache lacks, `--jobs` at a time (default: 2, or 1 on a 1-core machine;
-   `JEIRT_BOOK_JOBS` overrides), slowest first, and store each in the cache exactly as myst-nb would
-   (same notebook, same cache key, same execution settings from `_config.yml`). The pages are
-   independent notebooks, so on 2 cores this nearly halves the build; a failing page stops the build
-   here with its traceback.
+3. Execute the pages the cache lacks and store each in the cache exactly as myst-nb would (same
+   notebook, same cache key, same execution settings from `_config.yml`). The slowest page (by the
+   last measured times) runs first, alone, with every core for its own worker processes
+   (`JEIRT_WORKERS`; the efficient-evaluation page runs its experiments side by side), as a reader who
+   reruns that page alone runs it; then the others, `--jobs` at a time (default: 2, or 1 on a 1-core
+   machine; `JEIRT_BOOK_JOBS` overrides), slowest first, one core each. The pages are independent
+   notebooks, so on 2 cores this nearly halves the build; a failing page stops the build here with
+   its traceback.
 4. `jupyter-book build . --path-output . -W --keep-going`: it finds every page in the cache and only
    renders; any warning (broken reference, missing citation, failing cell) fails the build, after
    reporting all of them.
@@ -103,12 +106,15 @@ def read_page(page: Path):
     return read_myst_markdown_notebook(page.read_text(), add_source_map=True, path=str(page))
 
 
-def execute_page(page: str, timeout: int) -> tuple[str, str, float, str | None]:
-    """Run one page in book/ as myst-nb's cache mode does (with per-cell times, book/_ext/cell_timing.py);
-    the executed notebook comes back as JSON for the parent to cache (one writer for the cache)."""
+def execute_page(page: str, timeout: int, workers: int | None = None) -> tuple[str, str, float, str | None]:
+    """Run one page in book/ as myst-nb's cache mode does (with per-cell times, book/_ext/cell_timing.py),
+    its kernel allowed `workers` worker processes (`JEIRT_WORKERS`; None: as this process has it); the
+    executed notebook comes back as JSON for the parent to cache (one writer for the cache)."""
     import nbformat
     from jupyter_cache.executors.utils import single_nb_execution
 
+    if workers is not None:  # the kernel is a child of this (pool) process: it inherits the setting
+        os.environ["JEIRT_WORKERS"] = str(workers)
     notebook = read_page(Path(page))
     result = timed_execution(single_nb_execution)(notebook, cwd=str(Path(page).parent), timeout=timeout,
                                                   allow_errors=False, meta_override=True)
@@ -124,9 +130,12 @@ def expected_seconds(pages: list[Path], settings: dict) -> dict[Path, float]:
 
 
 def execute_missing(pages: list[Path], cache_dir: Path, jobs: int, timeout: int,
-                    expected: dict[Path, float] | None = None) -> tuple[int, float]:
-    """Execute, `jobs` at a time and slowest first (by `expected` seconds), every page that the execution
-    cache in `cache_dir` has no match for; store each as myst-nb does. Returns (pages failed, wall seconds)."""
+                    expected: dict[Path, float] | None = None, cores: int | None = None) -> tuple[int, float]:
+    """Execute every page that the execution cache in `cache_dir` has no match for, slowest first (by
+    `expected` seconds), and store each as myst-nb does: with jobs > 1 and more than two pages, the
+    slowest alone with `cores` workers (default: the machine's; set `JEIRT_WORKERS` to fix the number
+    for every page), then the others `jobs` at a time with cores // jobs each. Returns (pages failed,
+    wall seconds)."""
     import nbformat
     from jupyter_cache import get_cache
     from jupyter_cache.base import CacheBundleIn
@@ -142,22 +151,32 @@ def execute_missing(pages: list[Path], cache_dir: Path, jobs: int, timeout: int,
         return 0, 0.0
     expected = expected or {}
     missing.sort(key=lambda page: -expected.get(page, 0.0))
-    print(f"build_book: executing {len(missing)} pages, {jobs} at a time", flush=True)
+    cores = cores or os.cpu_count() or 1
+    fixed = os.environ.get("JEIRT_WORKERS")  # the caller's number, for every page
+    workers = lambda n: None if fixed else max(1, cores // n)  # noqa: E731
+    waves = [(missing, jobs)]
+    if jobs > 1 and len(missing) > 2:  # the slowest alone, then the rest side by side
+        waves = [(missing[:1], 1), (missing[1:], jobs)]
+    print(f"build_book: executing {len(missing)} pages: " + ", then ".join(
+        f"{len(wave)} {at_once} at a time" for wave, at_once in waves), flush=True)
     failed, start = 0, time.perf_counter()
-    with concurrent.futures.ProcessPoolExecutor(max_workers=jobs) as pool:
-        futures = [pool.submit(execute_page, str(page), timeout) for page in missing]
-        for future in concurrent.futures.as_completed(futures):
-            page, text, seconds, error = future.result()
-            name = Path(page).relative_to(ROOT).as_posix() if Path(page).is_relative_to(ROOT) else page
-            if error is not None:
-                failed += 1
-                print(f"build_book: {name} failed after {seconds:.0f} s\n{error}", flush=True)
-                continue
-            cache.add_nb_to_project(page, read_data={"type": "plugin", "name": "myst_nb_md"})
-            cache.cache_notebook_bundle(CacheBundleIn(nbformat.reads(text, as_version=4), page,
-                                                      data={"execution_seconds": seconds}),
-                                        check_validity=False, overwrite=True)
-            print(f"build_book: {name} executed in {seconds:.0f} s", flush=True)
+    for wave, at_once in waves:
+        with concurrent.futures.ProcessPoolExecutor(max_workers=at_once) as pool:
+            futures = [pool.submit(execute_page, str(page), timeout, workers(at_once)) for page in wave]
+            for future in concurrent.futures.as_completed(futures):
+                page, text, seconds, error = future.result()
+                name = Path(page).relative_to(ROOT).as_posix() if Path(page).is_relative_to(ROOT) else page
+                if error is not None:
+                    failed += 1
+                    print(f"build_book: {name} failed after {seconds:.0f} s\n{error}", flush=True)
+                    continue
+                cache.add_nb_to_project(page, read_data={"type": "plugin", "name": "myst_nb_md"})
+                cache.cache_notebook_bundle(CacheBundleIn(nbformat.reads(text, as_version=4), page,
+                                                          data={"execution_seconds": seconds}),
+                                            check_validity=False, overwrite=True)
+                print(f"build_book: {name} executed in {seconds:.0f} s", flush=True)
+        if failed:
+            break
     return failed, time.perf_counter() - start
 
 
@@ -179,9 +198,6 @@ def main(argv=None) -> int:
     vendor_mathjax.vendor()
     current = fingerprint()
     stale = refresh_cache(current)
-    # The cores left to each page for its own worker processes (jeirt.settings.workers): pages running
-    # side by side already fill the cores, and a worker costs seconds to start.
-    os.environ.setdefault("JEIRT_WORKERS", str(max(1, (os.cpu_count() or 1) // args.jobs)))
     pages = book_pages()
     timeout = int(yaml.safe_load((ROOT / "_config.yml").read_text()).get("execute", {}).get("timeout", 3600))
     failed, execute_seconds = execute_missing(pages, CACHE, args.jobs, timeout,

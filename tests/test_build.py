@@ -73,6 +73,25 @@ def test_pages_run_in_parallel_are_found_in_the_cache_with_cell_times(tmp_path):
     assert build_book.execute_missing(pages, cache_dir, jobs=2, timeout=120) == (0, 0.0)  # nothing re-run
 
 
+def test_the_slowest_page_runs_alone_with_every_core(tmp_path, monkeypatch, capsys):
+    from jupyter_cache import get_cache
+
+    monkeypatch.delenv("JEIRT_WORKERS", raising=False)
+    pages = []
+    for value in (1, 2, 3):
+        page = tmp_path / f"page{value}.md"
+        page.write_text(PAGE.format(value=f'int(__import__("os").environ["JEIRT_WORKERS"])  # page {value}'))
+        pages.append(page)
+    expected = {pages[0]: 1.0, pages[1]: 30.0, pages[2]: 2.0}  # page2 was the slowest last time
+    failed, _ = build_book.execute_missing(pages, tmp_path / "cache", jobs=2, timeout=120, expected=expected, cores=4)
+    assert failed == 0
+    assert "3 pages: 1 1 at a time, then 2 2 at a time" in capsys.readouterr().out
+    cache = get_cache(str(tmp_path / "cache"))
+    for page, workers in zip(pages, (2, 4, 2)):
+        nb = cache.get_cache_bundle(cache.match_cache_notebook(build_book.read_page(page)).pk).nb
+        assert [c for c in nb.cells if c.cell_type == "code"][1].outputs[0]["text"] == f"{workers + 1}\n"
+
+
 def test_a_failing_page_is_reported_and_not_cached(tmp_path, capsys):
     from jupyter_cache import get_cache
 

@@ -363,6 +363,28 @@ def test_training_only_fits_the_same_questions_without_onboarding():
                                   lean.model_vectors_[lean.model_index(trained)])
 
 
+def _make_small_jeirt(seed: int):
+    from jeirt.estimator import JEIRT
+
+    return JEIRT(d=4, encoder="simulated", training={"max_epochs": 3}, random_state=seed, progress=False)
+
+
+def test_few_question_comparison_runs_datasets_and_seeds_side_by_side_as_one_by_one():
+    first, _ = simulate(n_models=24, n_items=240, feature_dim=16, d=4, seed=5)
+    second, _ = simulate(n_models=30, n_items=200, feature_dim=16, d=4, seed=6)
+    second.name = "second"
+    kwargs = dict(ks=(10, 20), seeds=(0, 1), draws=20, progress=False)
+    alone = efficient.few_question_comparison([first, second], _make_small_jeirt, [3, 4], **kwargs)
+    together = efficient.few_question_comparison([first, second], _make_small_jeirt, [3, 4], n_jobs=2, **kwargs)
+    pd.testing.assert_frame_equal(alone, together)
+    assert list(pd.unique(alone["dataset"])) == [first.name, "second"]
+    per_run = alone.groupby(["dataset", "seed", "method", "k"]).size()  # one row per held-out model
+    assert set(per_run[first.name]) == {3} and set(per_run["second"]) == {4}
+    assert set(alone["method"]) == set(efficient.FEW_METHODS)
+    with pytest.raises(ValueError, match="held_out"):
+        efficient.few_question_comparison([first, second], _make_small_jeirt, [3], **kwargs)
+
+
 def test_question_onboarding_experiment_on_a_fitted_model():
     from jeirt.estimator import JEIRT
     from jeirt.splits import split_leave_benchmark_out

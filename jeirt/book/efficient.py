@@ -447,9 +447,10 @@ def question_onboarding_experiment(model: "JEIRT", ds: Dataset, benchmark: str, 
 FEW_METHODS = ("plain mean", "je-irt", "je-irt + corrections", "rasch (per question)")
 
 
-def few_question_comparison(ds: Dataset, make_model, held_out: int, ks: Sequence[int] = (50, 100, 300),
-                            seeds: Sequence[int] = (0,), n_models: int | None = None, draws: int = 200,
-                            progress: bool = True, n_jobs: int = 1) -> pd.DataFrame:
+def few_question_comparison(ds: Dataset | Sequence[Dataset], make_model, held_out: int | Sequence[int],
+                            ks: Sequence[int] = (50, 100, 300), seeds: Sequence[int] = (0,),
+                            n_models: int | None = None, draws: int = 200, progress: bool = True,
+                            n_jobs: int = 1) -> pd.DataFrame:
     """Few-question scores of new LLMs on questions the other LLMs answered, with the baselines.
 
     Per seed s: LLMs with at least 2 max(k) graded answers (a seeded sample of `n_models` of them, if
@@ -461,19 +462,26 @@ def few_question_comparison(ds: Dataset, make_model, held_out: int, ks: Sequence
     corrections (`fit_corrections` from the trained LLMs' answers); and `irt_estimates` with a Rasch
     model fitted on the same known answers. Returns one row per seed, method, k and LLM: true,
     estimate, error, abs_error, bench_mae, covered and bench_covered (90% intervals; NaN without one).
-    The seeds are independent: n_jobs > 1 runs them in that many worker processes (the same rows, in
-    the same order; `make_model` must then be picklable by joblib, as a lambda or a local function is).
+    Several datasets (a list, with a list of `held_out`, one each) run as one protocol, dataset by
+    dataset. The (dataset, seed) runs are independent: n_jobs > 1 runs them in that many worker
+    processes, the largest dataset's first (the same rows, in the same order; `make_model` must then be
+    picklable by joblib, as a lambda or a local function is).
     """
     if n_jobs < 1:
         raise ValueError(f"n_jobs={n_jobs}; expected a positive number of worker processes.")
-    args = (ds, make_model, held_out, ks, n_models, draws)
-    if n_jobs > 1 and len(seeds) > 1:
+    datasets = [ds] if isinstance(ds, Dataset) else list(ds)
+    helds = [held_out] * len(datasets) if isinstance(held_out, (int, np.integer)) else list(held_out)
+    if len(helds) != len(datasets):
+        raise ValueError(f"{len(helds)} held_out numbers for {len(datasets)} datasets; give one each.")
+    runs = [(d, make_model, h, ks, n_models, draws, s) for d, h in zip(datasets, helds) for s in seeds]
+    if n_jobs > 1 and len(runs) > 1:
         from joblib import Parallel, delayed
 
-        parts = Parallel(n_jobs=n_jobs, max_nbytes=None)(delayed(_few_question_seed)(*args, s) for s in seeds)
+        first = sorted(range(len(runs)), key=lambda i: -runs[i][0].labels.size)  # the longest first
+        done = Parallel(n_jobs=n_jobs, max_nbytes=None)(delayed(_few_question_seed)(*runs[i]) for i in first)
+        parts = [dict(zip(first, done))[i] for i in range(len(runs))]
     else:
-        parts = [_few_question_seed(*args, s) for s in tqdm(seeds, desc=f"{ds.name} few-question seeds",
-                                                            disable=not progress)]
+        parts = [_few_question_seed(*run) for run in tqdm(runs, desc="few-question runs", disable=not progress)]
     return pd.concat([f for part in parts for f in part], ignore_index=True).rename(columns={"rule": "method"})
 
 

@@ -525,7 +525,6 @@ def next_items(bank: QuestionBank, posterior: Posterior, k: int, candidates: np.
     if (candidates.sum(axis=1) < k).any():
         raise ValueError(f"k={k}, but a model has only {candidates.sum(axis=1).min()} candidate questions left.")
     F = bank.features32  # (n_items, d)
-    F64 = F.astype(np.float64) if target == "accuracy" else None  # h F^T in float64, without a cast per pick
     picks = np.zeros((len(posterior), k), dtype=np.int64)
     block = 32  # models picked for together: each pick is one (models, d) x (d, n_items) product
     starts = range(0, len(posterior), block)
@@ -536,15 +535,23 @@ def next_items(bank: QuestionBank, posterior: Posterior, k: int, candidates: np.
         p = sigmoid(posterior.mean[idx].astype(np.float32) @ F.T - bank.offsets)
         w = p * (1 - p)  # (m, n_items) Fisher weight of each question
         s = np.stack([((F @ c) * F).sum(axis=1) for c in cov])  # f_q^T Sigma f_q
-        h = np.matmul(cov, (w @ F)[:, :, None])[:, :, 0] / bank.n_items if target == "accuracy" else None  # Sigma g
-        free = candidates[idx].copy()
+        h = hf = None
+        if target == "accuracy":
+            h = np.matmul(cov, (w @ F)[:, :, None])[:, :, 0].astype(np.float64) / bank.n_items  # Sigma g
+            hf = h @ F.T.astype(np.float64)  # (m, n_items) f_r^T Sigma g, updated with Sigma below
+        taken = ~candidates[idx]
+        gain = np.empty(w.shape, dtype=np.result_type(w, s))  # work space of every pick
         # Sigma after j picks = cov - sum_{i < j} scales_i vecs_i vecs_i^T (the rank-one updates so far)
         vecs = np.zeros((len(idx), k, cov.shape[1]), dtype=np.float32)
         scales = np.zeros((len(idx), k))
         for j in range(k):
-            gain = w * s if h is None else w * (h @ F64.T) ** 2 / (1 + w * s)
-            q = np.argmax(np.where(free, gain, -np.inf), axis=1)  # (m,)
-            picks[idx, j], free[rows, q] = q, False
+            np.multiply(w, s, out=gain)  # "vector": w f^T Sigma f
+            if hf is not None:  # "accuracy": w (f^T Sigma g)^2 / (1 + w f^T Sigma f)
+                gain += 1.0
+                np.divide(w * hf ** 2, gain, out=gain)
+            np.copyto(gain, -np.inf, where=taken)
+            q = np.argmax(gain, axis=1)  # (m,)
+            picks[idx, j], taken[rows, q] = q, True
             fq = F[q]  # (m, d)
             sq = np.matmul(cov, fq[:, :, None])[:, :, 0]  # (m, d) Sigma f_q
             if j:
@@ -553,9 +560,14 @@ def next_items(bank: QuestionBank, posterior: Posterior, k: int, candidates: np.
             scale = w[rows, q] / (1 + w[rows, q] * s[rows, q])
             vecs[:, j], scales[:, j] = sq, scale
             proj = sq @ F.T  # f_r^T Sigma f_q for every r
-            s = np.maximum(s - scale[:, None] * proj ** 2, 0.0)  # a variance; the clip absorbs float32 drift
-            if h is not None:
-                h = h - scale[:, None] * sq * (fq * h).sum(axis=1)[:, None]
+            if h is not None:  # Sigma g and every f_r^T Sigma g after the rank-one update, from proj
+                along_h = scale * (fq * h).sum(axis=1)  # (m,)
+                h -= along_h[:, None] * sq
+                hf -= along_h[:, None] * proj
+            np.square(proj, out=proj)
+            proj *= scale[:, None]
+            s -= proj
+            np.maximum(s, 0.0, out=s)  # a variance; the clip absorbs float32 drift
     return picks
 
 
