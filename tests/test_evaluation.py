@@ -80,7 +80,7 @@ def test_posterior_recovers_true_vectors(sim):
 def test_nothing_asked_gives_the_prior_and_everything_asked_is_exact(sim):
     ds, truth, bank, labels = sim
     none = bank.posterior(labels, np.zeros_like(labels, dtype=bool))
-    assert np.allclose(none.mean, 0) and np.allclose(none.cov, np.eye(8))
+    assert np.allclose(none.mean, 0) and np.allclose(none.dense(), np.eye(8))
     every = ~np.isnan(labels)
     est = ev.estimate_scores(bank, labels, every, draws=50)
     overall = est[est["group"] == ev.OVERALL]
@@ -152,6 +152,32 @@ def test_rules_reject_bad_requests(sim):
         ev.select_items(bank, 2000, "random")
 
 
+def test_a_posterior_kept_in_its_span_acts_as_its_dense_covariance():
+    """Models asked fewer than d questions keep their posteriors in their questions' span (zero-padded
+    to the most asked): covariance products, variances and estimates equal the dense ones."""
+    ds, truth = simulate(n_models=40, n_items=400, feature_dim=64, d=48, seed=3)
+    bank = ev.QuestionBank.from_embeddings(truth.question_embeddings, truth.model_vectors[:30])
+    labels = ds.labels[30:].astype(np.float64)
+    rng = np.random.default_rng(1)
+    asked = np.zeros_like(labels, dtype=bool)
+    for i, k in enumerate([3, 10, 20, 24, 17, 0, 5, 22, 10, 20]):
+        asked[i, rng.choice(np.flatnonzero(~np.isnan(labels[i])), k, replace=False)] = True
+    post = bank.posterior(np.where(asked, labels, 0.0), asked)
+    asked_more = asked.copy()
+    asked_more[3, np.flatnonzero(~asked[3] & ~np.isnan(labels[3]))[0]] = True  # 25 > d / 2: dense
+    assert bank.posterior(np.where(asked_more, labels, 0.0), asked_more).basis is None
+    assert post.basis is not None and post.basis.shape == (10, 48, 24)
+    dense = ev.Posterior(post.mean, post.dense())
+    np.testing.assert_allclose(dense.cov[5], np.eye(48) * min(bank.prior_widths))  # asked nothing: the prior
+    rows, x = np.arange(10), rng.normal(size=(10, 48))
+    np.testing.assert_allclose(post.apply(rows, x), dense.apply(rows, x), rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(post.variances(rows, bank.features), dense.variances(rows, bank.features), rtol=1e-9)
+    est = ev.estimate_scores(bank, labels, asked, targets=~np.isnan(labels), draws=4000, posterior=post)
+    est_dense = ev.estimate_scores(bank, labels, asked, targets=~np.isnan(labels), draws=4000, posterior=dense)
+    np.testing.assert_allclose(est["estimate"], est_dense["estimate"], atol=1e-6)  # the same expectation
+    np.testing.assert_allclose(est["sd"], est_dense["sd"], rtol=0.1, atol=2e-3)  # other draws, the same spread
+
+
 def test_posterior_in_the_span_of_few_answers_is_the_full_fit():
     """With fewer answers than d, the posterior is solved in their span: the same MAP vector, width
     and covariance as the d-dimensional fit (here d = 48, models asked 5 to 60 questions)."""
@@ -170,7 +196,7 @@ def test_posterior_in_the_span_of_few_answers_is_the_full_fit():
         full = fit_model_vectors(bank.features[cols], bank.offsets[cols], labels[[i]][:, cols], asked[[i]][:, cols],
                                  np.zeros(48), list(bank.prior_widths), chunk=1, device="cpu")
         np.testing.assert_allclose(post.mean[i], full.vectors[0], atol=1e-5)
-        np.testing.assert_allclose(post.cov[i], full.covariances[0], rtol=1e-5, atol=1e-5)  # float32 Hessians
+        np.testing.assert_allclose(post.dense()[i], full.covariances[0], rtol=1e-5, atol=1e-5)  # float32 Hessians
 
 
 def test_greedy_batch_uses_the_rank_one_update(sim):
@@ -181,7 +207,7 @@ def test_greedy_batch_uses_the_rank_one_update(sim):
     F = bank.features
     w = sigmoid(F @ post.mean[0] - bank.offsets)
     w = w * (1 - w)
-    cov = np.linalg.inv(np.linalg.inv(post.cov[0]) + w[first] * np.outer(F[first], F[first]))
+    cov = np.linalg.inv(np.linalg.inv(post.dense()[0]) + w[first] * np.outer(F[first], F[first]))
     gain = w * ((F @ cov) * F).sum(1)
     gain[first] = -np.inf
     assert second == int(np.argmax(gain))
@@ -200,7 +226,7 @@ def test_greedy_batch_equals_dense_covariance_updates(target):
     picks = ev.next_items(bank, post, 12, free, target=target)
     F = bank.features
     for i in range(len(labels)):
-        cov, left = post.cov[i].copy(), free[i].copy()
+        cov, left = post.dense()[i].copy(), free[i].copy()
         w = sigmoid(F @ post.mean[i] - bank.offsets)
         w = w * (1 - w)
         g = cov @ (w @ F) / bank.n_items  # Sigma g, g the gradient of the overall accuracy
@@ -225,7 +251,7 @@ def test_adaptive_selection_hands_over_its_posteriors(sim):
     for j, post in kept.items():
         again = bank.posterior(labels[:5], asked_mask(order[:, :j], bank.n_items))
         np.testing.assert_array_equal(post.mean, again.mean)
-        np.testing.assert_array_equal(post.cov, again.cov)
+        np.testing.assert_array_equal(post.dense(), again.dense())
     with pytest.raises(ValueError, match="rule='random'"):
         ev.adaptive_selection(bank, 5, labels[:5], "random")
 
@@ -251,7 +277,7 @@ def test_posteriors_of_many_answers_each_keep_their_own_width():
                                   np.zeros(48), list(bank.prior_widths), chunk=1, device="cpu")
         widths.add(alone.prior_variance)
         np.testing.assert_allclose(post.mean[i], alone.vectors[0], atol=1e-5)
-        np.testing.assert_allclose(post.cov[i], alone.covariances[0], rtol=1e-5, atol=1e-5)  # float32 Hessians
+        np.testing.assert_allclose(post.dense()[i], alone.covariances[0], rtol=1e-5, atol=1e-5)  # float32 Hessians
     assert len(widths) > 1, widths  # the chunks mix models of different widths
 
 
@@ -260,7 +286,7 @@ def test_adaptive_learns_more_about_the_vector_than_random(sim):
     logdet = {}
     for rule in ("random", "adaptive"):
         asked = asked_mask(ev.select_items(bank, 40, rule, labels=labels, seed=0), bank.n_items)
-        logdet[rule] = np.linalg.slogdet(bank.posterior(labels, asked).cov)[1].mean()
+        logdet[rule] = np.linalg.slogdet(bank.posterior(labels, asked).dense())[1].mean()
     assert logdet["adaptive"] < logdet["random"] - 0.5, logdet
 
 
@@ -516,7 +542,7 @@ def test_bank_prior_widths_and_group_shift(sim):
     # A benchmark shift can only widen the per-benchmark intervals.
     assert (per_bench(b)["upper"] - per_bench(b)["lower"]).mean() > (per_bench(a)["upper"] - per_bench(a)["lower"]).mean()
     # Before any answer, the posterior is the narrowest prior.
-    assert np.allclose(bank.prior(1).cov[0], np.eye(bank.directions.shape[1]) * min(bank.prior_widths))
+    assert np.allclose(bank.prior(1).dense()[0], np.eye(bank.directions.shape[1]) * min(bank.prior_widths))
 
 
 def test_irt_estimates_count_asked_answers_and_track_the_truth(sim):
