@@ -8,7 +8,8 @@
    rebuilds every page (`--all`).
 3. Execute the pages the cache lacks and store each in the cache exactly as myst-nb would (same
    notebook, same cache key, same execution settings from `_config.yml`). The slowest page (by the
-   last measured times) runs first, alone, with every core for its own worker processes
+   last measured times, results/book_times_<profile>_<dataset>.json; without them, by size and not
+   alone) runs first, alone, with every core for its own worker processes
    (`JEIRT_WORKERS`; the efficient-evaluation page runs its experiments side by side), as a reader who
    reruns that page alone runs it; then the others, `--jobs` at a time (default: 2, or 1 on a 1-core
    machine; `JEIRT_BOOK_JOBS` overrides), slowest first, one core each. The pages are independent
@@ -121,21 +122,23 @@ def execute_page(page: str, timeout: int, workers: int | None = None) -> tuple[s
     return page, nbformat.writes(notebook), result.time, (result.exc_string if result.err else None)
 
 
-def expected_seconds(pages: list[Path], settings: dict) -> dict[Path, float]:
+def expected_seconds(pages: list[Path], settings: dict) -> tuple[dict[Path, float], bool]:
     """Slowest first: last measured page times for these settings (results/book_times_<profile>_<dataset>.json),
-    else the page's size."""
+    else the page's size; and whether they were measured."""
     times_file = ROOT / "results" / f"book_times_{settings.get('profile')}_{settings.get('dataset')}.json"
     known = json.loads(times_file.read_text()).get("pages_seconds", {}) if times_file.is_file() else {}
-    return {page: float(known.get(page.relative_to(ROOT).as_posix(), page.stat().st_size / 1000)) for page in pages}
+    expected = {page: float(known.get(page.relative_to(ROOT).as_posix(), page.stat().st_size / 1000)) for page in pages}
+    return expected, bool(known)
 
 
 def execute_missing(pages: list[Path], cache_dir: Path, jobs: int, timeout: int,
-                    expected: dict[Path, float] | None = None, cores: int | None = None) -> tuple[int, float]:
+                    expected: dict[Path, float] | None = None, cores: int | None = None,
+                    alone_first: bool = True) -> tuple[int, float]:
     """Execute every page that the execution cache in `cache_dir` has no match for, slowest first (by
-    `expected` seconds), and store each as myst-nb does: with jobs > 1 and more than two pages, the
-    slowest alone with `cores` workers (default: the machine's; set `JEIRT_WORKERS` to fix the number
-    for every page), then the others `jobs` at a time with cores // jobs each. Returns (pages failed,
-    wall seconds)."""
+    `expected` seconds), and store each as myst-nb does: with `alone_first`, jobs > 1 and more than two
+    pages, the slowest alone with `cores` workers (default: the machine's; set `JEIRT_WORKERS` to fix
+    the number for every page), then the others `jobs` at a time with cores // jobs each. Returns
+    (pages failed, wall seconds)."""
     import nbformat
     from jupyter_cache import get_cache
     from jupyter_cache.base import CacheBundleIn
@@ -155,7 +158,7 @@ def execute_missing(pages: list[Path], cache_dir: Path, jobs: int, timeout: int,
     fixed = os.environ.get("JEIRT_WORKERS")  # the caller's number, for every page
     workers = lambda n: None if fixed else max(1, cores // n)  # noqa: E731
     waves = [(missing, jobs)]
-    if jobs > 1 and len(missing) > 2:  # the slowest alone, then the rest side by side
+    if alone_first and jobs > 1 and len(missing) > 2:  # the slowest alone, then the rest side by side
         waves = [(missing[:1], 1), (missing[1:], jobs)]
     print(f"build_book: executing {len(missing)} pages: " + ", then ".join(
         f"{len(wave)} {at_once} at a time" for wave, at_once in waves), flush=True)
@@ -200,8 +203,9 @@ def main(argv=None) -> int:
     stale = refresh_cache(current)
     pages = book_pages()
     timeout = int(yaml.safe_load((ROOT / "_config.yml").read_text()).get("execute", {}).get("timeout", 3600))
-    failed, execute_seconds = execute_missing(pages, CACHE, args.jobs, timeout,
-                                              expected_seconds(pages, current["settings"]))
+    # The slowest page goes alone only when the times were measured (a page's size is only a guess).
+    expected, measured = expected_seconds(pages, current["settings"])
+    failed, execute_seconds = execute_missing(pages, CACHE, args.jobs, timeout, expected, alone_first=measured)
     if failed:
         STAMP.unlink(missing_ok=True)
         print(f"build_book: {failed} page(s) failed; see the tracebacks above")

@@ -90,6 +90,10 @@ def test_the_slowest_page_runs_alone_with_every_core(tmp_path, monkeypatch, caps
     for page, workers in zip(pages, (2, 4, 2)):
         nb = cache.get_cache_bundle(cache.match_cache_notebook(build_book.read_page(page)).pk).nb
         assert [c for c in nb.cells if c.cell_type == "code"][1].outputs[0]["text"] == f"{workers + 1}\n"
+    # Without measured times (sizes only) no page goes alone.
+    build_book.execute_missing(pages, tmp_path / "guessed", jobs=2, timeout=120, expected=expected, cores=4,
+                               alone_first=False)
+    assert "3 pages: 3 2 at a time" in capsys.readouterr().out
 
 
 def test_a_failing_page_is_reported_and_not_cached(tmp_path, capsys):
