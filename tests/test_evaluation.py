@@ -152,16 +152,23 @@ def test_rules_reject_bad_requests(sim):
         ev.select_items(bank, 2000, "random")
 
 
-def test_a_posterior_kept_in_its_span_acts_as_its_dense_covariance():
-    """Models asked fewer than d questions keep their posteriors in their questions' span (zero-padded
-    to the most asked): covariance products, variances and estimates equal the dense ones."""
+def _ten_new_models(counts: list[int], seed: int) -> tuple[ev.QuestionBank, np.ndarray, np.ndarray]:
+    """A d = 48 bank from 30 simulated models, the other 10's labels, and `counts[i]` questions asked of each."""
     ds, truth = simulate(n_models=40, n_items=400, feature_dim=64, d=48, seed=3)
     bank = ev.QuestionBank.from_embeddings(truth.question_embeddings, truth.model_vectors[:30])
     labels = ds.labels[30:].astype(np.float64)
-    rng = np.random.default_rng(1)
+    rng = np.random.default_rng(seed)
     asked = np.zeros_like(labels, dtype=bool)
-    for i, k in enumerate([3, 10, 20, 24, 17, 0, 5, 22, 10, 20]):
+    for i, k in enumerate(counts):
         asked[i, rng.choice(np.flatnonzero(~np.isnan(labels[i])), k, replace=False)] = True
+    return bank, labels, asked
+
+
+def test_a_posterior_kept_in_its_span_acts_as_its_dense_covariance():
+    """Models asked fewer than d questions keep their posteriors in their questions' span (zero-padded
+    to the most asked): covariance products, variances and estimates equal the dense ones."""
+    bank, labels, asked = _ten_new_models([3, 10, 20, 24, 17, 0, 5, 22, 10, 20], seed=1)
+    rng = np.random.default_rng(1)
     post = bank.posterior(np.where(asked, labels, 0.0), asked)
     asked_more = asked.copy()
     asked_more[3, np.flatnonzero(~asked[3] & ~np.isnan(labels[3]))[0]] = True  # 25 > d / 2: dense
@@ -183,13 +190,7 @@ def test_posterior_in_the_span_of_few_answers_is_the_full_fit():
     and covariance as the d-dimensional fit (here d = 48, models asked 5 to 60 questions)."""
     from jeirt.onboard import fit_model_vectors
 
-    ds, truth = simulate(n_models=40, n_items=400, feature_dim=64, d=48, seed=3)
-    bank = ev.QuestionBank.from_embeddings(truth.question_embeddings, truth.model_vectors[:30])
-    labels = ds.labels[30:].astype(np.float64)
-    rng = np.random.default_rng(0)
-    asked = np.zeros_like(labels, dtype=bool)
-    for i, k in enumerate([5, 10, 20, 40, 47, 60, 5, 30, 10, 20]):
-        asked[i, rng.choice(np.flatnonzero(~np.isnan(labels[i])), k, replace=False)] = True
+    bank, labels, asked = _ten_new_models([5, 10, 20, 40, 47, 60, 5, 30, 10, 20], seed=0)
     post = bank.posterior(labels, asked)
     for i in range(len(labels)):
         cols = np.flatnonzero(asked[i])
