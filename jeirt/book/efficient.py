@@ -134,14 +134,10 @@ def few_item_experiment(bank: QuestionBank, labels: np.ndarray, ks: Sequence[int
     seeded = ("random", "stratified", "kmeans")  # the adaptive rules are deterministic
     runs = [(rule, seed) for rule in rules for seed in (seeds if rule in seeded else seeds[:1])]
     if n_jobs > 1 and len(runs) > 1:
-        from joblib import Parallel, delayed
-
-        # The adaptive runs are the longest: start them first so that the workers finish together.
-        first = sorted(range(len(runs)), key=lambda i: not runs[i][0].startswith("adaptive"))
-        done = Parallel(n_jobs=n_jobs, max_nbytes=None)(
-            delayed(_few_item_run)(bank, labels, graded, ks, *runs[i], draws, models, truth) for i in first)
-        parts = dict(zip(first, done))
-        return pd.DataFrame([row for i in range(len(runs)) for row in parts[i]])
+        # The adaptive runs are the longest: started first, the workers finish together.
+        parts = _side_by_side(_few_item_run, [(bank, labels, graded, ks, *run, draws, models, truth) for run in runs],
+                              n_jobs, longest_first=[run[0].startswith("adaptive") for run in runs])
+        return pd.DataFrame([row for part in parts for row in part])
     bar = tqdm(total=len(runs) * len(ks), desc="few-item estimates", disable=not progress)
     rows = []
     for rule, seed in runs:
@@ -149,6 +145,17 @@ def few_item_experiment(bank: QuestionBank, labels: np.ndarray, ks: Sequence[int
         bar.update(len(ks))
     bar.close()
     return pd.DataFrame(rows)
+
+
+def _side_by_side(function, calls: list[tuple], n_jobs: int, longest_first: Sequence[float]) -> list:
+    """[function(*call) for call in calls], run in `n_jobs` worker processes, the calls with the largest
+    `longest_first` started first (so that the workers finish together); results in the calls' order."""
+    from joblib import Parallel, delayed
+
+    first = sorted(range(len(calls)), key=lambda i: -longest_first[i])
+    done = Parallel(n_jobs=n_jobs, max_nbytes=None)(delayed(function)(*calls[i]) for i in first)
+    by_call = dict(zip(first, done))
+    return [by_call[i] for i in range(len(calls))]
 
 
 def _few_item_run(bank: QuestionBank, labels: np.ndarray, graded: np.ndarray, ks: list[int], rule: str, seed: int,
@@ -475,11 +482,7 @@ def few_question_comparison(ds: Dataset | Sequence[Dataset], make_model, held_ou
         raise ValueError(f"{len(helds)} held_out numbers for {len(datasets)} datasets; give one each.")
     runs = [(d, make_model, h, ks, n_models, draws, s) for d, h in zip(datasets, helds) for s in seeds]
     if n_jobs > 1 and len(runs) > 1:
-        from joblib import Parallel, delayed
-
-        first = sorted(range(len(runs)), key=lambda i: -runs[i][0].labels.size)  # the longest first
-        done = Parallel(n_jobs=n_jobs, max_nbytes=None)(delayed(_few_question_seed)(*runs[i]) for i in first)
-        parts = [dict(zip(first, done))[i] for i in range(len(runs))]
+        parts = _side_by_side(_few_question_seed, runs, n_jobs, longest_first=[run[0].labels.size for run in runs])
     else:
         parts = [_few_question_seed(*run) for run in tqdm(runs, desc="few-question runs", disable=not progress)]
     return pd.concat([f for part in parts for f in part], ignore_index=True).rename(columns={"rule": "method"})

@@ -267,7 +267,6 @@ class QuestionBank:
         chunk, select = (8, "each") if large else (32, "summed")
         rows = np.flatnonzero(asked.any(axis=1))
         counts = asked.sum(axis=1)
-        width = float(min(self.prior_widths))  # the prior of the rows with nothing asked
         # Models asked fewer than d questions are solved in their span, several of a count at once. When
         # every model is, and none was asked more than d / 2 (beyond that a basis costs about what a
         # dense covariance does), their posteriors stay in their spans (`Posterior`); else all are dense.
@@ -279,8 +278,8 @@ class QuestionBank:
             step = max(1, min(32, 1024 // int(k)))  # the stacked design is (block k, k): keep it small
             blocks += [same[start:start + step] for start in range(0, len(same), step)]
         if len(few) == len(rows) and r <= d // 2:
-            span = Posterior(np.zeros((n_new, d)), np.zeros((n_new, r, r)), np.zeros((n_new, d, r)),
-                             np.full(n_new, width))
+            span = self.prior(n_new)  # the rows with nothing asked keep it
+            span.cov, span.basis = np.zeros((n_new, r, r)), np.zeros((n_new, d, r))
             span.cov[:, np.arange(r), np.arange(r)] = 1.0  # padding: its basis columns are zero
             for part in blocks:
                 k = int(counts[part[0]])
@@ -288,7 +287,7 @@ class QuestionBank:
                     self._posteriors_in_span(labels[part], asked[part])
             return span
         mean, cov = np.zeros((n_new, d)), np.empty((n_new, d, d))
-        cov[~asked.any(axis=1)] = width * np.eye(d)
+        cov[~asked.any(axis=1)] = float(min(self.prior_widths)) * np.eye(d)  # the prior
         for part in blocks:
             block = Posterior(*self._posteriors_in_span(labels[part], asked[part]))
             mean[part], cov[part] = block.mean, block.dense()
@@ -371,6 +370,7 @@ def estimate_scores(bank: QuestionBank, labels: np.ndarray, asked: np.ndarray,
     names = [OVERALL] + bank.benchmarks
     onehot = np.column_stack([np.ones(bank.n_items)] + [bank.groups == g for g in bank.benchmarks])
     rng = np.random.default_rng(seed)
+    squared = np.einsum("nd,nd->n", bank.features32, bank.features32) if posterior.basis is not None else None
     rows = []
     for i in tqdm(range(n_new), desc="estimates", disable=not progress or n_new == 1):
         cols = np.flatnonzero(targets[i])
@@ -398,7 +398,7 @@ def estimate_scores(bank: QuestionBank, labels: np.ndarray, asked: np.ndarray,
             basis, floor = posterior.basis[i].astype(np.float32), posterior.floor[i]
             inside = F @ basis  # (n, r) B^T f
             spread_logits = inside @ chol
-            off = np.maximum(np.einsum("nd,nd->n", F, F) - np.einsum("nr,nr->n", inside, inside), 0.0)
+            off = np.maximum(squared[cols] - np.einsum("nr,nr->n", inside, inside), 0.0)  # |f|^2 off the basis
             var_logit = floor * off + np.einsum("nr,nr->n", spread_logits, spread_logits)
         # The model's own shift on each benchmark, b_g ~ N(0, group_sd^2) a priori, from its answers
         # there (one Newton step from 0); its posterior mean moves the benchmark's logits and its
@@ -601,10 +601,9 @@ def next_items(bank: QuestionBank, posterior: Posterior, k: int, candidates: np.
         p = sigmoid(posterior.mean[idx].astype(np.float32) @ F.T - bank.offsets)
         w = p * (1 - p)  # (m, n_items) Fisher weight of each question
         s = posterior.variances(idx, F)  # f_q^T Sigma f_q
-        h = hf = None
+        hf = None  # "accuracy": (m, n_items) f_r^T Sigma g, g the accuracy's gradient, updated with Sigma below
         if target == "accuracy":
-            h = posterior.apply(idx, (w @ F).astype(np.float64)) / bank.n_items  # Sigma g
-            hf = h @ F.T.astype(np.float64)  # (m, n_items) f_r^T Sigma g, updated with Sigma below
+            hf = posterior.apply(idx, (w @ F).astype(np.float64)) @ F.T.astype(np.float64) / bank.n_items
         taken = ~candidates[idx]
         gain = np.empty(w.shape, dtype=np.result_type(w, s))  # work space of every pick
         # Sigma after j picks = cov - sum_{i < j} scales_i vecs_i vecs_i^T (the rank-one updates so far)
@@ -626,10 +625,8 @@ def next_items(bank: QuestionBank, posterior: Posterior, k: int, candidates: np.
             scale = w[rows, q] / (1 + w[rows, q] * s[rows, q])
             vecs[:, j], scales[:, j] = sq, scale
             proj = sq @ F.T  # f_r^T Sigma f_q for every r
-            if h is not None:  # Sigma g and every f_r^T Sigma g after the rank-one update, from proj
-                along_h = scale * (fq * h).sum(axis=1)  # (m,)
-                h -= along_h[:, None] * sq
-                hf -= along_h[:, None] * proj
+            if hf is not None:  # every f_r^T Sigma g after the rank-one update, from proj
+                hf -= (scale * hf[rows, q])[:, None] * proj
             np.square(proj, out=proj)
             proj *= scale[:, None]
             s -= proj
