@@ -7,14 +7,14 @@
    `_build/.jupyter_cache/jeirt-fingerprint.json`; a different one empties the cache and
    rebuilds every page (`--all`).
 3. Execute the pages the cache lacks and store each in the cache exactly as myst-nb would (same
-   notebook, same cache key, same execution settings from `_config.yml`). The slowest page (by the
-   last measured times, results/book_times_<profile>_<dataset>.json; without them, by size and not
-   alone) runs first, alone, with every core for its own worker processes
-   (`JEIRT_WORKERS`; the efficient-evaluation page runs its experiments side by side), as a reader who
-   reruns that page alone runs it; then the others, `--jobs` at a time (default: 2, or 1 on a 1-core
-   machine; `JEIRT_BOOK_JOBS` overrides), slowest first, one core each. The pages are independent
-   notebooks, so on 2 cores this nearly halves the build; a failing page stops the build here with
-   its traceback.
+   notebook, same cache key, same execution settings from `_config.yml`). The pages are independent
+   notebooks, so they run `--jobs` at a time (default: 2, or 1 on a 1-core machine; `JEIRT_BOOK_JOBS`
+   overrides), slowest first, one core each: on 2 cores that nearly halves the build. A page whose
+   work, by the last measured times (results/book_times_<profile>_<dataset>.json: seconds times the
+   worker processes it had), is over `ALONE_SECONDS` on one core runs first, alone, with every core
+   for its own worker processes (`JEIRT_WORKERS`; such pages run their independent fits and
+   experiments side by side), as a reader who reruns that page alone runs it. Without measured times
+   no page goes alone. A failing page stops the build here with its traceback.
 4. `jupyter-book build . --path-output . -W --keep-going`: it finds every page in the cache and only
    renders; any warning (broken reference, missing citation, failing cell) fails the build, after
    reporting all of them.
@@ -122,26 +122,39 @@ def execute_page(page: str, timeout: int, workers: int | None = None) -> tuple[s
     return page, nbformat.writes(notebook), result.time, (result.exc_string if result.err else None)
 
 
+# A page with more work than this on one core runs alone with every core: beside another page, on one
+# core, it would come near the aim of 5 minutes a page (and machines vary by +-15% over a day); alone,
+# its side-by-side fits take about half the time. The other pages share the cores, `jobs` at a time.
+ALONE_SECONDS = 240.0
+
+
 def expected_seconds(pages: list[Path], settings: dict) -> tuple[dict[Path, float], bool]:
-    """Slowest first: last measured page times for these settings (results/book_times_<profile>_<dataset>.json),
-    else the page's size; and whether they were measured."""
+    """Each page's work on one core, from the last measured times for these settings
+    (results/book_times_<profile>_<dataset>.json: seconds times the worker processes the page had; an
+    upper bound when it had several), else its size; and whether they were measured."""
     times_file = ROOT / "results" / f"book_times_{settings.get('profile')}_{settings.get('dataset')}.json"
-    known = json.loads(times_file.read_text()).get("pages_seconds", {}) if times_file.is_file() else {}
-    expected = {page: float(known.get(page.relative_to(ROOT).as_posix(), page.stat().st_size / 1000)) for page in pages}
-    return expected, bool(known)
+    known = json.loads(times_file.read_text()) if times_file.is_file() else {}
+    seconds, workers = known.get("pages_seconds", {}), known.get("pages_workers", {})
+    expected = {}
+    for page in pages:
+        name = page.relative_to(ROOT).as_posix()
+        expected[page] = float(seconds[name]) * int(workers.get(name, 1)) if name in seconds else page.stat().st_size / 1000
+    return expected, bool(seconds)
 
 
 def execute_missing(pages: list[Path], cache_dir: Path, jobs: int, timeout: int,
                     expected: dict[Path, float] | None = None, cores: int | None = None,
-                    alone_first: bool = True) -> tuple[int, float]:
+                    alone_over: float | None = None) -> tuple[int, float]:
     """Execute every page that the execution cache in `cache_dir` has no match for, slowest first (by
-    `expected` seconds), and store each as myst-nb does: with `alone_first`, jobs > 1 and more than two
-    pages, the slowest alone with `cores` workers (default: the machine's; set `JEIRT_WORKERS` to fix
-    the number for every page), then the others `jobs` at a time with cores // jobs each. Returns
-    (pages failed, wall seconds)."""
+    `expected` seconds on one core), and store each as myst-nb does, with the worker processes it had.
+    Pages expected over `alone_over` seconds (None: none) run first, one at a time, each with `cores`
+    workers (default: the machine's cores; set `JEIRT_WORKERS` to fix the number for every page); then
+    the others `jobs` at a time with cores // jobs each. Returns (pages failed, wall seconds)."""
     import nbformat
     from jupyter_cache import get_cache
     from jupyter_cache.base import CacheBundleIn
+
+    from jeirt import settings as jsettings
 
     cache = get_cache(str(cache_dir))
     missing = []
@@ -156,16 +169,17 @@ def execute_missing(pages: list[Path], cache_dir: Path, jobs: int, timeout: int,
     missing.sort(key=lambda page: -expected.get(page, 0.0))
     cores = cores or os.cpu_count() or 1
     fixed = os.environ.get("JEIRT_WORKERS")  # the caller's number, for every page
-    workers = lambda n: None if fixed else max(1, cores // n)  # noqa: E731
-    waves = [(missing, jobs)]
-    if alone_first and jobs > 1 and len(missing) > 2:  # the slowest alone, then the rest side by side
-        waves = [(missing[:1], 1), (missing[1:], jobs)]
-    print(f"build_book: executing {len(missing)} pages: " + ", then ".join(
-        f"{len(wave)} {at_once} at a time" for wave, at_once in waves), flush=True)
+    alone = [p for p in missing if alone_over is not None and jobs > 1 and expected.get(p, 0.0) > alone_over]
+    rest = [p for p in missing if p not in alone]
+    waves = [([page], 1) for page in alone] + ([(rest, jobs)] if rest else [])
+    print(f"build_book: executing {len(missing)} pages: "
+          + (f"{len(alone)} alone with {fixed or cores} workers each, then " if alone else "")
+          + f"{len(rest)} {jobs} at a time", flush=True)
     failed, start = 0, time.perf_counter()
     for wave, at_once in waves:
+        workers = None if fixed else max(1, cores // at_once)
         with concurrent.futures.ProcessPoolExecutor(max_workers=at_once) as pool:
-            futures = [pool.submit(execute_page, str(page), timeout, workers(at_once)) for page in wave]
+            futures = [pool.submit(execute_page, str(page), timeout, workers) for page in wave]
             for future in concurrent.futures.as_completed(futures):
                 page, text, seconds, error = future.result()
                 name = Path(page).relative_to(ROOT).as_posix() if Path(page).is_relative_to(ROOT) else page
@@ -174,10 +188,11 @@ def execute_missing(pages: list[Path], cache_dir: Path, jobs: int, timeout: int,
                     print(f"build_book: {name} failed after {seconds:.0f} s\n{error}", flush=True)
                     continue
                 cache.add_nb_to_project(page, read_data={"type": "plugin", "name": "myst_nb_md"})
+                had = workers or jsettings.workers()
                 cache.cache_notebook_bundle(CacheBundleIn(nbformat.reads(text, as_version=4), page,
-                                                          data={"execution_seconds": seconds}),
+                                                          data={"execution_seconds": seconds, "workers": had}),
                                             check_validity=False, overwrite=True)
-                print(f"build_book: {name} executed in {seconds:.0f} s", flush=True)
+                print(f"build_book: {name} executed in {seconds:.0f} s ({had} worker(s))", flush=True)
         if failed:
             break
     return failed, time.perf_counter() - start
@@ -203,9 +218,10 @@ def main(argv=None) -> int:
     stale = refresh_cache(current)
     pages = book_pages()
     timeout = int(yaml.safe_load((ROOT / "_config.yml").read_text()).get("execute", {}).get("timeout", 3600))
-    # The slowest page goes alone only when the times were measured (a page's size is only a guess).
+    # Pages go alone only when the times were measured (a page's size is only a guess).
     expected, measured = expected_seconds(pages, current["settings"])
-    failed, execute_seconds = execute_missing(pages, CACHE, args.jobs, timeout, expected, alone_first=measured)
+    failed, execute_seconds = execute_missing(pages, CACHE, args.jobs, timeout, expected,
+                                              alone_over=ALONE_SECONDS if measured else None)
     if failed:
         STAMP.unlink(missing_ok=True)
         print(f"build_book: {failed} page(s) failed; see the tracebacks above")

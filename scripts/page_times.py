@@ -10,7 +10,7 @@ settings and working tree), without a book build, and reports the same per-page 
 how to time one slow page.
 
 The JSON keeps the settings and machine of `_build/build_info.json` (written by build_book.py)
-beside the per-page seconds and, for every page, the seconds of each code cell with its first line
+beside the per-page seconds (and the worker processes each page had) and, for every page, the seconds of each code cell with its first line
 (recorded by book/_ext/cell_timing.py), so a measured build time is a file the book can show, not a
 number typed into prose, and the next slow page is found by reading a file.
 """
@@ -31,8 +31,9 @@ sys.path.insert(0, str(ROOT / "book" / "_ext"))
 from cell_timing import cell_timings  # noqa: E402
 
 
-def page_seconds(build: Path) -> dict[str, float]:
-    """Seconds of execution per page (path relative to the repository root), in build order."""
+def page_seconds(build: Path, field: str = "execution_seconds") -> dict[str, float]:
+    """Seconds of execution per page (path relative to the repository root), in build order; with
+    field="workers", the worker processes each page had (`build_book.py` records both)."""
     cache = build / ".jupyter_cache"
     if not cache.is_dir():
         raise SystemExit(f"no execution cache at {cache}; build the book first (python scripts/build_book.py).")
@@ -41,7 +42,7 @@ def page_seconds(build: Path) -> dict[str, float]:
     for record in sorted(get_cache(str(cache)).list_cache_records(), key=lambda r: r.created):
         page = Path(record.uri)
         name = page.relative_to(root).as_posix() if page.is_relative_to(root) else record.uri
-        seconds[name] = round(float(record.data.get("execution_seconds", float("nan"))), 1)
+        seconds[name] = round(float(record.data.get(field, float("nan"))), 1)
     return seconds
 
 
@@ -121,7 +122,10 @@ def main(argv: list[str] | None = None) -> int:
     build = args.build.resolve()
     if args.run:
         pages, cells = run_pages(args.run)
+        from jeirt.settings import workers
+        had = {page: workers() for page in pages}
     else:
+        had = {page: int(n) for page, n in page_seconds(build, "workers").items() if n == n}  # NaN: not recorded
         pages = page_seconds(build)
         for page, seconds in pages.items():
             print(f"{seconds:9.1f} s  {page}")
@@ -148,7 +152,7 @@ def main(argv: list[str] | None = None) -> int:
                     "platform": platform.platform(), "python": platform.python_version(),
                     "finished": datetime.now().astimezone().strftime("%Y-%m-%dT%H:%M:%S%z")}
         args.json.parent.mkdir(parents=True, exist_ok=True)
-        write_json(args.json, {"build": info, "pages_seconds": pages,
+        write_json(args.json, {"build": info, "pages_seconds": pages, "pages_workers": had,
                                "pages_total_seconds": round(sum(pages.values()), 1), "cells_seconds": cells},
                    indent=1)
         print(f"wrote {args.json}")

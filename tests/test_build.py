@@ -73,27 +73,50 @@ def test_pages_run_in_parallel_are_found_in_the_cache_with_cell_times(tmp_path):
     assert build_book.execute_missing(pages, cache_dir, jobs=2, timeout=120) == (0, 0.0)  # nothing re-run
 
 
-def test_the_slowest_page_runs_alone_with_every_core(tmp_path, monkeypatch, capsys):
+def test_pages_with_much_work_run_alone_with_every_core(tmp_path, monkeypatch, capsys):
     from jupyter_cache import get_cache
 
     monkeypatch.delenv("JEIRT_WORKERS", raising=False)
     pages = []
-    for value in (1, 2, 3):
+    for value in (1, 2, 3, 4):
         page = tmp_path / f"page{value}.md"
         page.write_text(PAGE.format(value=f'int(__import__("os").environ["JEIRT_WORKERS"])  # page {value}'))
         pages.append(page)
-    expected = {pages[0]: 1.0, pages[1]: 30.0, pages[2]: 2.0}  # page2 was the slowest last time
-    failed, _ = build_book.execute_missing(pages, tmp_path / "cache", jobs=2, timeout=120, expected=expected, cores=4)
+    expected = {pages[0]: 1.0, pages[1]: 30.0, pages[2]: 2.0, pages[3]: 20.0}  # one-core seconds last time
+    failed, _ = build_book.execute_missing(pages, tmp_path / "cache", jobs=2, timeout=120, expected=expected, cores=4,
+                                           alone_over=10.0)
     assert failed == 0
-    assert "3 pages: 1 1 at a time, then 2 2 at a time" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "4 pages: 2 alone with 4 workers each, then 2 2 at a time" in out
+    assert out.index("page2.md executed") < out.index("page4.md executed") < out.index("page3.md executed")
     cache = get_cache(str(tmp_path / "cache"))
-    for page, workers in zip(pages, (2, 4, 2)):
-        nb = cache.get_cache_bundle(cache.match_cache_notebook(build_book.read_page(page)).pk).nb
+    for page, workers in zip(pages, (2, 4, 2, 4)):
+        record = cache.match_cache_notebook(build_book.read_page(page))
+        nb = cache.get_cache_bundle(record.pk).nb
         assert [c for c in nb.cells if c.cell_type == "code"][1].outputs[0]["text"] == f"{workers + 1}\n"
-    # Without measured times (sizes only) no page goes alone.
-    build_book.execute_missing(pages, tmp_path / "guessed", jobs=2, timeout=120, expected=expected, cores=4,
-                               alone_first=False)
-    assert "3 pages: 3 2 at a time" in capsys.readouterr().out
+        assert record.data["workers"] == workers  # kept, so that the next build knows the page's work
+    # Without a threshold (times guessed from sizes) no page goes alone.
+    build_book.execute_missing(pages, tmp_path / "guessed", jobs=2, timeout=120, expected=expected, cores=4)
+    assert "4 pages: 4 2 at a time" in capsys.readouterr().out
+
+
+def test_expected_seconds_count_the_workers_a_page_had(tmp_path, monkeypatch):
+    """A page that ran alone with 2 workers in 150 s has about 300 s of one-core work: it goes alone again."""
+    import json
+
+    pages = [build_book.ROOT / "book" / name for name in ("dimension.md", "intro.md", "data.md")]
+    (tmp_path / "results").mkdir()
+    (tmp_path / "results" / "book_times_full_x.json").write_text(json.dumps(
+        {"pages_seconds": {"book/dimension.md": 150.0, "book/intro.md": 4.0}, "pages_workers": {"book/dimension.md": 2}}))
+    monkeypatch.setattr(build_book, "ROOT", tmp_path)
+    for page in pages:  # the pages themselves, under the fake root
+        (tmp_path / "book").mkdir(exist_ok=True)
+        (tmp_path / "book" / page.name).write_text("x" * 5000)
+    pages = [tmp_path / "book" / page.name for page in pages]
+    expected, measured = build_book.expected_seconds(pages, {"profile": "full", "dataset": "x"})
+    assert measured and expected == {pages[0]: 300.0, pages[1]: 4.0, pages[2]: 5.0}  # data.md: not measured, its size
+    expected, measured = build_book.expected_seconds(pages, {"profile": "smoke", "dataset": "x"})
+    assert not measured and expected[pages[0]] == 5.0
 
 
 def test_a_failing_page_is_reported_and_not_cached(tmp_path, capsys):
