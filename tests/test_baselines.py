@@ -138,6 +138,29 @@ def test_knn_matches_a_brute_force_neighbour_mean():
                 assert got[m, q] == pytest.approx((w * ds.labels[m, cols[top]]).sum() / w.sum(), abs=1e-5)
 
 
+def test_knn_orders_equally_similar_questions_by_column_whatever_the_blocks():
+    """Duplicate questions tie; the nearer-by-index one counts first, in every block size (which
+    changes how many candidates each model ranks), with models evaluated on few or many questions."""
+    ds, _ = simulate(n_models=9, n_items=240, feature_dim=8, d=3, density=0.3, seed=5)
+    emb = ds.embeddings["simulated"]
+    emb[120:] = emb[:120]  # every question twice
+    split = split_by_question(ds, seed=2)
+    dense = np.ones_like(split.train[0])
+    split.train[0] = dense & ~(split.val[0] | split.test[0])  # model 0 evaluated on every training question
+    ds.observed[0] = True
+    ds.labels[0] = np.nan_to_num(ds.labels[0])
+    x = emb / np.linalg.norm(emb, axis=1, keepdims=True)
+    for cells in (5_000, 5_000_000):
+        est = KNN(encoder="simulated", block_cells=cells).fit(ds, split)
+        got = est._predict_grid(emb, np.arange(ds.n_models), (1, 4), ("uniform",))["uniform"]
+        for m in range(ds.n_models):
+            cols = np.flatnonzero(split.train[m] & ds.observed[m])
+            for q in range(0, ds.n_items, 7):
+                order = cols[np.argsort(-(x[cols] @ x[q]).astype(np.float32), kind="stable")]  # ties: lower column first
+                for j, k in enumerate((1, 4)):
+                    assert got[j, m, q] == pytest.approx(ds.labels[m, order[:k]].mean(), abs=1e-6)
+
+
 def test_knn_chooses_k_on_validation_and_rejects_bad_grids(sim):
     ds, split = sim
     est = KNN(encoder="simulated", k_grid=(1, 25)).fit(ds, split)

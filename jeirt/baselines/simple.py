@@ -78,6 +78,19 @@ class BenchmarkAccuracy(Baseline):
 
 
 # k nearest neighbours on cosine similarity
+def _most_similar(sims: torch.Tensor, m: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """The m largest similarities of each row (c, m) and their columns, most similar first, equal
+    ones in column order: a fixed rule (datasets hold duplicate questions), not `torch.topk`'s."""
+    top, idx = torch.topk(sims, m, dim=1)
+    tied = torch.nonzero((top[:, 1:] == top[:, :-1]).any(dim=1)).flatten()  # rows with equal similarities
+    if len(tied):
+        t, i = top[tied], idx[tied]
+        i, order = torch.sort(i, dim=1)
+        t, order2 = torch.sort(t.gather(1, order), dim=1, descending=True, stable=True)
+        top[tied], idx[tied] = t, i.gather(1, order2)
+    return top, idx
+
+
 def _unit_rows(features: np.ndarray) -> torch.Tensor:
     """Rows scaled to unit length (a zero row stays zero), as a float32 tensor."""
     return torch.from_numpy(unit_rows(features).astype(np.float32))
@@ -146,42 +159,55 @@ class KNN(Baseline):
     @torch.no_grad()
     def _predict_grid(self, features: np.ndarray, rows: np.ndarray, ks: tuple[int, ...],
                       weightings: Sequence[str]) -> dict[str, np.ndarray]:
-        """{weighting: (len(ks), len(rows), n_queries)} neighbour means for every k at once."""
+        """{weighting: (len(ks), len(rows), n_queries)} neighbour means for every k at once.
+
+        Per block of queries, the training questions ranked by similarity (`_most_similar`); a
+        model's neighbours are the first k of them it was evaluated on. Each model looks at the
+        first M candidates, M enough for k_max at its share of evaluated questions (and a quarter
+        more), doubled for the models that still lack some: a model evaluated on a sixth of the
+        questions needs six times the candidates, and the others do not run over them too.
+        """
         queries = _unit_rows(features)  # (n_queries, dim)
         if queries.shape[1] != self.train_features_.shape[1]:
             raise ValueError(f"question features have {queries.shape[1]} dimensions; this KNN was fitted on "
                              f"{self.train_features_.shape[1]}-d features from {self.encoder}.")
         labels, observed = self.train_labels_[rows], self.train_mask_[rows]  # (n_rows, n_train)
         n_rows, n_train = observed.shape
-        n_obs = observed.sum(dim=1)  # (n_rows,)
         k_max = max(ks)
+        n_obs = observed.sum(dim=1)  # (n_rows,)
+        need = torch.clamp(n_obs, max=k_max)  # observed neighbours wanted
         out = {w: np.empty((len(ks), n_rows, len(queries)), dtype=np.float32) for w in weightings}
         k_tensor = torch.tensor(ks, dtype=torch.int32)
-        # Candidates: the M most similar training questions; M doubles until every model has
-        # min(k_max, its number of observed items) observed labels among them.
-        n_cand = min(n_train, 2 * k_max)
-        chunk = max(1, self.block_cells // max(1, n_rows * n_cand))
-        fallback = torch.from_numpy(self.fallback_[rows].astype(np.float32))[:, None, None]  # (n_rows, 1, 1)
+        fallback = torch.from_numpy(self.fallback_[rows].astype(np.float32))  # (n_rows,) models without neighbours
+        # Each model's first M: a doubling of the fullest model's, the first at least 1.25 k_max / share.
+        base = min(n_train, int(np.ceil(1.25 * k_max * n_train / max(int(n_obs.max()), 1))))
+        own = 1.25 * k_max * n_train / n_obs.clamp_min(1).double() / base
+        start = torch.clamp(base * 2 ** torch.ceil(torch.log2(own.clamp_min(1))).long(), max=n_train)
+        chunk = max(1, self.block_cells // max(1, int(start.sum())))
         for s in tqdm(range(0, len(queries), chunk), desc="knn", disable=not self.progress, leave=False):
             sims = queries[s:s + chunk] @ self.train_features_.T  # (c, n_train)
-            m = n_cand
-            while True:
-                top, idx = torch.topk(sims, m, dim=1)  # (c, m), most similar first
-                obs = observed[:, idx]  # (n_rows, c, m)
+            pending, m_of, top = torch.arange(n_rows), start.clone(), None
+            while len(pending):
+                m = int(m_of[pending].min())  # the models at the smallest M go now
+                at, later = pending[m_of[pending] == m], pending[m_of[pending] != m]
+                if top is None or top.shape[1] < m:  # twice the largest M: a doubling seldom needs another
+                    top, idx = _most_similar(sims, min(n_train, 2 * int(m_of[pending].max())))  # (c, M)
+                obs = observed[at][:, idx[:, :m]]  # (a, c, m)
                 count = obs.cumsum(dim=2, dtype=torch.int32)  # observed candidates so far
-                enough = count[:, :, -1] >= torch.clamp(n_obs, max=k_max)[:, None]
-                if m == n_train or bool(enough.all()):
-                    break
-                m = min(n_train, 2 * m)
-            # index of the k-th observed candidate (the last candidate when a model has fewer than k)
-            wanted = k_tensor.expand(n_rows, top.shape[0], len(ks)).contiguous()  # (n_rows, c, K)
-            pos = torch.searchsorted(count, wanted).clamp_max(m - 1)  # (n_rows, c, K)
-            y = labels[:, idx]  # (n_rows, c, m)
-            for w in weightings:
-                weight = top.clamp_min(1e-6) if w == "cosine" else torch.ones_like(top)  # (c, m)
-                wo = obs * weight[None]  # (n_rows, c, m), zero where not observed
-                num = torch.gather((wo * y).cumsum(dim=2), 2, pos)  # (n_rows, c, K)
-                den = torch.gather(wo.cumsum(dim=2), 2, pos)
-                p = torch.where(den > 0, num / den.clamp_min(1e-12), fallback)
-                out[w][:, :, s:s + chunk] = p.permute(2, 0, 1).numpy()
+                done = (count[:, :, -1] >= need[at, None]).all(dim=1) | (m == n_train)  # (a,)
+                if done.any():
+                    fin = at[done]
+                    # index of the k-th observed candidate (the last candidate when a model has fewer than k)
+                    wanted = k_tensor.expand(len(fin), top.shape[0], len(ks)).contiguous()  # (f, c, K)
+                    pos = torch.searchsorted(count[done], wanted).clamp_max(m - 1)  # (f, c, K)
+                    y = labels[fin][:, idx[:, :m]]  # (f, c, m)
+                    for w in weightings:
+                        weight = top[:, :m].clamp_min(1e-6) if w == "cosine" else torch.ones_like(top[:, :m])
+                        wo = obs[done] * weight[None]  # (f, c, m), zero where not observed
+                        num = torch.gather((wo * y).cumsum(dim=2), 2, pos)  # (f, c, K)
+                        den = torch.gather(wo.cumsum(dim=2), 2, pos)
+                        p = torch.where(den > 0, num / den.clamp_min(1e-12), fallback[fin][:, None, None])
+                        out[w][:, fin.numpy(), s:s + chunk] = p.permute(2, 0, 1).numpy()
+                m_of[at[~done]] = min(n_train, 2 * m)
+                pending = torch.cat([later, at[~done]])
         return out
