@@ -136,8 +136,9 @@ class Posterior:
         out[:, diagonal, diagonal] += c[:, None]
         return out
 
-    def apply(self, rows: np.ndarray, x: np.ndarray) -> np.ndarray:
-        """Sigma_i x_i (len(rows), d) for the posteriors `rows` and the rows x_i of x."""
+    def apply(self, rows: np.ndarray | slice, x: np.ndarray) -> np.ndarray:
+        """Sigma_i x_i (len(x), d) for the posteriors `rows` (indices, or a slice: no copy) and the rows
+        x_i of x."""
         if self.basis is None:
             return np.matmul(self.cov[rows], x[:, :, None].astype(self.cov.dtype))[:, :, 0]
         B, c = self.basis[rows], self.floor[rows][:, None]
@@ -145,9 +146,10 @@ class Posterior:
         moved = np.matmul(self.cov[rows], inside[:, :, None])[:, :, 0] - c * inside
         return c * x + np.matmul(B, moved[:, :, None])[:, :, 0]
 
-    def variances(self, rows: np.ndarray, F: np.ndarray) -> np.ndarray:
-        """f^T Sigma_i f (len(rows), n) for the posteriors `rows` and every row f of F (n, d), in
-        F's precision."""
+    def variances(self, rows: np.ndarray | slice, F: np.ndarray) -> np.ndarray:
+        """f^T Sigma_i f (len(rows), n) for the posteriors `rows` (indices or a slice) and every row f
+        of F (n, d), in F's precision."""
+        rows = np.arange(len(self))[rows]
         out = np.empty((len(rows), len(F)), dtype=F.dtype)
         if self.basis is not None:
             squared = np.einsum("nd,nd->n", F, F)
@@ -598,12 +600,13 @@ def next_items(bank: QuestionBank, posterior: Posterior, k: int, candidates: np.
     for start in tqdm(starts, desc="next questions", unit="block", disable=not progress or len(starts) == 1):
         idx = np.arange(start, min(start + block, len(posterior)))
         rows = np.arange(len(idx))
-        p = sigmoid(posterior.mean[idx].astype(np.float32) @ F.T - bank.offsets)
+        at = slice(start, start + block)  # every pick reads these covariances: a slice, not a copy of them
+        p = sigmoid(posterior.mean[at].astype(np.float32) @ F.T - bank.offsets)
         w = p * (1 - p)  # (m, n_items) Fisher weight of each question
-        s = posterior.variances(idx, F)  # f_q^T Sigma f_q
+        s = posterior.variances(at, F)  # f_q^T Sigma f_q
         hf = None  # "accuracy": (m, n_items) f_r^T Sigma g, g the accuracy's gradient, updated with Sigma below
         if target == "accuracy":
-            hf = posterior.apply(idx, (w @ F).astype(np.float64)) @ F.T.astype(np.float64) / bank.n_items
+            hf = posterior.apply(at, (w @ F).astype(np.float64)) @ F.T.astype(np.float64) / bank.n_items
         taken = ~candidates[idx]
         gain = np.empty(w.shape, dtype=np.result_type(w, s))  # work space of every pick
         # Sigma after j picks = cov - sum_{i < j} scales_i vecs_i vecs_i^T (the rank-one updates so far)
@@ -618,7 +621,7 @@ def next_items(bank: QuestionBank, posterior: Posterior, k: int, candidates: np.
             q = np.argmax(gain, axis=1)  # (m,)
             picks[idx, j], taken[rows, q] = q, True
             fq = F[q]  # (m, d)
-            sq = posterior.apply(idx, fq).astype(np.float32)  # (m, d) Sigma f_q
+            sq = posterior.apply(at, fq).astype(np.float32)  # (m, d) Sigma f_q
             if j:
                 along = np.matmul(vecs[:, :j], fq[:, :, None])[:, :, 0]  # (m, j)
                 sq -= np.matmul((scales[:, :j] * along)[:, None, :], vecs[:, :j])[:, 0]
