@@ -15,7 +15,7 @@ import pandas as pd
 import pytest
 
 from jeirt import cli
-from jeirt.book import efficient
+from jeirt.book import efficient, known_answers
 from jeirt.model import sigmoid
 from jeirt.simulate import simulate
 from jeirt.tasks import evaluation as ev
@@ -320,18 +320,18 @@ def test_refine_questions_moves_towards_the_truth(sim):
     known[:30] = True  # the first 30 models answered; predict the other 70
     full = ds.labels[:, :200]
     for what in ("embedding", "norm"):
-        refined = efficient.refine_questions(text, V, full, known, prior_sd=0.4, what=what)
+        refined = known_answers.refine_questions(text, V, full, known, prior_sd=0.4, what=what)
         loss = lambda emb: -np.mean(np.log(np.where(full[30:] == 1, *(lambda p: (p, 1 - p))(
-            efficient.question_probabilities(emb, V[30:])))))  # noqa: E731
+            known_answers.question_probabilities(emb, V[30:])))))  # noqa: E731
         assert loss(refined) < loss(text) - 0.01, (what, loss(refined), loss(text))
-    same = efficient.refine_questions(text, V, full, np.zeros_like(known), prior_sd=0.4)
+    same = known_answers.refine_questions(text, V, full, np.zeros_like(known), prior_sd=0.4)
     np.testing.assert_allclose(same, text, atol=1e-6)
-    norm_only = efficient.refine_questions(text, V, np.ones_like(full), known, prior_sd=1.0, what="norm")
+    norm_only = known_answers.refine_questions(text, V, np.ones_like(full), known, prior_sd=1.0, what="norm")
     assert (np.linalg.norm(norm_only, axis=1) < np.linalg.norm(text, axis=1)).all()  # all right: easier
     cos = (norm_only * text).sum(1) / np.linalg.norm(norm_only, axis=1) / np.linalg.norm(text, axis=1)
     np.testing.assert_allclose(cos, 1, atol=1e-6)  # direction kept
     with pytest.raises(ValueError, match="what='direction'"):
-        efficient.refine_questions(text, V, full, known, prior_sd=1, what="direction")
+        known_answers.refine_questions(text, V, full, known, prior_sd=1, what="direction")
 
 
 def test_refined_embeddings_are_the_map(sim):
@@ -354,7 +354,7 @@ def test_refined_embeddings_are_the_map(sim):
         nll = (torch.nn.functional.binary_cross_entropy_with_logits(z, y, reduction="none") * w).sum()
         return nll + 0.5 / sd ** 2 * ((E - torch.as_tensor(text)) ** 2).sum()
 
-    refined = torch.tensor(efficient.refine_questions(text, V, labels, known, prior_sd=sd), requires_grad=True)
+    refined = torch.tensor(known_answers.refine_questions(text, V, labels, known, prior_sd=sd), requires_grad=True)
     loss = objective(refined)
     (grad,) = torch.autograd.grad(loss, refined)
     loss = loss.detach()
@@ -401,15 +401,15 @@ def test_few_question_comparison_runs_datasets_and_seeds_side_by_side_as_one_by_
     second, _ = simulate(n_models=30, n_items=200, feature_dim=16, d=4, seed=6)
     second.name = "second"
     kwargs = dict(ks=(10, 20), seeds=(0, 1), draws=20, progress=False)
-    alone = efficient.few_question_comparison([first, second], _make_small_jeirt, [3, 4], **kwargs)
-    together = efficient.few_question_comparison([first, second], _make_small_jeirt, [3, 4], n_jobs=2, **kwargs)
+    alone = known_answers.few_question_comparison([first, second], _make_small_jeirt, [3, 4], **kwargs)
+    together = known_answers.few_question_comparison([first, second], _make_small_jeirt, [3, 4], n_jobs=2, **kwargs)
     pd.testing.assert_frame_equal(alone, together)
     assert list(pd.unique(alone["dataset"])) == [first.name, "second"]
     per_run = alone.groupby(["dataset", "seed", "method", "k"]).size()  # one row per held-out model
     assert set(per_run[first.name]) == {3} and set(per_run["second"]) == {4}
-    assert set(alone["method"]) == set(efficient.FEW_METHODS)
+    assert set(alone["method"]) == set(known_answers.FEW_METHODS)
     with pytest.raises(ValueError, match="held_out"):
-        efficient.few_question_comparison([first, second], _make_small_jeirt, [3], **kwargs)
+        known_answers.few_question_comparison([first, second], _make_small_jeirt, [3], **kwargs)
 
 
 def test_question_onboarding_experiment_on_a_fitted_model():
@@ -419,14 +419,14 @@ def test_question_onboarding_experiment_on_a_fitted_model():
     ds, _ = simulate(n_models=30, n_items=600, feature_dim=32, d=8, seed=2)
     model = JEIRT(d=8, encoder="simulated", training={"max_epochs": 15}, progress=False).fit(
         ds, split_leave_benchmark_out(ds, "bench0"))
-    table = efficient.question_onboarding_experiment(model, ds, "bench0", ns=(0, 3, 10), prior_scales=(1.0,),
+    table = known_answers.question_onboarding_experiment(model, ds, "bench0", ns=(0, 3, 10), prior_scales=(1.0,),
                                               whats=("embedding", "norm"), seeds=(0,), progress=False)
     assert set(table["method"]) == {"embedding", "norm", "known mean"}
     curve = table[table["method"] == "embedding"].set_index("n")["log_loss"]
     assert curve[10] < curve[0], curve  # answers of 10 models help the 20 others
     assert (table["pairs"] == table["pairs"].iloc[0]).all()  # the same scored pairs for every n
     with pytest.raises(ValueError, match="ns="):
-        efficient.question_onboarding_experiment(model, ds, "bench0", ns=(0, 30), progress=False)
+        known_answers.question_onboarding_experiment(model, ds, "bench0", ns=(0, 30), progress=False)
 
 
 # ---------------------------------------------------------------------------------------------
