@@ -231,11 +231,13 @@ class JEIRT(BaseEstimator):
         empty = [m for m, row in zip(ds.models, mask) if not row.any()]
         if empty:
             raise ValueError(f"no labels to onboard model(s) {empty[:5]} from; give each some answers.")
-        known = [m for m in ds.models if m in self.models_]
+        position = {m: i for i, m in enumerate(self.models_)}  # (sets and dicts: thousands of models)
+        known = [m for m in ds.models if m in position]
         if known and not replace:
             raise ValueError(f"model(s) {known[:5]} are already fitted; pass replace=True to refit them.")
         directions, norms = self.question_terms(ds)
-        trained = [i for i, m in enumerate(self.models_) if m not in ds.models]
+        new_names = set(ds.models)
+        trained = [i for i, m in enumerate(self.models_) if m not in new_names]
         mean, var = prior_from_vectors(self.net_.model_vectors.detach().numpy()[trained])
         if isinstance(prior_scale, str) and prior_scale != "auto":
             raise ValueError(f"prior_scale={prior_scale!r}; expected a positive number or 'auto'.")
@@ -245,13 +247,11 @@ class JEIRT(BaseEstimator):
         self.onboard_evidence_ = dict(zip(scales, result.evidence.values()))
         self.onboard_prior_scale_ = max(self.onboard_evidence_, key=self.onboard_evidence_.get)
         vectors = self.net_.model_vectors.detach().clone()
-        for name, vec in zip(ds.models, torch.from_numpy(result.vectors)):
-            if name in self.models_:
-                vectors[self.models_.index(name)] = vec
-            else:
-                vectors = torch.cat([vectors, vec[None]])
-                self.models_.append(name)
-        self.net_.model_vectors = torch.nn.Parameter(vectors)
+        fitted = torch.from_numpy(result.vectors)
+        is_known = np.array([name in position for name in ds.models], dtype=bool)
+        vectors[[position[name] for name in known]] = fitted[is_known]
+        self.models_ += [name for name in ds.models if name not in position]  # new names, in their order
+        self.net_.model_vectors = torch.nn.Parameter(torch.cat([vectors, fitted[~is_known]]))
         self.onboard_covariances_ = ({} if result.covariances is None else
                                      dict(zip(ds.models, result.covariances.astype(np.float32))))
         return self

@@ -109,6 +109,14 @@ def test_onboard_appends_and_refuses_silent_overwrite(fitted, tmp_path):
     with pytest.raises(ValueError, match="replace=True"):
         model.onboard(new)
     model.onboard(new, replace=True)
+    mixed_rows = ds.to_long()
+    mixed_rows = mixed_rows[mixed_rows["model"].isin(ds.models[1:3])].assign(model=lambda df: df["model"] + "-new")
+    mixed = from_long(mixed_rows, ds.items)  # one model it knows (models[1]-new), one it does not
+    mixed.embeddings = ds.embeddings
+    before = list(model.models_)
+    model.onboard(mixed, replace=True)
+    assert model.models_ == before + [ds.models[2] + "-new"]  # the known one refitted in its place
+    assert model.net_.model_vectors.shape[0] == len(model.models_)
     empty = new.subset()
     empty.labels[:] = np.nan
     with pytest.raises(ValueError, match="no labels to onboard"):

@@ -294,7 +294,8 @@ def onboarding_rate(ds: Dataset, make_model: Callable[[int], Estimator], held_ou
         scored = _per_model_rows(model, test, test_mask, mask.sum(axis=1),
                                  {"budget": "all" if n is None else int(n), "seconds": seconds,
                                   "prior_scale": model.onboard_prior_scale_}, probs)
-        rows += [{**row, "kl": kl[names.index(row["model"])]} for row in scored]
+        at = {name: i for i, name in enumerate(names)}
+        rows += [{**row, "kl": kl[at[row["model"]]]} for row in scored]
     table = pd.DataFrame(rows)
     ref = table[table["budget"] == "all"].set_index("model")
     table["excess_log_loss"] = table["log_loss"] - table["model"].map(ref["log_loss"])
