@@ -13,8 +13,9 @@
    work, by the last measured times (results/book_times_<profile>_<dataset>.json: seconds times the
    worker processes it had), is over `ALONE_SECONDS` on one core runs first, alone, with every core
    for its own worker processes (`JEIRT_WORKERS`; such pages run their independent fits and
-   experiments side by side), as a reader who reruns that page alone runs it. Without measured times
-   no page goes alone. A failing page stops the build here with its traceback.
+   experiments side by side), as a reader who reruns that page alone runs it. A page without a
+   measured time starts among the first of the others; without measured times no page goes alone. A
+   failing page stops the build here with its traceback.
 4. `jupyter-book build . --path-output . -W --keep-going`: it finds every page in the cache and only
    renders; any warning (broken reference, missing citation, failing cell) fails the build, after
    reporting all of them.
@@ -132,15 +133,19 @@ ALONE_SECONDS = 300.0
 def expected_seconds(pages: list[Path], settings: dict) -> tuple[dict[Path, float], bool]:
     """Each page's work on one core, from the last measured times for these settings
     (results/book_times_<profile>_<dataset>.json: seconds times the worker processes the page had; an
-    upper bound when it had several), else its size; and whether they were measured."""
+    upper bound when it had several), and whether they were measured. A page the file lacks (a new
+    one) counts as the longest measured, at most `ALONE_SECONDS`: it starts among the first of those
+    side by side rather than last, alone. Without the file, each page's size stands in."""
     times_file = ROOT / "results" / f"book_times_{settings.get('profile')}_{settings.get('dataset')}.json"
     known = json.loads(times_file.read_text()) if times_file.is_file() else {}
     seconds, workers = known.get("pages_seconds", {}), known.get("pages_workers", {})
+    measured = {name: float(s) * int(workers.get(name, 1)) for name, s in seconds.items()}
+    guess = min(max(measured.values()), ALONE_SECONDS) if measured else None
     expected = {}
     for page in pages:
         name = page.relative_to(ROOT).as_posix()
-        expected[page] = float(seconds[name]) * int(workers.get(name, 1)) if name in seconds else page.stat().st_size / 1000
-    return expected, bool(seconds)
+        expected[page] = measured.get(name, guess if guess is not None else page.stat().st_size / 1000)
+    return expected, bool(measured)
 
 
 def execute_missing(pages: list[Path], cache_dir: Path, jobs: int, timeout: int,
