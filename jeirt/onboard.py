@@ -53,7 +53,8 @@ class OnboardResult:
 
 PRIOR_SCALES = (1.0, 10.0, 100.0, 1000.0, 10000.0)  # prior widths (x the known vectors' variance) "auto" tries
 _MEMORY = 8  # BFGS pairs a model's quasi-Newton steps keep (a width rarely needs more steps than this)
-_SMALL_D = 64  # up to this dimension a chunk's data Hessians are one batched product (d^2 per answer is cheap)
+_SMALL_D = 64  # up to this dimension a chunk's data Hessians are one batched product (d^2 per answer is cheap),
+_SMALL_CELLS = 1 << 24  # when its work space (models x d x questions, float32) fits in 64 MB
 _GATHER_BELOW = 0.875  # a model's Hessian sums over its own questions when it answered fewer than this share
 _BLOCK = 64  # rows of a block of a float32 Hessian's lower triangle (one matrix product each)
 
@@ -126,7 +127,7 @@ class _Chunk:
         questions model k answered, in float32 (the costly part of a fit; its rounding, ~1e-7 of the
         entries, moves nothing measurable: the gradients, and so the optimum, stay float64)."""
         d = self.u.shape[1]
-        if d <= _SMALL_D:  # a few coordinates: one batched product for all the models beats a loop over them
+        if d <= _SMALL_D and len(models) * d * self.u.shape[0] <= _SMALL_CELLS:  # one product for all: no loop
             c = curvature.to(torch.float32)  # (len(models), n_items), zero where a model did not answer
             return ((self.u32.T[None] * c[:, None, :]) @ self.u32).to(torch.float64)
         if self.padded_hessians:  # one batched product over each model's (padded) answers
