@@ -25,8 +25,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from jeirt.book.efficient import training_only
-from jeirt.data import load_dataset
+from jeirt.book.efficient import metabench_held_out, training_only
 from jeirt.estimator import JEIRT
 from jeirt.splits import hold_out_models, split_by_question
 from jeirt.tasks import evaluation
@@ -84,10 +83,7 @@ def main() -> None:
                      ("from jeirt.onboard import fit_model_vectors", "from base_onboard import fit_model_vectors"))
     assert base.fit_model_vectors is base_onboard.fit_model_vectors
 
-    meta = load_dataset("metabench")  # the efficient page's sample: held-out models graded on every question
-    rng = np.random.default_rng(0)
-    held_rows = np.sort(rng.choice(np.flatnonzero(meta.observed.all(axis=1)), args.held, replace=False))
-    held = [meta.models[i] for i in held_rows]
+    meta, held = metabench_held_out(args.held, None, seed=0)  # the efficient page's held-out models
     split = hold_out_models(meta, split_by_question(meta, seed=0), held)
     model = JEIRT(d=256, encoder="all-MiniLM-L6-v2", training={"max_epochs": 200}, random_state=0,
                   progress=False).fit(meta, training_only(split))
