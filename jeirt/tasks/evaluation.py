@@ -598,20 +598,19 @@ def next_items(bank: QuestionBank, posterior: Posterior, k: int, candidates: np.
     block = 32  # models picked for together: each pick is one (models, d) x (d, n_items) product
     starts = range(0, len(posterior), block)
     for start in tqdm(starts, desc="next questions", unit="block", disable=not progress or len(starts) == 1):
-        idx = np.arange(start, min(start + block, len(posterior)))
-        rows = np.arange(len(idx))
-        at = slice(start, start + block)  # every pick reads these covariances: a slice, not a copy of them
+        at = slice(start, min(start + block, len(posterior)))  # a slice: every pick reads these covariances
+        rows = np.arange(at.stop - at.start)
         p = sigmoid(posterior.mean[at].astype(np.float32) @ F.T - bank.offsets)
         w = p * (1 - p)  # (m, n_items) Fisher weight of each question
         s = posterior.variances(at, F)  # f_q^T Sigma f_q
         hf = None  # "accuracy": (m, n_items) f_r^T Sigma g, g the accuracy's gradient, updated with Sigma below
         if target == "accuracy":
             hf = posterior.apply(at, (w @ F).astype(np.float64)) @ F.T.astype(np.float64) / bank.n_items
-        taken = ~candidates[idx]
+        taken = ~candidates[at]
         gain = np.empty(w.shape, dtype=np.result_type(w, s))  # work space of every pick
         # Sigma after j picks = cov - sum_{i < j} scales_i vecs_i vecs_i^T (the rank-one updates so far)
-        vecs = np.zeros((len(idx), k, F.shape[1]), dtype=np.float32)
-        scales = np.zeros((len(idx), k))
+        vecs = np.zeros((len(rows), k, F.shape[1]), dtype=np.float32)
+        scales = np.zeros((len(rows), k))
         for j in range(k):
             np.multiply(w, s, out=gain)  # "vector": w f^T Sigma f
             if hf is not None:  # "accuracy": w (f^T Sigma g)^2 / (1 + w f^T Sigma f)
@@ -619,7 +618,7 @@ def next_items(bank: QuestionBank, posterior: Posterior, k: int, candidates: np.
                 np.divide(w * hf ** 2, gain, out=gain)
             np.copyto(gain, -np.inf, where=taken)
             q = np.argmax(gain, axis=1)  # (m,)
-            picks[idx, j], taken[rows, q] = q, True
+            picks[at, j], taken[rows, q] = q, True
             fq = F[q]  # (m, d)
             sq = posterior.apply(at, fq).astype(np.float32)  # (m, d) Sigma f_q
             if j:
