@@ -184,6 +184,26 @@ def test_embedllm_net_is_w_dot_elementwise_product_plus_c():
     torch.testing.assert_close(net(x), explicit)
 
 
+def test_irt_net_routed_experts_give_the_written_out_mixture_and_no_gradient_elsewhere():
+    torch.manual_seed(0)
+    net = IRTNetModule(in_dim=6, n_models=4, d=3, n_experts=5, top_k=2, hidden=8, expert_dim=4).eval()
+    x = torch.randn(32, 6)
+    a, b = net.item_parameters(x)
+    # the mixture written out: every expert on every question, the top-k ones softmax-weighted, the rest zero
+    logits = net.gate(x)
+    chosen = torch.topk(logits + net.gate_bias, 2, dim=1).indices
+    gates = torch.zeros_like(logits).scatter(1, chosen, torch.softmax(logits.gather(1, chosen), dim=1))
+    experts = torch.relu(torch.einsum("bi,eih->ebh", x, net.w1) + net.b1) @ net.w2 + net.b2  # (E, B, out)
+    mixed = net.shared(x) + torch.einsum("be,ebo->bo", gates, experts)
+    torch.testing.assert_close(a, net.discrimination(mixed))
+    torch.testing.assert_close(b, net.difficulty(mixed))
+    net.gate_bias[:] = torch.tensor([0.0, 0.0, 0.0, -1e9, -1e9])  # experts 3 and 4 never chosen
+    net.zero_grad()
+    net(x).sum().backward()
+    assert net.w1.grad[3:].abs().sum() == 0 and net.w2.grad[3:].abs().sum() == 0
+    assert net.w1.grad[:3].abs().sum() > 0
+
+
 def test_irt_net_routes_top_k_experts_and_balances_them():
     torch.manual_seed(0)
     net = IRTNetModule(in_dim=6, n_models=4, d=3, n_experts=5, top_k=2, hidden=8, expert_dim=4)

@@ -412,6 +412,27 @@ def test_few_question_comparison_runs_datasets_and_seeds_side_by_side_as_one_by_
         known_answers.few_question_comparison([first, second], _make_small_jeirt, [3], **kwargs)
 
 
+def test_known_question_onboarding_shares_its_fit_with_the_few_question_comparison(tmp_path, monkeypatch):
+    monkeypatch.setenv("JEIRT_FIT_CACHE", str(tmp_path))
+    monkeypatch.setenv("JEIRT_WORKERS", "1")
+    ds, _ = simulate(n_models=24, n_items=240, feature_dim=16, d=4, seed=5)
+    runs = known_answers.known_question_onboarding(ds, _make_small_jeirt, 3, fractions=(0.1, 1.0), seeds=(0,),
+                                                   progress=False)
+    assert set(runs["method"]) == set(known_answers.KNOWN_METHODS)
+    assert list(pd.unique(runs["setting"])) == ["10%", "100%", "All"]
+    assert runs["accuracy"].between(0, 1).all() and (runs["n_test"] > 0).all()
+    fits = set(tmp_path.glob("*.pt"))
+    assert len(fits) == 2  # the known-question fit and the one with every model
+    from jeirt.estimator import JEIRT
+
+    fitted = []
+    monkeypatch.setattr(JEIRT, "fit", lambda self, *args, **kw: fitted.append(self))
+    known_answers.few_question_comparison(ds, _make_small_jeirt, 3, ks=(10,), seeds=(0,), draws=20, progress=False)
+    assert not fitted and set(tmp_path.glob("*.pt")) == fits  # its fit came from the cache
+    table = known_answers.known_question_table(runs)
+    assert list(table.index) == list(known_answers.KNOWN_METHODS) and "s / model (100%)" in table
+
+
 def test_question_onboarding_experiment_on_a_fitted_model():
     from jeirt.estimator import JEIRT
     from jeirt.splits import split_leave_benchmark_out

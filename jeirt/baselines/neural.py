@@ -40,8 +40,10 @@ class EmbedLLMNet(nn.Module):
 class IRTNetModule(nn.Module):
     """IRT-Net: shared + top-k routed MLP experts on x_q -> (a_q, b_q); logit = a_q . theta_m - b_q.
 
-    The experts are stored as batched weights (all computed, the unselected ones weighted zero), which
-    is faster than a loop on a CPU at these sizes. Routing balance follows IRT-Net (after DeepSeek-V3's
+    The experts' weights are stored batched, (E, ...); each question runs through its top-k experts
+    only, by a loop over the experts (unbound once, so the backward pass writes each weight's gradient
+    in one piece): at the defaults a training step takes about half the time of computing all E
+    experts and weighting the unselected ones zero (`benchmarks/irt_net_speed.py`). Routing balance follows IRT-Net (after DeepSeek-V3's
     loss-free balancing): a per-expert bias, used only to choose the top-k, is nudged after each
     training batch towards under-used experts.
     """
@@ -78,9 +80,13 @@ class IRTNetModule(nn.Module):
             with torch.no_grad():  # raise the bias of experts chosen less than average, lower the rest
                 load = weights.mean(dim=0)
                 self.gate_bias += self.balance_speed * torch.sign(load.mean() - load)
-        h = self.dropout(F.relu(torch.einsum("bi,eih->ebh", features, self.w1) + self.b1))  # (E, B, h)
-        experts = torch.einsum("ebh,eho->ebo", h, self.w2) + self.b2  # (E, B, out)
-        mixed = self.shared(features) + torch.einsum("be,ebo->bo", gates, experts)  # (B, out)
+        mixed = self.shared(features)  # (B, out)
+        w1, b1, w2, b2 = (p.unbind(0) for p in (self.w1, self.b1, self.w2, self.b2))  # per-expert views
+        for e, routed in enumerate(weights.T.bool()):  # each expert on the questions routed to it
+            rows = routed.nonzero().squeeze(1)
+            if len(rows):
+                h = self.dropout(F.relu(features[rows] @ w1[e] + b1[e]))  # (rows, h)
+                mixed = mixed.index_add(0, rows, gates[rows, e, None] * (h @ w2[e] + b2[e]))
         return self.discrimination(mixed), self.difficulty(mixed)
 
     def forward(self, features: torch.Tensor) -> torch.Tensor:  # (B, in_dim) -> (B, n_models)

@@ -1,10 +1,12 @@
 """The Known-answers page: what other models' answers add. Per-question corrections for a new model's
-few-question scores (against the per-question Rasch baseline), and new questions placed from a few
-models' answers (their text embedding refined by a MAP update).
+few-question scores (against the per-question Rasch baseline) and for its onboarding (against the
+per-question Rasch and 2PL), and new questions placed from a few models' answers (their text
+embedding refined by a MAP update).
 """
 from __future__ import annotations
 
-from typing import Sequence
+import time
+from typing import Callable, Sequence
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -16,10 +18,13 @@ from tqdm import (
 
 from jeirt.book.efficient import score_rows, side_by_side, training_only, true_scores
 from jeirt.book.figures import LINESTYLES, style
+from jeirt.book.onboarding import fraction_label
 from jeirt.data import Dataset
-from jeirt.estimator import JEIRT
+from jeirt.estimator import JEIRT, Estimator
+from jeirt.fitcache import fit_cached, fit_many
 from jeirt.metrics import score
 from jeirt.model import sigmoid
+from jeirt.splits import Split, hold_out_models, split_by_question, subsample_items
 from jeirt.tasks.evaluation import (
     PLAIN,
     QuestionBank,
@@ -241,6 +246,115 @@ def question_onboarding_experiment(model: "JEIRT", ds: Dataset, benchmark: str, 
     return pd.DataFrame(rows)
 
 
+# New models on known questions: per-question corrections and the per-question IRT baseline
+KNOWN_METHODS = ("plain mean", "je-irt", "je-irt + corrections", "rasch (per question)", "2pl (per question)")
+
+
+def known_question_onboarding(ds: Dataset, make_model: Callable[[int], Estimator], held_out: int,
+                              fractions: Sequence[float] = (0.01, 0.1, 1.0), seeds: Sequence[int] = (0,),
+                              joint: bool = True, progress: bool = True) -> pd.DataFrame:
+    """New LLMs onboarded onto questions the other LLMs answered, against the per-question IRT baseline.
+
+    Per seed s: the question split (seed s), `held_out` LLMs drawn with seed s leave training and the
+    others answer every question outside validation (`known_question_split`). `make_model(s)` (a
+    JEIRT) is fitted once; each held-out LLM is onboarded from each `fraction` of its training
+    answers (`subsample_items`, seed s) and scored on its test answers, by: the plain mean of its
+    answers; JE-IRT as in the paper (questions from their text); the same network with per-question
+    corrections from the trained LLMs' answers (`fit_corrections`); and a Rasch / 2PL fitted on the
+    same known answers (`PerQuestionIRT`). With `joint`, JE-IRT is also trained with every LLM (the
+    held-out ones on their training answers), with and without corrections ("All" rows).
+
+    Returns one row per seed, method and setting: accuracy, auc, log_loss over the held-out LLMs'
+    test answers, n_test, answers_per_model, seconds (onboarding all of them; for All, the fit's training time) and
+    seconds_per_model.
+    """
+    from jeirt.baselines.irt import PerQuestionIRT
+    from jeirt.questions import known_question_split
+
+    def row(seed, method, setting, probs, labels, mask, seconds, n, answers, **extra) -> dict:
+        s = score(probs[mask], labels[mask])
+        return {"seed": int(seed), "method": method, "setting": setting, "accuracy": s["accuracy"], "auc": s["auc"],
+                "log_loss": s["log_loss"], "n_test": int(mask.sum()), "answers_per_model": answers,
+                "seconds": seconds, "seconds_per_model": seconds / n, **extra}
+
+    rows = []
+    helds = {int(seed): hold_out_models(ds, split_by_question(ds, seed=seed), held_out, seed) for seed in seeds}
+    knowns = {seed: known_question_split(held) for seed, held in helds.items()}
+    boths = {seed: Split(known.train | helds[seed].onboard, known.val, known.test, f"{known.name}-joint")
+             for seed, known in knowns.items()}
+    # Every JE-IRT fit (per seed; with `joint` also the one with every LLM) is independent: made side
+    # by side on the cores and kept (`jeirt.fitcache.fit_many`); `seconds` of a fit is its training time.
+    # The known-question fit is `training_only` (the held-out LLMs are onboarded below, at each share):
+    # the same fit as `few_question_comparison`'s, which reads it from the cache.
+    jobs = ([(seed, training_only(knowns[seed])) for seed in helds]
+            + ([(seed, boths[seed]) for seed in helds] if joint else []))
+    fits = dict(zip(((seed, split.name) for seed, split in jobs),
+                    fit_many([make_model(seed) for seed, _ in jobs], ds, [split for _, split in jobs])))
+    for seed in tqdm(seeds, desc="known-question onboarding", disable=not progress):
+        held, known = helds[int(seed)], knowns[int(seed)]
+        names = list(held.held_out)
+        idx = ds.model_index(names)
+        new = ds.subset(models=names)
+        test_mask, labels = known.test[idx], np.nan_to_num(new.labels)
+        trained = np.flatnonzero(~np.isin(np.asarray(ds.models), names))
+        model = fits[int(seed), known.name]
+        start = time.perf_counter()
+        corrections = model.fit_corrections(ds.subset(models=trained), known.train[trained]).corrections_
+        correction_seconds = time.perf_counter() - start
+        irts = {kind: PerQuestionIRT(kind).fit(ds, known) for kind in ("1pl", "2pl")}
+        for fraction in fractions:
+            mask = subsample_items(held.onboard[idx], fraction, seed)
+            setting, answers = fraction_label(fraction), float(mask.sum(axis=1).mean())
+            start = time.perf_counter()
+            mean = (labels * mask).sum(axis=1) / mask.sum(axis=1)
+            plain = np.broadcast_to(mean[:, None], labels.shape)
+            rows.append(row(seed, "plain mean", setting, plain, labels, test_mask, time.perf_counter() - start,
+                            len(names), answers))
+            for method, corr in (("je-irt", None), ("je-irt + corrections", corrections)):
+                model.corrections_ = corr
+                start = time.perf_counter()
+                model.onboard(new, mask, replace=True)
+                seconds = time.perf_counter() - start
+                rows.append(row(seed, method, setting, model.predict_proba(new), labels, test_mask, seconds,
+                                len(names), answers, prior_scale=model.onboard_prior_scale_))
+            for kind, irt in irts.items():
+                start = time.perf_counter()
+                irt.onboard(new, mask, replace=True)
+                seconds = time.perf_counter() - start
+                rows.append(row(seed, f"{'rasch' if kind == '1pl' else '2pl'} (per question)", setting,
+                                irt.predict_proba(new), labels, test_mask, seconds, len(names), answers))
+        if joint:  # every LLM trained together, the held-out ones on their training answers
+            both = boths[int(seed)]
+            full = fits[int(seed), both.name]
+            seconds = full.history_.seconds
+            answers = float(held.onboard[idx].sum(axis=1).mean())
+            rows.append(row(seed, "je-irt", "All", full.predict_proba(new), labels, test_mask, seconds, len(names),
+                            answers))
+            full.fit_corrections(ds, both.train)
+            rows.append(row(seed, "je-irt + corrections", "All", full.predict_proba(new), labels, test_mask, seconds,
+                            len(names), answers, correction_seconds=correction_seconds,
+                            offset_scale=corrections.offset_scale, shift_scale=corrections.shift_scale))
+    return pd.DataFrame(rows)
+
+
+def known_question_table(runs: pd.DataFrame, metric: str = "accuracy") -> pd.DataFrame:
+    """`metric` (mean ± sd over seeds, x 100) per method (rows) and setting (columns), and the
+    onboarding seconds per new LLM at 100%."""
+    settings = list(pd.unique(runs["setting"]))
+    grouped = runs.groupby(["method", "setting"], sort=False)[metric]
+    mean, sd = grouped.mean().unstack("setting"), grouped.std(ddof=1).unstack("setting")
+    methods = [m for m in KNOWN_METHODS if m in mean.index]
+
+    def cell(m: float, s: float) -> str:
+        return "" if np.isnan(m) else f"{100 * m:.1f}" if np.isnan(s) else f"{100 * m:.1f} ± {100 * s:.1f}"
+
+    table = pd.DataFrame({c: [cell(mean.at[m, c], sd.at[m, c]) for m in methods] for c in settings}, index=methods)
+    last = [s for s in settings if s != "All"][-1]
+    per_model = runs[runs["setting"] == last].groupby("method")["seconds_per_model"].mean()
+    table[f"s / model ({last})"] = [f"{per_model.get(m, np.nan):.3f}" for m in methods]
+    return table.rename_axis(metric)
+
+
 # Few-question scores on known questions: corrections and the per-question IRT baseline
 FEW_METHODS = ("plain mean", "je-irt", "je-irt + corrections", "rasch (per question)")
 
@@ -284,7 +398,6 @@ def _few_question_seed(ds: Dataset, make_model, held_out: int, ks: Sequence[int]
     """The rows of `few_question_comparison` for one seed, one frame per (k, method)."""
     from jeirt.baselines.irt import OnePL
     from jeirt.questions import known_question_split
-    from jeirt.splits import hold_out_models, split_by_question
     from jeirt.tasks.evaluation import irt_estimates
 
     frames = []
@@ -300,7 +413,8 @@ def _few_question_seed(ds: Dataset, make_model, held_out: int, ks: Sequence[int]
     new = sub.subset(models=names)
     labels = new.labels.astype(np.float64)
     graded = ~np.isnan(labels)
-    model = make_model(int(seed)).fit(sub, training_only(split))  # held-out vectors unused: not onboarded
+    # Held-out vectors unused: not onboarded. The same fit as `known_question_onboarding`'s: from the cache.
+    model = fit_cached(make_model(int(seed)), sub, training_only(split))
     banks = {"je-irt": QuestionBank.from_model(model, sub, prior_models=trained)}
     model.fit_corrections(sub.subset(models=rows), known)
     banks["je-irt + corrections"] = QuestionBank.from_model(model, sub, prior_models=trained)
