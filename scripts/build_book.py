@@ -10,8 +10,8 @@
    notebook, same cache key, same execution settings from `_config.yml`). The pages are independent
    notebooks, so they run `--jobs` at a time (default: 2, or 1 on a 1-core machine; `JEIRT_BOOK_JOBS`
    overrides), slowest first, one core each: on 2 cores that nearly halves the build. A page whose
-   work, by the last measured times (results/book_times_<profile>_<dataset>.json: seconds times the
-   worker processes it had), is over `ALONE_SECONDS` on one core runs first, alone, with every core
+   work, by the last measured times (results/book_times_<profile>_<dataset>.json: its wall or, when
+   it ran fits side by side, CPU seconds), is over `ALONE_SECONDS` on one core runs first, alone, with every core
    for its own worker processes (`JEIRT_WORKERS`; such pages run their independent fits and
    experiments side by side), as a reader who reruns that page alone runs it. A page without a
    measured time starts among the first of the others; without measured times no page goes alone. A
@@ -108,19 +108,33 @@ def read_page(page: Path):
     return read_myst_markdown_notebook(page.read_text(), add_source_map=True, path=str(page))
 
 
-def execute_page(page: str, timeout: int, workers: int | None = None) -> tuple[str, str, float, str | None]:
+def children_cpu_seconds() -> float:
+    """CPU seconds (user + system) of this process's finished children and what they waited for: a
+    page's kernel and its worker processes, once the kernel has shut down. NaN where unknown (Windows)."""
+    try:
+        import resource
+    except ImportError:
+        return float("nan")
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def execute_page(page: str, timeout: int, workers: int | None = None) -> tuple[str, str, float, float, str | None]:
     """Run one page in book/ as myst-nb's cache mode does (with per-cell times, book/_ext/cell_timing.py),
     its kernel allowed `workers` worker processes (`JEIRT_WORKERS`; None: as this process has it); the
-    executed notebook comes back as JSON for the parent to cache (one writer for the cache)."""
+    executed notebook comes back as JSON for the parent to cache (one writer for the cache), with the
+    page's wall seconds and CPU seconds (its kernel's and the kernel's worker processes')."""
     import nbformat
     from jupyter_cache.executors.utils import single_nb_execution
 
     if workers is not None:  # the kernel is a child of this (pool) process: it inherits the setting
         os.environ["JEIRT_WORKERS"] = str(workers)
     notebook = read_page(Path(page))
+    cpu = children_cpu_seconds()
     result = timed_execution(single_nb_execution)(notebook, cwd=str(Path(page).parent), timeout=timeout,
                                                   allow_errors=False, meta_override=True)
-    return page, nbformat.writes(notebook), result.time, (result.exc_string if result.err else None)
+    cpu = children_cpu_seconds() - cpu
+    return page, nbformat.writes(notebook), result.time, cpu, (result.exc_string if result.err else None)
 
 
 # A page with more work than this on one core runs alone with every core: beside another page, on one
@@ -132,14 +146,18 @@ ALONE_SECONDS = 300.0
 
 def expected_seconds(pages: list[Path], settings: dict) -> tuple[dict[Path, float], bool]:
     """Each page's work on one core, from the last measured times for these settings
-    (results/book_times_<profile>_<dataset>.json: seconds times the worker processes the page had; an
-    upper bound when it had several), and whether they were measured. A page the file lacks (a new
+    (results/book_times_<profile>_<dataset>.json: the larger of its wall and CPU seconds, so the CPU
+    seconds of a page that ran its fits side by side, the wall seconds of one that waited on one core;
+    without CPU seconds, its seconds times the worker processes it had, an upper bound), and whether they
+    were measured. A page the file lacks (a new
     one) counts as the longest measured, at most `ALONE_SECONDS`: it starts among the first of those
     side by side rather than last, alone. Without the file, each page's size stands in."""
     times_file = ROOT / "results" / f"book_times_{settings.get('profile')}_{settings.get('dataset')}.json"
     known = json.loads(times_file.read_text()) if times_file.is_file() else {}
     seconds, workers = known.get("pages_seconds", {}), known.get("pages_workers", {})
-    measured = {name: float(s) * int(workers.get(name, 1)) for name, s in seconds.items()}
+    cpu = {name: float(c) for name, c in known.get("pages_cpu_seconds", {}).items() if c == c}  # NaN: unknown
+    measured = {name: max(float(s), cpu[name]) if name in cpu else float(s) * int(workers.get(name, 1))
+                for name, s in seconds.items()}
     guess = min(max(measured.values()), ALONE_SECONDS) if measured else None
     expected = {}
     for page in pages:
@@ -187,7 +205,7 @@ def execute_missing(pages: list[Path], cache_dir: Path, jobs: int, timeout: int,
         with concurrent.futures.ProcessPoolExecutor(max_workers=at_once) as pool:
             futures = [pool.submit(execute_page, str(page), timeout, workers) for page in wave]
             for future in concurrent.futures.as_completed(futures):
-                page, text, seconds, error = future.result()
+                page, text, seconds, cpu, error = future.result()
                 name = Path(page).relative_to(ROOT).as_posix() if Path(page).is_relative_to(ROOT) else page
                 if error is not None:
                     failed += 1
@@ -196,9 +214,10 @@ def execute_missing(pages: list[Path], cache_dir: Path, jobs: int, timeout: int,
                 cache.add_nb_to_project(page, read_data={"type": "plugin", "name": "myst_nb_md"})
                 had = workers or jsettings.workers()
                 cache.cache_notebook_bundle(CacheBundleIn(nbformat.reads(text, as_version=4), page,
-                                                          data={"execution_seconds": seconds, "workers": had}),
+                                                          data={"execution_seconds": seconds, "workers": had,
+                                                                "cpu_seconds": cpu}),
                                             check_validity=False, overwrite=True)
-                print(f"build_book: {name} executed in {seconds:.0f} s ({had} worker(s))", flush=True)
+                print(f"build_book: {name} executed in {seconds:.0f} s ({had} worker(s), {cpu:.0f} CPU-s)", flush=True)
         if failed:
             break
     return failed, time.perf_counter() - start

@@ -10,9 +10,10 @@ settings and working tree), without a book build, and reports the same per-page 
 how to time one slow page.
 
 The JSON keeps the settings and machine of `_build/build_info.json` (written by build_book.py)
-beside the per-page seconds (and the worker processes each page had) and, for every page, the seconds of each code cell with its first line
-(recorded by book/_ext/cell_timing.py), so a measured build time is a file the book can show, not a
-number typed into prose, and the next slow page is found by reading a file.
+beside the per-page seconds (with the worker processes and CPU seconds each page had) and, for every
+page, the seconds of each code cell with its first line (recorded by book/_ext/cell_timing.py), so a
+measured build time is a file the book can show, not a number typed into prose, and the next slow
+page is found by reading a file.
 """
 from __future__ import annotations
 
@@ -33,7 +34,8 @@ from cell_timing import cell_timings  # noqa: E402
 
 def page_seconds(build: Path, field: str = "execution_seconds") -> dict[str, float]:
     """Seconds of execution per page (path relative to the repository root), in build order; with
-    field="workers", the worker processes each page had (`build_book.py` records both)."""
+    field="workers" the worker processes each page had, with field="cpu_seconds" its CPU seconds, its
+    kernel's and their worker processes' (`build_book.py` records all three; NaN where not recorded)."""
     cache = build / ".jupyter_cache"
     if not cache.is_dir():
         raise SystemExit(f"no execution cache at {cache}; build the book first (python scripts/build_book.py).")
@@ -124,8 +126,10 @@ def main(argv: list[str] | None = None) -> int:
         pages, cells = run_pages(args.run)
         from jeirt.settings import workers
         had = {page: workers() for page in pages}
+        cpu = {}
     else:
         had = {page: int(n) for page, n in page_seconds(build, "workers").items() if n == n}  # NaN: not recorded
+        cpu = {page: c for page, c in page_seconds(build, "cpu_seconds").items() if c == c}
         pages = page_seconds(build)
         for page, seconds in pages.items():
             print(f"{seconds:9.1f} s  {page}")
@@ -153,6 +157,7 @@ def main(argv: list[str] | None = None) -> int:
                     "finished": datetime.now().astimezone().strftime("%Y-%m-%dT%H:%M:%S%z")}
         args.json.parent.mkdir(parents=True, exist_ok=True)
         write_json(args.json, {"build": info, "pages_seconds": pages, "pages_workers": had,
+                               "pages_cpu_seconds": cpu,
                                "pages_total_seconds": round(sum(pages.values()), 1), "cells_seconds": cells},
                    indent=1)
         print(f"wrote {args.json}")

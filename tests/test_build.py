@@ -69,7 +69,7 @@ def test_pages_run_in_parallel_are_found_in_the_cache_with_cell_times(tmp_path):
         assert all("execution" not in cell.metadata for cell in code)  # the times would change the key
         times = cell_timings(nb)
         assert len(times) == 2 and all(t.get("iopub.execute_input") and t.get("shell.execute_reply") for t in times)
-        assert record.data["execution_seconds"] > 0
+        assert record.data["execution_seconds"] > 0 and record.data["cpu_seconds"] > 0  # the kernel's own
     assert build_book.execute_missing(pages, cache_dir, jobs=2, timeout=120) == (0, 0.0)  # nothing re-run
 
 
@@ -119,6 +119,46 @@ def test_expected_seconds_count_the_workers_a_page_had(tmp_path, monkeypatch):
     assert expected[pages[0]] > build_book.ALONE_SECONDS
     expected, measured = build_book.expected_seconds(pages, {"profile": "smoke", "dataset": "x"})
     assert not measured and expected[pages[0]] == 5.0
+    # With CPU seconds recorded: the larger of wall and CPU seconds. 160 s on 2 workers that used 250 CPU-s
+    # is 250 s of one-core work, under ALONE_SECONDS: beside another page next time; intro.md waited (wall).
+    (tmp_path / "results" / "book_times_full_x.json").write_text(json.dumps(
+        {"pages_seconds": {"book/dimension.md": 160.0, "book/intro.md": 4.0}, "pages_workers": {"book/dimension.md": 2},
+         "pages_cpu_seconds": {"book/dimension.md": 250.0, "book/intro.md": 3.1}}))
+    expected, _ = build_book.expected_seconds(pages, {"profile": "full", "dataset": "x"})
+    assert expected[pages[0]] == 250.0 and expected[pages[1]] == 4.0
+
+
+BURN_PAGE = """---
+kernelspec:
+  display_name: Python 3
+  language: python
+  name: python3
+---
+
+# Two worker processes, 1.5 CPU-seconds each
+
+```{code-cell} ipython3
+import time
+from joblib import Parallel, delayed
+
+
+def burn(seconds: float) -> None:
+    start = time.process_time()
+    while time.process_time() - start < seconds:
+        pass
+
+
+Parallel(n_jobs=2)(delayed(burn)(1.5) for _ in range(2));
+```
+"""
+
+
+def test_a_page_s_cpu_seconds_count_its_worker_processes(tmp_path):
+    """The CPU seconds a build records for a page include its kernel's worker processes (joblib's)."""
+    page = tmp_path / "burn.md"
+    page.write_text(BURN_PAGE)
+    _, _, seconds, cpu, error = build_book.execute_page(str(page), 120)
+    assert error is None and cpu >= 3.0, (seconds, cpu)
 
 
 def test_a_failing_page_is_reported_and_not_cached(tmp_path, capsys):
