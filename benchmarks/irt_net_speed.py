@@ -13,15 +13,17 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import time
 
-import numpy as np
 import torch
+from step_kernels import (  # benchmarks/, beside this script
+    compare,
+    describe,
+    fit_and_score,
+)
 from torch.nn import functional as F
 
 from jeirt.baselines.neural import IRTNet, IRTNetModule
 from jeirt.data import load_dataset
-from jeirt.metrics import evaluate
 from jeirt.splits import split_by_question
 
 
@@ -61,30 +63,19 @@ def main() -> None:
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     args = parser.parse_args()
     torch.set_num_threads(1)
-    rows = []
+    runs = {(name, kind): [] for name in args.datasets for kind in ("all", "top-k")}
     for name in args.datasets:
         ds = load_dataset(name)
         for seed in args.seeds:
             split = split_by_question(ds, seed=seed)
             for kind in ("all", "top-k"):  # alternating: both meet the same load
                 with forward(kind):
-                    start = time.perf_counter()
-                    fitted = IRTNet(random_state=seed).fit(ds, split)
-                    seconds = time.perf_counter() - start
-                    test = evaluate(fitted.predict_proba(ds), ds, split.test)["overall"]
-                history = fitted.history_
-                rows.append((name, kind, 1000 * history.seconds / history.steps, seconds, min(history.val_loss),
-                             test["accuracy"], test["auc"]))
-                print(f"{name:9s} seed {seed} {kind:5s} experts: {rows[-1][2]:5.1f} ms a step, {history.steps} steps, "
-                      f"{seconds:6.2f} s; best val loss {rows[-1][4]:.4f}, test accuracy {test['accuracy']:.4f}, "
-                      f"AUC {test['auc']:.4f}", flush=True)
+                    run = fit_and_score(IRTNet(random_state=seed), ds, split)
+                runs[name, kind].append(run)
+                print(f"{name:9s} seed {seed} {kind:5s} experts: {describe(run)}", flush=True)
     print(f"\nseeds {args.seeds}, one thread (means over seeds):")
     for name in args.datasets:
-        mean = {k: np.mean([r[2:] for r in rows if r[0] == name and r[1] == k], axis=0) for k in ("all", "top-k")}
-        old, new = mean["all"], mean["top-k"]
-        print(f"{name:9s} all / top-k: {old[0]:5.1f} / {new[0]:5.1f} ms a step ({old[0] / new[0]:.2f}x), fits "
-              f"{old[1]:.1f} / {new[1]:.1f} s; val loss {old[2]:.4f} / {new[2]:.4f}, accuracy {old[3]:.4f} / "
-              f"{new[3]:.4f}, AUC {old[4]:.4f} / {new[4]:.4f}")
+        print(f"{name:9s} " + compare(runs[name, "all"], runs[name, "top-k"], ("all", "top-k")))
 
 
 if __name__ == "__main__":

@@ -22,10 +22,10 @@ from torch import nn
 from jeirt import model as jeirt_model
 from jeirt import train as jeirt_train
 from jeirt.baselines.neural import IRTNet
-from jeirt.data import load_dataset
+from jeirt.data import Dataset, load_dataset
 from jeirt.estimator import JEIRT
 from jeirt.metrics import evaluate
-from jeirt.splits import split_by_question
+from jeirt.splits import Split, split_by_question
 
 
 @contextlib.contextmanager
@@ -42,6 +42,33 @@ def stock_kernels():
         jeirt_train.OPTIMIZERS.update(optimizers)
 
 
+def fit_and_score(estimator, ds: Dataset, split: Split) -> dict:
+    """Fit `estimator` on `split` and time it: ms a training step, steps, fit seconds (fit and nothing
+    else), best validation loss, test accuracy and AUC. The A/B benchmarks of training kernels share it."""
+    start = time.perf_counter()
+    fitted = estimator.fit(ds, split)
+    seconds = time.perf_counter() - start
+    test = evaluate(fitted.predict_proba(ds), ds, split.test)["overall"]
+    history = fitted.history_
+    return {"step_ms": 1000 * history.seconds / history.steps, "steps": history.steps, "seconds": seconds,
+            "val_loss": min(history.val_loss), "accuracy": test["accuracy"], "auc": test["auc"]}
+
+
+def describe(run: dict) -> str:
+    """One fit of `fit_and_score`, in a line."""
+    return (f"{run['step_ms']:5.1f} ms a step, {run['steps']} steps, {run['seconds']:6.2f} s; best val loss "
+            f"{run['val_loss']:.4f}, test accuracy {run['accuracy']:.4f}, AUC {run['auc']:.4f}")
+
+
+def compare(before: list[dict], after: list[dict], names: tuple[str, str]) -> str:
+    """Means over seeds of two lists of `fit_and_score` runs, side by side, with the step-time ratio."""
+    a, b = ({k: np.mean([r[k] for r in runs]) for k in before[0]} for runs in (before, after))
+    return (f"{names[0]} / {names[1]}: {a['step_ms']:5.1f} / {b['step_ms']:5.1f} ms a step "
+            f"({a['step_ms'] / b['step_ms']:.2f}x), fits {a['seconds']:.1f} / {b['seconds']:.1f} s; val loss "
+            f"{a['val_loss']:.4f} / {b['val_loss']:.4f}, accuracy {a['accuracy']:.4f} / {b['accuracy']:.4f}, "
+            f"AUC {a['auc']:.4f} / {b['auc']:.4f}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--dataset", default="mmlu_pro")
@@ -51,30 +78,18 @@ def main() -> None:
     ds = load_dataset(args.dataset)
     makers = {"je-irt": lambda seed: JEIRT(random_state=seed, progress=False),
               "irt-net": lambda seed: IRTNet(random_state=seed, progress=False)}
-    rows = []
+    runs = {(method, kernels): [] for method in makers for kernels in ("stock", "jeirt")}
     for seed in args.seeds:
         split = split_by_question(ds, seed=seed)
         for method, make in makers.items():
             for kernels in ("stock", "jeirt"):  # alternating: both meet the same load
                 with stock_kernels() if kernels == "stock" else contextlib.nullcontext():
-                    start = time.perf_counter()
-                    fitted = make(seed).fit(ds, split)
-                    seconds = time.perf_counter() - start
-                test = evaluate(fitted.predict_proba(ds), ds, split.test)["overall"]
-                history = fitted.history_
-                step_ms = 1000 * history.seconds / history.steps
-                rows.append((method, seed, kernels, step_ms, seconds, min(history.val_loss), test["accuracy"],
-                             test["auc"]))
-                print(f"{method:8s} seed {seed} {kernels:5s} kernels: {step_ms:5.1f} ms a step, {history.steps} "
-                      f"steps, {seconds:6.2f} s; best val loss {rows[-1][5]:.4f}, test accuracy "
-                      f"{test['accuracy']:.4f}, AUC {test['auc']:.4f}", flush=True)
+                    run = fit_and_score(make(seed), ds, split)
+                runs[method, kernels].append(run)
+                print(f"{method:8s} seed {seed} {kernels:5s} kernels: {describe(run)}", flush=True)
     print(f"\n{ds.name}, seeds {args.seeds}, one thread (means over seeds):")
     for method in makers:
-        mean = {k: np.mean([r[3:] for r in rows if r[0] == method and r[2] == k], axis=0) for k in ("stock", "jeirt")}
-        stock, ours = mean["stock"], mean["jeirt"]
-        print(f"{method:8s} stock / jeirt: {stock[0]:5.1f} / {ours[0]:5.1f} ms a step ({stock[0] / ours[0]:.2f}x), "
-              f"fits {stock[1]:.1f} / {ours[1]:.1f} s; val loss {stock[2]:.4f} / {ours[2]:.4f}, "
-              f"accuracy {stock[3]:.4f} / {ours[3]:.4f}, AUC {stock[4]:.4f} / {ours[4]:.4f}")
+        print(f"{method:8s} " + compare(runs[method, "stock"], runs[method, "jeirt"], ("stock", "jeirt")))
 
 
 if __name__ == "__main__":
