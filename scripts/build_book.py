@@ -11,9 +11,9 @@
    notebooks, so they run `--jobs` at a time (default: 2, or 1 on a 1-core machine; `JEIRT_BOOK_JOBS`
    overrides), slowest first, one core each: on 2 cores that nearly halves the build. A page whose
    work, by the last measured times (results/book_times_<profile>_<dataset>.json: its wall or, when
-   it ran fits side by side, CPU seconds), is over `ALONE_SECONDS` on one core runs first, alone, with every core
-   for its own worker processes (`JEIRT_WORKERS`; such pages run their independent fits and
-   experiments side by side), as a reader who reruns that page alone runs it. A page without a
+   it ran fits side by side, CPU seconds), is over `ALONE_SECONDS` on one core runs first, alone,
+   with every core for its own worker processes (`JEIRT_WORKERS`; such pages run their independent
+   fits and experiments side by side), as a reader who reruns that page alone runs it. A page without a
    measured time starts among the first of the others; without measured times no page goes alone. A
    failing page stops the build here with its traceback.
 4. `jupyter-book build . --path-output . -W --keep-going`: it finds every page in the cache and only
@@ -148,10 +148,10 @@ def expected_seconds(pages: list[Path], settings: dict) -> tuple[dict[Path, floa
     """Each page's work on one core, from the last measured times for these settings
     (results/book_times_<profile>_<dataset>.json: the larger of its wall and CPU seconds, so the CPU
     seconds of a page that ran its fits side by side, the wall seconds of one that waited on one core;
-    without CPU seconds, its seconds times the worker processes it had, an upper bound), and whether they
-    were measured. A page the file lacks (a new
-    one) counts as the longest measured, at most `ALONE_SECONDS`: it starts among the first of those
-    side by side rather than last, alone. Without the file, each page's size stands in."""
+    without CPU seconds, its seconds times the worker processes it had, an upper bound), and whether
+    they were measured. A page the file lacks (a new one) counts as the longest measured, at most
+    `ALONE_SECONDS`: it starts among the first of those side by side rather than last, alone. Without
+    the file, each page's size stands in."""
     times_file = ROOT / "results" / f"book_times_{settings.get('profile')}_{settings.get('dataset')}.json"
     known = json.loads(times_file.read_text()) if times_file.is_file() else {}
     seconds, workers = known.get("pages_seconds", {}), known.get("pages_workers", {})

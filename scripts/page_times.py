@@ -72,27 +72,31 @@ def cell_seconds(build: Path) -> dict[str, list[dict]]:
     return pages
 
 
-def run_pages(pages: list[Path], timeout: int = 3600) -> tuple[dict[str, float], dict[str, list[dict]]]:
-    """Execute each page (a MyST markdown notebook) alone in book/; seconds per page and per cell."""
+def run_pages(pages: list[Path], timeout: int = 3600) -> tuple[dict[str, float], dict[str, float],
+                                                               dict[str, list[dict]]]:
+    """Execute each page (a MyST markdown notebook) alone in book/; seconds and CPU seconds per page (as
+    `build_book.py` counts them), seconds per cell."""
     import time
 
     import jupytext
+    from build_book import children_cpu_seconds  # scripts/, beside this one
     from nbclient import NotebookClient
 
-    seconds, cells = {}, {}
+    seconds, cpu, cells = {}, {}, {}
     for page in pages:
         page = page.resolve()
         if not page.is_file():
             raise SystemExit(f"no page at {page}; give a book/*.md file.")
         nb = jupytext.read(page)
-        start = time.perf_counter()
+        start, used = time.perf_counter(), children_cpu_seconds()
         NotebookClient(nb, timeout=timeout, kernel_name="python3", record_timing=True,
                        resources={"metadata": {"path": str(page.parent)}}).execute()
         name = _page_name(str(page), ROOT)
         seconds[name] = round(time.perf_counter() - start, 1)
+        cpu[name] = round(children_cpu_seconds() - used, 1)
         cells[name] = _cell_rows(nb)
         print(f"{seconds[name]:9.1f} s  {name}", flush=True)
-    return seconds, cells
+    return seconds, cpu, cells
 
 
 def _cell_rows(nb) -> list[dict]:
@@ -123,10 +127,9 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"--cells {args.cells}: expected a number of cells, 0 or more.")
     build = args.build.resolve()
     if args.run:
-        pages, cells = run_pages(args.run)
+        pages, cpu, cells = run_pages(args.run)
         from jeirt.settings import workers
         had = {page: workers() for page in pages}
-        cpu = {}
     else:
         had = {page: int(n) for page, n in page_seconds(build, "workers").items() if n == n}  # NaN: not recorded
         cpu = {page: c for page, c in page_seconds(build, "cpu_seconds").items() if c == c}
