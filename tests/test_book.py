@@ -168,11 +168,11 @@ def test_irt_primer_course_helpers():
 
 
 def test_setup_cell_is_quiet_outside_colab():
-    namespace = {}
-    # IPython magics are not Python; replace the %pip line, which must not run outside Colab.
-    source = book.SETUP_CELL.replace("%pip", "raise AssertionError  #").replace("!git", "raise AssertionError  #")
-    exec(compile(source, "<setup>", "exec"), namespace)
-    assert book.REPO_URL in book.SETUP_CELL
+    # IPython magics are not Python; replace the %pip and !git lines, which must not run outside Colab.
+    for url in (None, "https://github.com/owner/jeirt"):  # the pages' cell, and a published build's
+        source = book.setup_cell(url).replace("%pip", "raise AssertionError  #").replace("!git", "raise AssertionError  #")
+        exec(compile(source, "<setup>", "exec"), {})
+    assert "clone --quiet --depth 1 https://github.com/owner/jeirt " in book.setup_cell("https://github.com/owner/jeirt")
 
 
 # ---------------------------------------------------------------------------------------------

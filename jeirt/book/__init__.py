@@ -4,8 +4,9 @@ This module holds the pages' settings, read from the environment in one place; `
 the figure style and shared plots, `jeirt.book.verdicts` the verdicts every results page computes, and
 one module per page (`jeirt.book.onboarding` for book/onboarding.md, ...) that page's analysis and figures.
 
-Every chapter of the book (`book/*.md`) starts with the same two cells: `SETUP_CELL` below (installs
-jeirt on Colab, does nothing elsewhere) and
+Every chapter of the book (`book/*.md`) starts with the same two cells: `SETUP_CELL` below (how to run
+the page locally; in a build for a published repository, `setup_cell(url)`: installs jeirt on Colab, does
+nothing elsewhere) and
 
     from jeirt.book import page_settings
     cfg = page_settings()
@@ -32,6 +33,7 @@ jeirt's fast default.
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import asdict, dataclass, replace
 
 import numpy as np
@@ -41,19 +43,59 @@ from jeirt import settings as _settings
 PROFILES = ("smoke", "full")
 DEFAULT_ENCODER = "all-MiniLM-L6-v2"
 
-REPO_URL = _settings.REPO_URL
-
-# The first cell of every chapter (tagged hide-output); tests/test_book.py checks each page uses it.
-# It cannot import jeirt: on Colab jeirt is what it installs. A shallow clone brings the datasets
-# (data/, not part of the package); the install is not editable, so no kernel restart is needed.
-SETUP_CELL = f"""\
+# The first cell of every chapter (tagged hide-output); tests/test_book.py checks each page has
+# `SETUP_CELL`. It cannot import jeirt: on Colab jeirt is what it installs. The pages carry the cell for a
+# project without a public repository (how to run the page locally); a build with `JEIRT_REPO_URL` set
+# puts `setup_cell(url)` in its place (`build_source`), which clones and installs on Colab: a shallow
+# clone brings the datasets (data/, not part of the package), and the install is not editable, so no
+# kernel restart is needed.
+def setup_cell(url: str | None) -> str:
+    """The first cell of every page: with the repository `url`, clone and install on Colab (elsewhere it
+    does nothing); with None (no public repository yet), how to run the page locally."""
+    if url is None:
+        return """\
+# To run this page: in a checkout of jeirt, `make setup` (README.md), then `.venv/bin/pip install
+# jupyterlab` and `.venv/bin/jupyter lab`, and open this page's book/*.md file (jupytext opens it as a
+# notebook). Every page at once: `JEIRT_PROFILE=smoke make book`. This cell does nothing outside Colab.
+import sys
+if "google.colab" in sys.modules:
+    raise RuntimeError("jeirt has no public repository for Colab to clone yet: run this page in a "
+                       "local checkout (README.md).")
+"""
+    return f"""\
 # On Colab: clone jeirt with its datasets, then install it. Elsewhere this cell does nothing.
 import os, sys
 if "google.colab" in sys.modules:
-    !git clone --quiet --depth 1 {REPO_URL} /content/jeirt
+    !git clone --quiet --depth 1 {url} /content/jeirt
     %pip install --quiet "/content/jeirt[book]"
     os.environ["JEIRT_DATA"] = "/content/jeirt/data"
 """
+
+
+SETUP_CELL = setup_cell(None)  # what every book/*.md carries
+
+
+def repo_url() -> str | None:
+    """The project's public GitHub repository (`jeirt.settings.REPO_URL`, from `JEIRT_REPO_URL`), or None
+    while it is the placeholder: then the site has no launch or repository buttons."""
+    url = _settings.REPO_URL
+    if url == _settings.REPO_URL_PLACEHOLDER:
+        return None
+    if not re.fullmatch(r"https://github\.com/[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+", url):
+        raise ValueError(f"JEIRT_REPO_URL={url!r}; expected https://github.com/<owner>/<repository> "
+                         "(Colab opens notebooks from GitHub only), or unset it for a site without launch buttons.")
+    return url
+
+
+def build_source(text: str) -> str:
+    """A page's MyST source as the build executes and renders it: its first cell `SETUP_CELL` replaced by
+    `setup_cell(repo_url())` (the same text while there is no public repository). Jupyter Book reads
+    pages through it (book/_ext/colab_links.py) and so does scripts/build_book.py, so both find the
+    same execution cache entries."""
+    url = repo_url()
+    if url is None or SETUP_CELL not in text:
+        return text
+    return text.replace(SETUP_CELL, setup_cell(url), 1)
 
 
 @dataclass(frozen=True)
