@@ -20,13 +20,16 @@ import re
 import sys
 import traceback
 from pathlib import Path
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
-import pandas as pd
 
 from jeirt import settings
+from jeirt.__main__ import INTERRUPTED, MESSAGE, interrupted
 from jeirt.files import write_json, write_text
+
+if TYPE_CHECKING:  # pandas, torch and the workflows are imported where a command uses them, so that
+    import pandas as pd  # `jeirt --help` and a usage error answer at once (see jeirt/__main__.py)
 
 # ----------------------------------------------------------------------------------------------------
 # Failures: one exception type and one exit code per kind; no traceback unless --debug
@@ -263,6 +266,8 @@ def _load_model(path: str):
 
 def _read_csv(option: str, path: str, **kwargs) -> pd.DataFrame:
     """pandas.read_csv with its failures as DataError naming the option and the file."""
+    import pandas as pd
+
     try:
         return pd.read_csv(path, **kwargs)
     except pd.errors.EmptyDataError:
@@ -279,6 +284,8 @@ def _write_csv(path: str | Path, table: pd.DataFrame, **kwargs) -> Path:
 
 def _dataset(name: str, limit_items: int | None = None, seed: int = 0):
     """Load a dataset by name or CSV path, optionally cut to a seeded per-benchmark item sample."""
+    import pandas as pd
+
     from jeirt.data import load_dataset
     from jeirt.splits import sample_items
 
@@ -431,6 +438,7 @@ def cmd_evaluate(args: argparse.Namespace) -> None:
 
 
 def cmd_predict(args: argparse.Namespace) -> None:
+    import pandas as pd
 
     model = _load_model(args.model)
     questions = _questions(args.questions)
@@ -477,6 +485,8 @@ def cmd_onboard(args: argparse.Namespace) -> None:
 
 def cmd_route(args: argparse.Namespace) -> None:
     """Route each question to the model with the largest P(correct) - lam * cost (jeirt.tasks.routing)."""
+    import pandas as pd
+
     from jeirt.tasks import routing
 
     model = _load_model(args.model)
@@ -506,6 +516,8 @@ def cmd_route(args: argparse.Namespace) -> None:
 def _bank_and_answers(args: argparse.Namespace) -> tuple:
     """The dataset, its questions as a bank of the saved model, the models of the results CSV and
     their answers as a (n_new, n_items) label matrix aligned with the bank (NaN: not answered)."""
+    import pandas as pd
+
     from jeirt.tasks.evaluation import QuestionBank
 
     model = _load_model(args.model)
@@ -563,6 +575,8 @@ def cmd_estimate(args: argparse.Namespace) -> None:
 def cmd_suggest(args: argparse.Namespace) -> None:
     """`jeirt suggest`: which k questions each new model should answer next; every model gets its own
     draw (the models of --results, then the names of --models)."""
+    import pandas as pd
+
     from jeirt.tasks.evaluation import next_items, select_items
 
     ds, bank, models, labels = _bank_and_answers(args)
@@ -596,7 +610,7 @@ def cmd_suggest(args: argparse.Namespace) -> None:
 
 def add_evaluation_parsers(subparsers: argparse._SubParsersAction) -> None:
     """Add `estimate` and `suggest` to the `jeirt` command's subparsers."""
-    from jeirt.tasks.evaluation import PRIORS, RULES
+    from jeirt.tasks import PRIORS, RULES
 
     def common(p: argparse.ArgumentParser) -> None:
         p.add_argument("--model", required=True, help="a model saved by `jeirt fit` (.pt)")
@@ -641,7 +655,7 @@ def _list(values: Sequence[str] | None) -> list[str]:
 
 def add_compare_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     """Add `compare` to the `jeirt` command's subparsers."""
-    from jeirt.tasks.compare import METHODS, VARIANTS
+    from jeirt.tasks import METHOD_NAMES as METHODS, VARIANT_NAMES as VARIANTS
 
     text = "fit every method on several seeds of a split and tabulate accuracy, AUC, Brier, ECE, fit time"
     p = subparsers.add_parser("compare", help=text, description=text)
@@ -785,9 +799,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _internal(err: BaseException) -> tuple[int, str]:
     """Exit code and message for an exception no check anticipated."""
-    import torch
-
-    if isinstance(err, (MemoryError, torch.cuda.OutOfMemoryError)):
+    torch = sys.modules.get("torch")  # not imported: the failure cannot be torch's
+    if isinstance(err, MemoryError) or (torch is not None and isinstance(err, torch.cuda.OutOfMemoryError)):
         return EnvironmentFailure.code, (f"out of memory ({type(err).__name__}); use a smaller --d, "
                                          "--limit-items, or a machine with more memory.")
     if isinstance(err, ConnectionError):
@@ -810,24 +823,23 @@ def main(argv: list[str] | None = None) -> int:
     try:
         validate(args)
         result = args.func(args)
-    except KeyboardInterrupt:
-        if args.debug:
+    except (KeyboardInterrupt, Exception) as err:
+        if isinstance(err, KeyboardInterrupt) or interrupted():  # Ctrl-C, also when a library made it another error
+            if args.debug:
+                raise
+            print(MESSAGE, file=sys.stderr)
+            return INTERRUPTED
+        if args.debug and not isinstance(err, CLIError):
             raise
-        print("interrupted; files being written were left as they were.", file=sys.stderr)
-        return 130
-    except CLIError as err:
         if args.debug:
             traceback.print_exc()
-        print(f"error: {err}", file=sys.stderr)
-        return err.code
-    except Exception as err:
-        if args.debug:
-            raise
-        code, message = _internal(err)
+        code, message = (err.code, str(err)) if isinstance(err, CLIError) else _internal(err)
         print(f"error: {message}", file=sys.stderr)
         return code
     return int(result or 0)
 
 
-if __name__ == "__main__":
-    sys.exit(main())
+if __name__ == "__main__":  # `python -m jeirt.cli`: as the console script and `python -m jeirt`
+    from jeirt.__main__ import main as console
+
+    console()

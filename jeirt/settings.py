@@ -15,8 +15,10 @@ import importlib
 import os
 import warnings
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import torch
+if TYPE_CHECKING:  # torch is imported where a device is chosen: `jeirt --help` need not load it
+    import torch
 
 REPO_ROOT = Path(__file__).resolve().parents[1]  # the checkout, when jeirt runs from one
 # The project's repository, where its datasets are: `JEIRT_REPO_URL`, set where the site is built for
@@ -58,6 +60,8 @@ def workers() -> int:
 
 def default_device() -> torch.device:
     """`JEIRT_DEVICE` if set, else the fastest device present: CUDA, then Apple MPS, then CPU."""
+    import torch
+
     if "JEIRT_DEVICE" in os.environ:
         return torch.device(os.environ["JEIRT_DEVICE"])
     if torch.cuda.is_available():

@@ -48,6 +48,7 @@ from jeirt.metrics import ece, evaluate
 from jeirt.baselines.irt import PerQuestionIRT
 from jeirt.questions import known_question_split
 from jeirt.splits import Split, hold_out_models, split_by_question, split_leave_benchmark_out
+from jeirt.tasks import METHOD_NAMES, VARIANT_NAMES
 
 # name -> factory(encoder, seed) -> an unfitted estimator with fit(ds, split) and predict_proba(ds)
 METHODS: dict[str, Callable[[str, int], object]] = {
@@ -81,6 +82,8 @@ VARIANTS: dict[str, Callable[[str, int], object]] = {
     "je-irt+benchmark": lambda encoder, seed: JEIRT(encoder=encoder, random_state=seed, progress=False, search=True,
                                                     search_budget=JEIRT_SEARCH_BUDGET, benchmark_feature=True),
 }
+assert (tuple(METHODS), tuple(VARIANTS)) == (METHOD_NAMES, VARIANT_NAMES), \
+    "jeirt.tasks.METHOD_NAMES / VARIANT_NAMES (what the command line offers) must list METHODS / VARIANTS"
 METRICS = ("accuracy", "auc", "brier", "ece", "log_loss")
 # Seconds after which JE-IRT's search starts no new candidate: on 2 shared CPU cores the whole grid on
 # zeroeval, 3-5 candidates on mmlu_pro and 1-2 on metabench (a fit there takes 60-90 s). Each run

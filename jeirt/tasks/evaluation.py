@@ -64,11 +64,7 @@ from jeirt.estimator import JEIRT
 from jeirt.model import sigmoid
 from jeirt.onboard import fit_model_vectors
 from jeirt.splits import sample_items
-
-RULES = ("random", "stratified", "kmeans", "adaptive", "adaptive-accuracy")
-
-
-PRIORS = ("full", "isotropic")
+from jeirt.tasks import PRIORS, RULES  # the names, where the command line reads them without this module
 
 
 PRIOR_WIDTHS = (1.0, 4.0, 16.0)  # widths c of the prior N(mu, c S) `QuestionBank.posterior` chooses from
