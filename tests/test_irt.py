@@ -272,3 +272,195 @@ def test_sum64_accumulates_in_float64():
     exact = x.numpy().astype(np.float64).sum()
     assert abs(float(total) - exact) < 1e-9 * exact  # a float32 sum is off by ~1e-8 relative here
     assert float(irt.sum64(x[:0])) == 0.0
+
+
+# ---------------------------------------------------------------------------------------------
+# Classic IRT with known item parameters (the primer's algorithms)
+
+
+def two_pl_test(n_people: int, n_items: int, seed: int, theta: float | None = None):
+    """Answers of n_people to n_items 2PL items (a in [0.5, 2], b ~ N(0, 1)); everyone at `theta`
+    if given, else abilities drawn from N(0, 1). Returns labels, a, d = -a b and the abilities."""
+    rng = np.random.default_rng(seed)
+    a, b = rng.uniform(0.5, 2.0, n_items), rng.normal(size=n_items)
+    abilities = np.full(n_people, theta) if theta is not None else rng.normal(size=n_people)
+    labels = (rng.random((n_people, n_items)) < irt.icc(abilities[:, None], a, b)).astype(float)
+    return labels, a, -a * b, abilities
+
+
+def test_icc_with_guessing_and_information():
+    assert irt.icc(0.3, 1.7, 0.3, guessing=0.1) == pytest.approx(0.55)  # (1 + c) / 2 at theta = b
+    assert irt.icc(-50.0, 1.0, 0.0, guessing=0.25) == pytest.approx(0.25)  # the floor
+    with pytest.raises(ValueError, match="guessing"):
+        irt.icc(0.0, 1.0, 0.0, guessing=1.0)
+    assert irt.item_information(0.0, 2.0, 0.0) == pytest.approx(1.0)  # a^2 / 4 at theta = b
+    # The information is the expected curvature of the log-likelihood: for the 3PL, by finite
+    # differences of log P and log(1 - P) weighted by P and 1 - P.
+    theta, a, b, c, h = 0.4, 1.5, -0.2, 0.2, 1e-4
+    p = lambda t: irt.icc(t, a, b, c)  # noqa: E731
+    curv = lambda f: (f(theta + h) - 2 * f(theta) + f(theta - h)) / h**2  # noqa: E731
+    expected = -(p(theta) * curv(lambda t: np.log(p(t))) + (1 - p(theta)) * curv(lambda t: np.log(1 - p(t))))
+    assert irt.item_information(theta, a, b, c) == pytest.approx(expected, rel=1e-4)
+
+
+def test_ability_loglik_derivatives_match_finite_differences():
+    labels, a, d, _ = two_pl_test(1, 15, seed=0, theta=0.5)
+    y = labels[0]
+    h = 1e-5
+    ll, grad, hess = irt.ability_loglik(0.2, y, a, d)
+    up, down = irt.ability_loglik(0.2 + h, y, a, d), irt.ability_loglik(0.2 - h, y, a, d)
+    assert grad == pytest.approx((up[0] - down[0]) / (2 * h), rel=1e-5)
+    assert hess == pytest.approx((up[1] - down[1]) / (2 * h), rel=1e-5)
+    p = irt.icc(0.2, a, -d / a)
+    assert ll == pytest.approx(np.sum(y * np.log(p) + (1 - y) * np.log(1 - p)))
+
+
+def test_ml_ability_is_the_maximum_and_its_se_is_the_spread_of_repeated_tests():
+    labels, a, d, _ = two_pl_test(3000, 40, seed=1, theta=0.7)
+    fit = irt.estimate_ability(labels, a, d, method="ml")
+    _, grad, _ = irt.ability_loglik(fit["theta"].to_numpy(), labels, a, d)
+    assert np.abs(grad).max() < 1e-6
+    assert fit["se"][0] == pytest.approx(1 / np.sqrt(irt.item_information(fit["theta"][0], a, -d / a).sum()))
+    # Asymptotically the ML estimate has sd 1 / sqrt(I(theta)); 40 items are enough for 10%.
+    assert fit["theta"].std() == pytest.approx(1 / np.sqrt(irt.item_information(0.7, a, -d / a).sum()), rel=0.1)
+    assert abs(fit["theta"].mean() - 0.7) < 0.05
+    with pytest.raises(ValueError, match="no finite maximum-likelihood"):
+        irt.estimate_ability(np.ones((2, 40)), a, d, method="ml")
+    # With a falling item, all right is no longer unbounded.
+    assert np.isfinite(irt.estimate_ability(np.ones(3), [1.0, 1.0, -1.0], [0.0, 0.0, 0.0], method="ml")["theta"][0])
+
+
+def test_eap_and_map_are_the_posterior_mean_and_mode():
+    labels, a, d, theta = two_pl_test(4000, 20, seed=2)
+    eap = irt.estimate_ability(labels, a, d, method="eap")
+    # EAP = E[theta | answers]: regressing the truth on it gives slope 1, and the law of total
+    # variance gives var(EAP) + mean posterior variance = var(theta) = 1 (the prior).
+    assert np.polyfit(eap["theta"], theta, 1)[0] == pytest.approx(1.0, abs=0.05)
+    assert eap["theta"].var() + (eap["se"] ** 2).mean() == pytest.approx(1.0, abs=0.05)
+    # The posterior-sd interval covers the truth about 68% of the time.
+    assert np.mean(np.abs(eap["theta"] - theta) < eap["se"]) == pytest.approx(0.683, abs=0.03)
+    mode = irt.estimate_ability(labels, a, d, method="map", prior_sd=1.0)
+    _, grad, hess = irt.ability_loglik(mode["theta"].to_numpy(), labels, a, d)
+    assert np.abs(grad - mode["theta"]).max() < 1e-6  # the log posterior's gradient is l' - theta = 0
+    assert np.allclose(mode["se"], 1 / np.sqrt(-hess + 1))
+    wide = irt.estimate_ability(labels, a, d, method="map", prior_sd=100.0)
+    assert np.mean(np.abs(mode["theta"]) <= np.abs(wide["theta"]) + 1e-12) == 1.0  # the prior shrinks
+    assert np.isfinite(eap["theta"]).all() and np.isfinite(mode["theta"]).all()  # all-right rows too
+    with pytest.raises(ValueError, match="method"):
+        irt.estimate_ability(labels, a, d, method="mle")
+    with pytest.raises(ValueError, match="one parameter per item"):
+        irt.estimate_ability(labels, a[:5], d)
+
+
+def test_item_standard_errors_match_the_spread_of_refits():
+    rng = np.random.default_rng(3)
+    theta = rng.normal(size=400)
+    a_true, b_true = 1.2, 0.3
+    y = (rng.random((500, 400)) < irt.icc(theta, a_true, b_true)).astype(float)  # 500 replications
+    x = np.stack([theta, np.ones(400)], axis=1)  # (400, 2): the item is a logistic regression on theta
+    beta = np.zeros((500, 2))
+    for _ in range(25):  # Newton steps for every replication at once
+        p = 1 / (1 + np.exp(-(beta @ x.T)))
+        hess = np.einsum("rn,ni,nj->rij", p * (1 - p), x, x)
+        beta += np.linalg.solve(hess, ((y - p) @ x)[..., None])[..., 0]
+    sd = np.array([beta[:, 0], beta[:, 1], -beta[:, 1] / beta[:, 0]]).std(axis=1)
+    se = irt.item_standard_errors(np.zeros((400, 1)), theta, [a_true], [-a_true * b_true])
+    assert list(se.columns) == ["discrimination", "intercept", "difficulty"]
+    assert se.iloc[0].to_numpy() == pytest.approx(sd, rel=0.1)
+
+
+def test_fit_item_3pl_recovers_the_floor_and_fixing_it_costs_likelihood():
+    rng = np.random.default_rng(4)
+    theta = rng.normal(size=20000)
+    y = (rng.random(20000) < irt.icc(theta, 1.5, 0.5, 0.2)).astype(float)
+    free, two_pl = irt.fit_item_3pl(theta, y), irt.fit_item_3pl(theta, y, guessing=0.0)
+    assert (free["a"], free["b"], free["c"]) == pytest.approx((1.5, 0.5, 0.2), abs=0.1)
+    assert free["loglik"] > two_pl["loglik"] + 10 and two_pl["c"] == 0.0
+    with pytest.raises(ValueError, match="guessing"):
+        irt.fit_item_3pl(theta, y, guessing=1.5)
+
+
+def test_rasch_jml_stretches_a_short_test_and_mml_does_not():
+    rng = np.random.default_rng(5)
+    b_true = np.linspace(-1.5, 1.5, 5)
+    theta = rng.normal(size=3000)
+    data = (rng.random((3000, 5)) < irt.icc(theta[:, None], 1.0, b_true)).astype(float)
+    inner = (data.sum(axis=1) > 0) & (data.sum(axis=1) < 5)
+    # JML's stretch of a J-item Rasch test is about J / (J - 1) (Andersen 1973): 1.25 for five items.
+    assert np.polyfit(b_true, irt.rasch_jml(data[inner])["b"], 1)[0] == pytest.approx(1.25, abs=0.1)
+    mml = irt.rasch_mml_em(data)
+    assert np.abs(mml["b"] - b_true).max() < 0.12 and np.all(np.diff(mml["loglik"]) > -1e-9)  # EM never falls
+    with pytest.raises(ValueError, match="extreme scores"):
+        irt.rasch_jml(data)
+    tiny = np.array([[1, 0, 0], [1, 1, 0], [0, 1, 1], [0, 0, 1]])
+    by_hand = irt.rasch_jml(tiny)
+    assert by_hand["theta"][0] == pytest.approx(by_hand["theta"][3])  # equal sum scores, equal abilities
+
+
+def test_fit_mirt_finds_the_second_dimension_on_held_out_answers():
+    from jeirt import metrics
+
+    rng = np.random.default_rng(6)
+    theta = rng.normal(size=(300, 2))
+    load = np.zeros((30, 2))
+    load[:15, 0], load[15:, 1] = 1.8, 1.8
+    labels = (rng.random((300, 30)) < 1 / (1 + np.exp(-(theta @ load.T)))).astype(float)
+    train = rng.random(labels.shape) < 0.8
+    loss = {}
+    for dims in (1, 2):
+        t, a, d = irt.fit_mirt(labels, train, dims, seed=0)
+        assert t.shape == (300, dims) and a.shape == (30, dims) and d.shape == (30,)
+        p = 1 / (1 + np.exp(-(t @ a.T + d)))
+        loss[dims] = metrics.log_loss(p[~train], labels[~train])
+    assert loss[2] < loss[1] - 0.03
+    with pytest.raises(ValueError, match="dims"):
+        irt.fit_mirt(labels, train, 0)
+
+
+# ---------------------------------------------------------------------------------------------
+# Item fit and local dependence (jeirt.baselines.irt_diagnostics)
+
+
+def test_item_fit_is_one_on_the_true_curve_and_moves_with_misfit():
+    from jeirt.baselines import irt_diagnostics as diag
+
+    rng = np.random.default_rng(7)
+    theta = rng.normal(size=(20000, 1))
+    b = np.linspace(-1, 1, 6)
+    model = irt.icc(theta, 1.5, b)  # the curves the "fit" claims
+    fits = diag.item_fit((rng.random(model.shape) < model).astype(float), model)
+    assert np.allclose(fits["outfit"], 1.0, atol=0.06) and np.allclose(fits["infit"], 1.0, atol=0.03)
+    flatter = (rng.random(model.shape) < irt.icc(theta, 0.3, b)).astype(float)  # noisier than claimed
+    steeper = (rng.random(model.shape) < irt.icc(theta, 5.0, b)).astype(float)  # more predictable
+    assert (diag.item_fit(flatter, model)["outfit"] > 1.3).all() and (diag.item_fit(flatter, model)["infit"] > 1.2).all()
+    assert (diag.item_fit(steeper, model)["outfit"] < 0.8).all() and (diag.item_fit(steeper, model)["infit"] < 0.8).all()
+    with pytest.raises(ValueError, match="same shape"):
+        diag.item_fit(flatter, model[:, :3])
+    with pytest.raises(ValueError, match="strictly between"):
+        diag.item_fit(flatter, np.round(model))
+
+
+def test_q3_finds_a_second_dimension_that_outfit_misses():
+    from jeirt.baselines import irt_diagnostics as diag
+
+    rng = np.random.default_rng(8)
+    n, j1, j2 = 1000, 24, 12
+    theta = rng.normal(size=(n, 2))
+    load = np.zeros((j1 + j2, 2))
+    load[:j1, 0], load[j1:, 1] = rng.uniform(1, 2.5, j1), rng.uniform(1, 2.5, j2)
+    labels = (rng.random((n, j1 + j2)) < 1 / (1 + np.exp(-(theta @ load.T + rng.normal(size=j1 + j2))))).astype(float)
+    second = np.arange(j1 + j2) >= j1
+    # One dimension: Q3 near -1/(J - 1) among items of the fitted dimension (Yen 1993).
+    uni = make_dataset(labels[:, ~second])
+    p_uni = irt.TwoPL().fit(uni).predict_proba(uni)
+    assert diag.mean_q3(diag.q3(labels[:, ~second], p_uni), np.ones(j1, dtype=bool)) == pytest.approx(-1 / (j1 - 1), abs=0.02)
+    # Two dimensions, one fitted: the 2PL flattens the second group's curves, so their outfit stays
+    # near 1, while their residuals correlate.
+    ds = make_dataset(labels)
+    p = irt.TwoPL().fit(ds).predict_proba(ds)
+    fits, corr = diag.item_fit(labels, p), diag.q3(labels, p)
+    assert fits["outfit"][second].mean() == pytest.approx(1.0, abs=0.1)
+    assert diag.mean_q3(corr, second) > 0.1 > diag.mean_q3(corr, ~second) + 0.1
+    assert np.allclose(np.diag(corr), 1.0) and np.allclose(corr, corr.T)
+    with pytest.raises(ValueError, match="at least two"):
+        diag.mean_q3(corr, [3])

@@ -42,12 +42,13 @@ added by `onboard` (its ability by Newton steps with every item frozen, prior N(
 standardised scale); `PerQuestionIRT` wraps that as the per-question baseline for new models on known
 questions (`fit(ds, split)`: items from the known models' answers, then the held-out models onboarded).
 
-Helpers for the book: `icc` (the item characteristic curve), `discrimination_shares`,
-`null_dataset` (answers redrawn with no falling item: the chance level of negative slopes),
-`saturation` (does the 2PL predict the same outcome for (nearly) every model?) with
-`expected_unanimity` (the model's own forecast of it), `correct_set_inclusion` and
-`mean_inclusion_gap` (Appendix J: does a stronger model solve everything a weaker one solves?),
-and `pick_icc_examples`.
+Classic IRT with known item parameters, the algorithms the primer (book/irt_primer.md) teaches:
+`icc` (the 2PL curve, or the 3PL with a guessing floor), `item_information`, `ability_loglik` (with
+its gradient and Hessian) and `estimate_ability` (ML, MAP or EAP, each with its standard error),
+`item_standard_errors`, `fit_item_3pl` (one item, abilities known), the Rasch model by joint
+(`rasch_jml`) and marginal (`rasch_mml_em`, EM) maximum likelihood, and a compensatory MIRT
+(`fit_mirt`). Item fit and Q3 are in `jeirt.baselines.irt_diagnostics`. `sample_labels` draws
+answers from probabilities.
 """
 from __future__ import annotations
 
@@ -58,6 +59,7 @@ from typing import ClassVar
 import numpy as np
 import pandas as pd
 import torch
+from scipy import optimize, special
 from sklearn.exceptions import NotFittedError
 from tqdm import (
     tqdm,  # plain tqdm: tqdm.auto warns on stderr in kernels without ipywidgets
@@ -407,10 +409,15 @@ class OnePL(_IRT):
     shared_discrimination = True
 
 
-def icc(theta: np.ndarray, discrimination: float | np.ndarray, difficulty: float | np.ndarray) -> np.ndarray:
-    """The item characteristic curve sigmoid(a (theta - b)), broadcast over its arguments."""
+def icc(theta: np.ndarray | float, discrimination: float | np.ndarray, difficulty: float | np.ndarray,
+        guessing: float | np.ndarray = 0.0) -> np.ndarray:
+    """The item characteristic curve c + (1 - c) sigmoid(a (theta - b)), broadcast over its arguments:
+    the 3PL with guessing floor c, the 2PL when c = 0 (the default)."""
+    c = np.asarray(guessing, dtype=float)
+    if np.any((c < 0) | (c >= 1)):
+        raise ValueError(f"guessing={guessing}; a guessing floor must lie in [0, 1).")
     z = np.asarray(discrimination) * (np.asarray(theta, dtype=float) - np.asarray(difficulty))
-    return 1.0 / (1.0 + np.exp(-z))
+    return c + (1 - c) * (1.0 / (1.0 + np.exp(-z)))
 
 
 def sample_labels(probs: np.ndarray, mask: np.ndarray | None = None, seed: int = 0) -> np.ndarray:
@@ -420,3 +427,258 @@ def sample_labels(probs: np.ndarray, mask: np.ndarray | None = None, seed: int =
     if mask is not None:
         labels[~np.asarray(mask, dtype=bool)] = np.nan
     return labels
+
+
+# ---------------------------------------------------------------------------------------------
+# Classic IRT with known item parameters: information, abilities with standard errors, item
+# standard errors, one 3PL item, the Rasch model by JML and by MML (EM), a small MIRT. These are the
+# textbook algorithms (Lord 1980; Baker and Kim 2004; Bock and Aitkin 1981) the primer teaches; all
+# are numpy, exact, and fast on the primer's matrices.
+
+
+def item_information(theta: np.ndarray | float, discrimination: float | np.ndarray,
+                     difficulty: float | np.ndarray, guessing: float | np.ndarray = 0.0) -> np.ndarray:
+    """Fisher information of a 3PL item, a^2 (P - c)^2 (1 - P) / ((1 - c)^2 P); with c = 0 the 2PL's
+    a^2 P (1 - P). Broadcast like `icc`: theta (n, 1) and item arrays (m,) give (n, m)."""
+    p = icc(theta, discrimination, difficulty, guessing)
+    c = np.asarray(guessing, dtype=float)
+    return np.asarray(discrimination, dtype=float) ** 2 * (p - c) ** 2 * (1 - p) / ((1 - c) ** 2 * p)
+
+
+def _answers(labels: np.ndarray, discrimination: np.ndarray, intercept: np.ndarray):
+    """Labels as (n, J) float64 with a 0/1 mask of answered cells, and the item arrays as (J,)."""
+    y = np.atleast_2d(np.asarray(labels, dtype=np.float64))
+    a = np.asarray(discrimination, dtype=np.float64).reshape(-1)
+    d = np.asarray(intercept, dtype=np.float64).reshape(-1)
+    if not (y.shape[1] == len(a) == len(d)):
+        raise ValueError(f"labels have {y.shape[1]} items per row but discrimination {len(a)} and "
+                         f"intercept {len(d)}; pass one parameter per item (column).")
+    if not (np.isfinite(a).all() and np.isfinite(d).all()):
+        raise ValueError("discrimination and intercept must be finite; drop the items a fit left NaN.")
+    answered = np.isfinite(y)
+    if not np.isin(y[answered], (0.0, 1.0)).all():
+        raise ValueError("labels must be 0, 1 or NaN (not answered).")
+    return np.where(answered, y, 0.0), answered.astype(np.float64), a, d
+
+
+def ability_loglik(theta: np.ndarray | float, labels: np.ndarray, discrimination: np.ndarray,
+                   intercept: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Log-likelihood of each test taker's answers (rows of `labels`, NaN: not answered) at ability
+    theta under the 2PL P = sigmoid(a theta + d), with its first and second derivatives in theta:
+    l = sum y log P + (1 - y) log(1 - P),  l' = sum a (y - P),  l'' = -sum a^2 P (1 - P).
+    One row in, floats out; n rows in, arrays (n,) out."""
+    y, w, a, d = _answers(labels, discrimination, intercept)
+    t = np.broadcast_to(np.asarray(theta, dtype=np.float64).reshape(-1), (len(y),))
+    z = t[:, None] * a + d  # (n, J)
+    p = 1.0 / (1.0 + np.exp(-z))
+    ll = (w * (y * z - np.logaddexp(0.0, z))).sum(axis=1)  # y log P + (1 - y) log(1 - P), stably
+    grad = (w * (y - p)) @ a
+    hess = -(w * p * (1 - p)) @ a**2
+    if np.ndim(labels) == 1:
+        return float(ll[0]), float(grad[0]), float(hess[0])
+    return ll, grad, hess
+
+
+ABILITY_METHODS = ("ml", "map", "eap")
+
+
+def estimate_ability(labels: np.ndarray, discrimination: np.ndarray, intercept: np.ndarray, method: str = "eap",
+            prior_sd: float = 1.0, n_nodes: int = 61, max_iter: int = 100,
+            tol: float = 1e-10) -> pd.DataFrame:
+    """Each test taker's ability from 2PL items with known parameters (P = sigmoid(a theta + d)), with
+    its standard error; one row per row of `labels` (NaN: not answered).
+
+    method="ml": the maximum of the likelihood by Newton steps; se = 1 / sqrt(test information at the
+        estimate). A test taker whose likelihood keeps rising (all right or all wrong on rising items)
+        has no finite estimate: an error names the rows.
+    method="map": the maximum of the posterior under theta ~ N(0, prior_sd^2); se = 1 / sqrt(information
+        + 1 / prior_sd^2), the posterior's curvature at its mode.
+    method="eap": the posterior mean, and as se the posterior standard deviation, by Gauss-Hermite
+        quadrature on `n_nodes` nodes. Finite for every pattern of answers.
+    """
+    if method not in ABILITY_METHODS:
+        raise ValueError(f"method={method!r}; expected one of {ABILITY_METHODS}.")
+    if not prior_sd > 0:
+        raise ValueError(f"prior_sd={prior_sd}; expected a positive standard deviation.")
+    y, w, a, d = _answers(labels, discrimination, intercept)
+    if method == "eap":
+        nodes, weights = np.polynomial.hermite_e.hermegauss(n_nodes)  # weight exp(-x^2 / 2)
+        nodes = prior_sd * nodes  # (K,) N(0, prior_sd^2) after normalising the weights
+        z = nodes[:, None, None] * a + d  # (K, 1, J)
+        log_like = (w * (y * z - np.logaddexp(0.0, z))).sum(axis=2)  # (K, n)
+        log_post = log_like + np.log(weights / weights.sum())[:, None]
+        post = np.exp(log_post - log_post.max(axis=0))
+        post /= post.sum(axis=0)  # (K, n) posterior over the nodes
+        mean = nodes @ post
+        sd = np.sqrt(np.maximum((nodes**2) @ post - mean**2, 0.0))
+        return pd.DataFrame({"theta": mean, "se": sd})
+    precision = 1.0 / prior_sd**2 if method == "map" else 0.0
+    if method == "ml":
+        # l' falls from l'(-inf) to l'(+inf); a finite maximum needs l'(-inf) > 0 > l'(+inf).
+        rising, falling = np.clip(a, 0, None), np.clip(a, None, 0)
+        top = (w * (y - 1)) @ rising + (w * y) @ falling  # l'(+inf)
+        bottom = (w * y) @ rising + (w * (y - 1)) @ falling  # l'(-inf)
+        bad = np.flatnonzero((top >= 0) | (bottom <= 0))
+        if len(bad):
+            raise ValueError(f"rows {bad[:10].tolist()} have no finite maximum-likelihood ability (their "
+                             "likelihood keeps rising, e.g. all answers right); use method='map' or 'eap'.")
+    theta = np.zeros(len(y))
+    for _ in range(max_iter):
+        p = 1.0 / (1.0 + np.exp(-(theta[:, None] * a + d)))
+        grad = (w * (y - p)) @ a - precision * theta
+        hess = -(w * p * (1 - p)) @ a**2 - precision
+        step = np.clip(grad / hess, -2.0, 2.0)  # concave: Newton, damped while far from the maximum
+        theta -= step
+        if np.abs(step).max() < tol:
+            break
+    p = 1.0 / (1.0 + np.exp(-(theta[:, None] * a + d)))
+    information = (w * p * (1 - p)) @ a**2 + precision
+    return pd.DataFrame({"theta": theta, "se": 1.0 / np.sqrt(information)})
+
+
+def item_standard_errors(labels: np.ndarray, ability: np.ndarray, discrimination: np.ndarray,
+                         intercept: np.ndarray) -> pd.DataFrame:
+    """Standard errors of each 2PL item's discrimination a_j, intercept d_j and difficulty b_j = -d_j / a_j,
+    with the abilities taken as known (the joint-likelihood view): the inverse of the item's 2 x 2
+    information sum_i P (1 - P) [[theta_i^2, theta_i], [theta_i, 1]] over the test takers who answered
+    it, and b_j's by the delta method. They ignore the abilities' own error, so with few test takers
+    they are too small. One row per item (column of `labels`)."""
+    y, w, a, d = _answers(labels, discrimination, intercept)
+    t = np.asarray(ability, dtype=np.float64).reshape(-1)
+    if len(t) != len(y) or not np.isfinite(t).all():
+        raise ValueError(f"ability has {len(t)} entries for {len(y)} rows of labels; pass one finite "
+                         "ability per row.")
+    p = 1.0 / (1.0 + np.exp(-(t[:, None] * a + d)))
+    v = w * p * (1 - p)  # (n, J)
+    i_aa, i_ad, i_dd = (t**2) @ v, t @ v, v.sum(axis=0)  # the information matrix, entry by entry
+    det = i_aa * i_dd - i_ad**2
+    with np.errstate(divide="ignore", invalid="ignore"):
+        var_a, var_d, cov_ad = i_dd / det, i_aa / det, -i_ad / det  # its inverse
+        b = -d / a
+        var_b = (b**2 * var_a + var_d + 2 * b * cov_ad) / a**2  # gradient (-b / a, -1 / a) of -d / a
+    return pd.DataFrame({"discrimination": np.sqrt(var_a), "intercept": np.sqrt(var_d),
+                         "difficulty": np.sqrt(var_b)})
+
+
+def fit_item_3pl(ability: np.ndarray, labels: np.ndarray, guessing: float | None = None) -> dict:
+    """Maximum-likelihood 3PL parameters (a, b, c) of one item from answers `labels` (n,) of test takers
+    with known abilities (n,); `guessing` fixes c (0: the 2PL), None fits it in [0, 0.95]. Returns
+    a, b, c and the log-likelihood at the maximum (L-BFGS-B from three starts, the best kept)."""
+    t = np.asarray(ability, dtype=np.float64).reshape(-1)
+    y = np.asarray(labels, dtype=np.float64).reshape(-1)
+    if len(t) != len(y) or not np.isin(y, (0.0, 1.0)).all():
+        raise ValueError(f"ability ({len(t)}) and labels ({len(y)}) must have one entry per test taker, "
+                         "labels 0 or 1.")
+    if guessing is not None and not 0 <= guessing < 1:
+        raise ValueError(f"guessing={guessing}; expected None (fit it) or a floor in [0, 1).")
+
+    def nll(x: np.ndarray) -> float:
+        c = x[2] if guessing is None else guessing
+        p = np.clip(icc(t, x[0], x[1], c), 1e-12, 1 - 1e-12)
+        return -float(np.sum(y * np.log(p) + (1 - y) * np.log(1 - p)))
+
+    bounds = [(-10.0, 10.0), (-10.0, 10.0)] + ([(0.0, 0.95)] if guessing is None else [])
+    starts = [[1.0, 0.0, 0.1], [2.0, 0.5, 0.25], [0.5, -0.5, 0.0]]
+    best = min((optimize.minimize(nll, np.array(s[: len(bounds)]), method="L-BFGS-B", bounds=bounds)
+                for s in starts), key=lambda r: r.fun)
+    c = float(best.x[2]) if guessing is None else float(guessing)
+    return {"a": float(best.x[0]), "b": float(best.x[1]), "c": c, "loglik": -float(best.fun)}
+
+
+def _complete_binary(labels: np.ndarray) -> np.ndarray:
+    y = np.asarray(labels, dtype=np.float64)
+    if y.ndim != 2 or not np.isin(y, (0.0, 1.0)).all():
+        raise ValueError(f"labels must be a complete 0/1 matrix (test takers, items); got shape {y.shape} "
+                         "with values outside {0, 1} or missing.")
+    return y
+
+
+def rasch_jml(labels: np.ndarray, tol: float = 1e-8, max_iter: int = 500) -> dict:
+    """Joint maximum likelihood for the Rasch model P = sigmoid(theta_i - b_j): one Newton step for
+    every ability, then for every difficulty, in turn, centring the difficulties (mean 0) to fix the
+    scale. Returns theta, b and the iterations. Test takers with a perfect or zero score, and items
+    everyone or no one answers, have no finite estimate: an error names them."""
+    y = _complete_binary(labels)
+    rows, cols = y.sum(axis=1), y.sum(axis=0)
+    bad_rows = np.flatnonzero((rows == 0) | (rows == y.shape[1]))
+    bad_cols = np.flatnonzero((cols == 0) | (cols == y.shape[0]))
+    if len(bad_rows) or len(bad_cols):
+        raise ValueError(f"test takers {bad_rows[:10].tolist()} and items {bad_cols[:10].tolist()} have "
+                         "extreme scores (all right or all wrong) and no finite JML estimate; drop them.")
+    theta = np.log(rows / (y.shape[1] - rows))
+    b = -np.log(cols / (y.shape[0] - cols))
+    b -= b.mean()
+    for it in range(1, max_iter + 1):
+        p = 1.0 / (1.0 + np.exp(-(theta[:, None] - b)))
+        theta_step = (rows - p.sum(axis=1)) / (p * (1 - p)).sum(axis=1)
+        theta = theta + theta_step
+        p = 1.0 / (1.0 + np.exp(-(theta[:, None] - b)))
+        b_step = (p.sum(axis=0) - cols) / (p * (1 - p)).sum(axis=0)
+        b = b + b_step
+        b -= b.mean()
+        if max(np.abs(theta_step).max(), np.abs(b_step).max()) < tol:
+            break
+    return {"theta": theta, "b": b, "iterations": it}
+
+
+def rasch_mml_em(labels: np.ndarray, n_nodes: int = 31, tol: float = 1e-8, max_iter: int = 1000) -> dict:
+    """Marginal maximum likelihood for the Rasch model with theta ~ N(0, 1), by EM (Bock and Aitkin
+    1981): E-step, each test taker's posterior over Gauss-Hermite nodes x_k; M-step, one Newton step
+    per item on the expected counts n_k (test takers at node k) and r_jk (of them right on item j).
+    Returns the difficulties b, each test taker's posterior mean ability (eap), the marginal
+    log-likelihood after each E-step (loglik) and the iterations."""
+    y = _complete_binary(labels)
+    nodes, weights = np.polynomial.hermite_e.hermegauss(n_nodes)  # weight exp(-x^2 / 2)
+    log_w = np.log(weights / weights.sum())  # (K,) N(0, 1) quadrature weights
+    cols = y.sum(axis=0)
+    b = -np.log(np.clip(cols, 0.5, None) / np.clip(y.shape[0] - cols, 0.5, None))
+    path = []
+    for it in range(1, max_iter + 1):
+        z = nodes[:, None] - b[None, :]  # (K, J)
+        log_like = y @ (-np.logaddexp(0.0, -z)).T + (1 - y) @ (-np.logaddexp(0.0, z)).T  # (N, K)
+        joint = log_like + log_w[None, :]
+        marginal = special.logsumexp(joint, axis=1)  # (N,)
+        path.append(float(marginal.sum()))
+        post = np.exp(joint - marginal[:, None])  # (N, K) E-step
+        n_k = post.sum(axis=0)  # (K,)
+        r_jk = post.T @ y  # (K, J)
+        p = 1.0 / (1.0 + np.exp(-z))
+        step = (n_k[:, None] * p - r_jk).sum(axis=0) / (n_k[:, None] * p * (1 - p)).sum(axis=0)
+        b = b + step  # M-step: one Newton step per item
+        if np.abs(step).max() < tol:
+            break
+    return {"b": b, "eap": post @ nodes, "loglik": np.array(path), "iterations": it}
+
+
+def fit_mirt(labels: np.ndarray, mask: np.ndarray, dims: int, seed: int = 0, prior_sd: float = 2.0,
+             max_iter: int = 2000) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """MAP fit of the compensatory multidimensional IRT P = sigmoid(<theta_i, a_j> + d_j) (Reckase 2009)
+    with theta_i ~ N(0, I) and a_j, d_j ~ N(0, prior_sd^2), on the cells where `mask` is True
+    (L-BFGS-B with the analytic gradient, from a small random start drawn with `seed`). Returns
+    theta (n, dims), a (J, dims) and d (J,)."""
+    y = np.asarray(labels, dtype=np.float64)
+    m = np.asarray(mask, dtype=bool)
+    if y.shape != m.shape or dims < 1:
+        raise ValueError(f"labels {y.shape} and mask {m.shape} must match, and dims={dims} must be >= 1.")
+    if not np.isin(y[m], (0.0, 1.0)).all():
+        raise ValueError("labels under the mask must be 0 or 1.")
+    n, j = y.shape
+    y = np.where(m, y, 0.0)
+    rng = np.random.default_rng(seed)
+    x0 = np.concatenate([0.1 * rng.normal(size=(n + j) * dims), np.zeros(j)])
+
+    def unpack(x: np.ndarray):
+        return x[: n * dims].reshape(n, dims), x[n * dims: (n + j) * dims].reshape(j, dims), x[(n + j) * dims:]
+
+    def objective(x: np.ndarray) -> tuple[float, np.ndarray]:
+        theta, a, d = unpack(x)
+        z = theta @ a.T + d  # (n, J)
+        nll = np.sum(m * (np.logaddexp(0.0, z) - y * z))
+        prior = 0.5 * (np.sum(theta**2) + (np.sum(a**2) + np.sum(d**2)) / prior_sd**2)
+        g = m * (special.expit(z) - y)  # (n, J) d nll / d z
+        grad = np.concatenate([(g @ a + theta).ravel(), (g.T @ theta + a / prior_sd**2).ravel(),
+                               g.sum(axis=0) + d / prior_sd**2])
+        return nll + prior, grad
+
+    result = optimize.minimize(objective, x0, jac=True, method="L-BFGS-B", options={"maxiter": max_iter})
+    return unpack(result.x)
