@@ -1,4 +1,5 @@
-"""Onboarding's fast solver against a plain Newton solve, and the cache of fitted models."""
+"""Onboarding's fast solver against a plain Newton solve (at small d and along the paths d = 256
+takes), and the cache of fitted models."""
 from __future__ import annotations
 
 import numpy as np
@@ -123,6 +124,107 @@ def test_each_model_its_own_width_is_each_model_fitted_alone(problem):
         np.testing.assert_allclose(each.covariances[k], alone.covariances[0], rtol=1e-4, atol=1e-8)
     with pytest.raises(ValueError, match="select"):
         fit_model_vectors(u, r, y, mask, mu, widths, select="best")
+
+
+# ----------------------------------------------------------------------------- the paths d = 256 takes
+# Above d = 64 a data Hessian U^T diag(c) U is a float32 product over the model's own answers: one padded
+# batched product when every model of a chunk answered fewer than 2d questions, otherwise per model over
+# a gathered copy of its questions or over all of the chunk's, block row by block row of its lower
+# triangle when it answered 2d or more. The optimum's gradients are float64; the covariance and evidence
+# carry the float32 rounding of the Hessian.
+
+def _relative_error(a: np.ndarray, b: np.ndarray) -> float:
+    """||a - b|| / ||b|| (Frobenius for matrices): a tolerance on it holds whatever the entries' scale."""
+    return float(np.linalg.norm(a - b) / np.linalg.norm(b))
+
+
+def _map_newton(u, r, y, w, mu, var):
+    """MAP vectors by float64 Newton-Raphson, each model alone, to convergence: the reference."""
+    v = np.tile(mu, (len(y), 1)).astype(np.float64)
+    for k in range(len(y)):
+        for _ in range(50):
+            p = 1 / (1 + np.exp(-(u @ v[k] - r)))
+            g = ((p - y[k]) * w[k]) @ u + (v[k] - mu) / var
+            h = (u.T * (w[k] * p * (1 - p))) @ u + np.eye(len(mu)) / var
+            step = np.linalg.solve(h, g)
+            v[k] -= step
+            if np.abs(step).max() < 1e-12:
+                break
+        else:
+            raise AssertionError(f"the reference Newton did not converge for model {k}")
+    return v
+
+
+def _answer_counts_problem(d: int, counts: tuple[int, ...], n: int = 1400, seed: int = 0):
+    """Unit directions (n, d), norms, labels drawn from Eq. (3) and masks of `counts` answers per model."""
+    rng = np.random.default_rng(seed)
+    u = rng.normal(size=(n, d))
+    u /= np.linalg.norm(u, axis=1, keepdims=True)
+    r = np.abs(rng.normal(1, 0.5, n))
+    mu = rng.normal(0, 0.1, d)
+    truth = mu + rng.normal(0, 3 / np.sqrt(d), (len(counts), d))  # logits u . v of sd about 3
+    y = (rng.random((len(counts), n)) < 1 / (1 + np.exp(-(truth @ u.T - r)))).astype(float)
+    mask = np.zeros((len(counts), n), bool)
+    for k, count in enumerate(counts):
+        mask[k, rng.choice(n, count, replace=False)] = True
+    return u, r, y, mask, mu
+
+
+@pytest.mark.parametrize("d", [8, 100, 256])
+def test_data_hessians_of_every_path_are_the_float64_product(d):
+    """Each way a chunk builds its data Hessians (one product for all at small d; padded batched; over
+    all questions or a gathered copy, plain or block-wise; d = 100 ends in a partial block) gives
+    U^T diag(c) U to float32 rounding."""
+    from jeirt.onboard import _Chunk
+
+    u, r, y, mask, _ = _answer_counts_problem(d, (40, 150, 400, 200, 600, 1300, 1400))
+    rng = np.random.default_rng(1)
+    t = lambda a: torch.as_tensor(a, dtype=torch.float64)  # noqa: E731
+    for rows in ([0, 1, 2], [3, 4, 5, 6]):  # every model under 2d answers (padded), then a mix
+        chunk = _Chunk(t(u), t(u).float(), t(r), t(y[rows]), t(mask[rows]), mask[rows])
+        if d == 256:  # the paths this test is for (thresholds as onboard.py sets them)
+            assert chunk.padded_hessians == (rows == [0, 1, 2])
+            if rows != [0, 1, 2]:
+                assert [c is None for c in chunk.cols] == [False, False, True, True]  # gathered, then all
+                assert list(chunk.counts < 2 * d) == [True, False, False, False]  # plain, then block-wise
+        z = rng.normal(0, 2, (len(rows), len(u)))
+        got = chunk.hessian_from_logits(t(z)).numpy()
+        for i, k in enumerate(rows):
+            p = 1 / (1 + np.exp(-z[i]))
+            exact = (u.T * (mask[k] * p * (1 - p))) @ u
+            # float32 products: each entry a sum of float32 terms, ~1e-7 of the whole (measured <= 3e-7)
+            assert _relative_error(got[i], exact) < 2e-6, (d, k)
+
+
+@pytest.mark.parametrize("d", [8, 256])
+def test_many_models_of_different_answer_counts_solved_together_get_the_float64_newton_fit(d):
+    """Nine models (40 to 1,400 answers; two with the same questions, which share the first Hessian)
+    solved three to a chunk and all in one, at one fixed prior width: the MAP vectors, Laplace
+    covariances and evidence of a float64 Newton-Raphson on each model alone."""
+    counts = (40, 150, 400, 600, 1300, 1400, 200, 700, 700)  # chunks of 3: padded; gathered and all; a mix
+    u, r, y, mask, mu = _answer_counts_problem(d, counts)
+    mask[8] = mask[7]
+    var = 10.0
+    reference = _map_newton(u, r, y, mask, mu, var)
+    for chunk in (3, 64):
+        fit = fit_model_vectors(u, r, y, mask, mu, [var], chunk=chunk, device="cpu")
+        assert fit.prior_variance == var and fit.covariances.shape == (len(counts), d, d)
+        for k in range(len(counts)):
+            z = u @ reference[k] - r
+            p = 1 / (1 + np.exp(-z))
+            hess = (u.T * (mask[k] * p * (1 - p))) @ u + np.eye(d) / var
+            nll = (mask[k] * (np.logaddexp(0, z) - y[k] * z)).sum() + 0.5 * ((reference[k] - mu) ** 2).sum() / var
+            evidence = -nll - 0.5 * d * np.log(var) - 0.5 * np.linalg.slogdet(hess)[1]
+            # The solver stops when no coordinate would move by 1e-6 (its gradients are float64); the
+            # vectors come back float32. Measured <= 7e-7.
+            assert _relative_error(fit.vectors[k], reference[k]) < 1e-5, (chunk, k)
+            # The covariance inverts a float32-rounded Hessian (~1e-7 relative) of condition number
+            # under 10 here: ~1e-6 at most, measured <= 4e-7; compared by norm, as the entries' rounding
+            # follows the CPU's vector width and the chunk's shape.
+            assert _relative_error(fit.covariances[k], np.linalg.inv(hess)) < 1e-5, (chunk, k)
+            # Half the log determinant of that Hessian moves by (1/2) tr(H^-1 dH), under d x 1e-7 x 10 / 2
+            # (1.3e-4 at d = 256) at worst, about its square root for rounding of random sign: measured <= 3e-6.
+            assert fit.log_evidence[k] == pytest.approx(evidence, abs=1e-4), (chunk, k)
 
 
 def test_fit_cache_returns_the_same_fit_and_misses_on_any_change(tmp_path, one_thread):
