@@ -8,6 +8,11 @@ Sources: a long table (model, item_id, label) as users have it (`from_long`, `re
 local layout of `$JEIRT_DATA/<name>/` (`load_local`); EmbedLLM from the Hugging Face hub
 (`load_embedllm`, at a pinned commit, with its official split: `official_split`). Splits live in
 `jeirt.splits`, simulated data in `jeirt.simulate`.
+
+Every CSV a user gives (results, questions, item tables) is read by `read_csv_table`: cells as text,
+so a model named `NA`, `None` or `1e3` keeps its name; names that are empty or padded with spaces,
+repeated header columns and damaged (truncated, undecompressable) files are refused. Row numbers in
+messages count data rows from 1 (the header row is not counted).
 """
 from __future__ import annotations
 
@@ -15,6 +20,8 @@ import hashlib
 import json
 import os
 import warnings
+import zipfile
+import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
@@ -90,6 +97,12 @@ class Dataset:
         name = canonical_name(encoder)
         if name in self.embeddings:
             return self.embeddings[name]
+        blank = (self.items["text"].str.strip() == "").to_numpy()
+        if blank.any():  # encoding "" would place every such question at one point
+            raise ValueError(f"dataset {self.name!r}: {int(blank.sum())} of {self.n_items} questions have no text "
+                             f"and no precomputed {name} features (e.g. item_id "
+                             f"{self.items['item_id'].iloc[int(np.flatnonzero(blank)[0])]!r}), so they cannot be "
+                             "encoded; add a 'text' column, an item table with the texts, or precomputed embeddings.")
         return embed_texts(self.items["text"].tolist(), name, progress=progress)
 
     def model_index(self, models: str | Sequence[str]) -> np.ndarray:
@@ -225,6 +238,111 @@ def _check_unique(values, what: str) -> None:
 
 
 # ----------------------------------------------------------------------------------------------------
+# Reading a user's CSV: one reader for results, questions and item tables
+
+NAME_COLUMNS = ("model", "item_id")  # cells that name things: kept exactly as written, never parsed
+_DAMAGED = (EOFError, zlib.error, zipfile.BadZipFile, OSError)  # truncated or undecompressable files
+
+
+def _regular_file(path: Path) -> Path:
+    """`path` if it names an existing regular file (not a folder, FIFO or device: reading one would
+    hang or fail later), else ValueError saying what it is."""
+    if not path.exists():
+        raise ValueError(f"{path}: no such file; check the path.")
+    if path.is_dir():
+        raise ValueError(f"{path} is a folder; give a file.")
+    if not path.is_file():
+        raise ValueError(f"{path} is not a regular file (a FIFO, socket or device); give a file.")
+    return path
+
+
+def _first_row(mask: np.ndarray | pd.Series) -> int:
+    """The 1-based data row of the first True in `mask`."""
+    return int(np.flatnonzero(np.asarray(mask))[0]) + 1
+
+
+def check_names(values: pd.Series, column: str, where: str) -> list[str]:
+    """The distinct names of `values` in order of first appearance, as text; missing, empty and padded
+    (leading or trailing space) names are refused with the first one's data row (1-based): ` Athene-70B`
+    would otherwise sit beside `Athene-70B`. Each distinct name is checked once (results repeat them)."""
+    unique = pd.Series(pd.unique(values), dtype=object)
+    missing = unique.isna().to_numpy()
+    text = unique.where(~missing, "").astype(str)
+    for bad, problem in ((missing, "is missing"), (text.str.strip().to_numpy() == "", "is empty"),
+                         (text.str.strip().to_numpy() != text.to_numpy(), "has spaces before or after it")):
+        if bad.any():
+            name = unique[bad].iloc[0]
+            row = _first_row(values.isna() if pd.isna(name) else values == name)
+            raise ValueError(f"{where}: the {column} {'' if pd.isna(name) else repr(name) + ' '}on data row "
+                             f"{row} {problem}; write every {column} exactly, without surrounding spaces.")
+    return text.tolist()
+
+
+def read_csv_table(path: str | Path, *, required: Sequence[str] = (), unique: Sequence[str] = (),
+                   numbers: Sequence[str] = (), names: Sequence[str] = NAME_COLUMNS) -> pd.DataFrame:
+    """A user's CSV as a table of text cells: no NA or number parsing, so `NA`, `None`, `1e3` and ""
+    stay strings; the `numbers` columns (e.g. label) are parsed as floats where every cell is one (a
+    column with other cells stays text for its reader to name the row).
+
+    Refused with a ValueError naming `path`: a file that is not a regular file, empty, damaged
+    (truncated gzip, bad zip) or not UTF-8 CSV; a header with repeated, empty-after-strip or padded
+    column names; missing `required` columns; missing, empty or padded names in the `names` columns;
+    repeated values in the `unique` columns (with their data rows, counted from 1).
+    """
+    path = _regular_file(Path(path).expanduser())
+
+    def read(**kwargs) -> pd.DataFrame:
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("error", pd.errors.ParserWarning)  # a row longer than the header
+                return pd.read_csv(path, keep_default_na=False, na_filter=False, index_col=False, **kwargs)
+        except pd.errors.ParserWarning:
+            raise ValueError(f"{path} has rows with more cells than the header has columns; give every row "
+                             "one cell per column (quote cells that hold commas).") from None
+        except pd.errors.EmptyDataError:
+            raise ValueError(f"{path} is empty: expected a CSV with a header row.") from None
+        except UnicodeDecodeError as err:
+            raise ValueError(f"{path} is not UTF-8 text ({err.reason} at byte {err.start}); save it as UTF-8 "
+                             "comma-separated values.") from None
+        except (pd.errors.ParserError, ValueError) as err:
+            raise ValueError(f"{path} could not be read as CSV ({str(err).splitlines()[0]}); expected UTF-8 "
+                             "comma-separated values with a header row.") from None
+        except PermissionError:
+            raise ValueError(f"{path} cannot be read (permission denied).") from None
+        except _DAMAGED as err:
+            raise ValueError(f"{path} could not be read: the file is damaged or cut short ({type(err).__name__}: "
+                             f"{err}); restore or re-create it.") from None
+
+    header = [str(c) for c in read(header=None, nrows=1, dtype=str).iloc[0].tolist()]
+    for name in header:
+        if name != name.strip():
+            raise ValueError(f"{path}: the header's column {name!r} has spaces before or after it; name it "
+                             f"{name.strip()!r}.")
+    repeated = sorted({c for c in header if c and header.count(c) > 1})
+    if repeated:
+        raise ValueError(f"{path}: the header names column(s) {repeated} more than once; keep one of each.")
+    missing = [c for c in required if c not in header]
+    if missing:
+        raise ValueError(f"{path} lacks column(s) {missing}; it has {header[:8]}.")
+    dtype = {c: str for c in header}
+    try:  # numbers parsed by the C parser: a label column of millions of rows
+        table = read(dtype=dtype | {c: np.float64 for c in numbers if c in header})
+    except ValueError:  # a cell that is not a number: read it as text, its reader names the row
+        table = read(dtype=dtype)
+    for column in names:
+        if column in table.columns:
+            check_names(table[column], column, str(path))
+    for column in unique:
+        if column in table.columns:
+            repeats = table[column].duplicated(keep=False).to_numpy()
+            if repeats.any():
+                rows = (np.flatnonzero(repeats) + 1)[:6].tolist()
+                raise ValueError(f"{path} repeats {column} {table[column][repeats].iloc[0]!r} (data rows "
+                                 f"{rows}); give each one row.")
+    return table
+
+
+# ----------------------------------------------------------------------------------------------------
 # From a long table: what users have
 
 
@@ -247,15 +365,18 @@ def from_long(responses: pd.DataFrame, items: pd.DataFrame | None = None, *, nam
         raise ValueError("the results table has no rows.")
     if duplicates not in DUPLICATE_POLICIES:
         raise ValueError(f"duplicates={duplicates!r}; expected one of {DUPLICATE_POLICIES}.")
-    df = responses.copy()
-    df["model"] = df["model"].astype(str)
-    df["item_id"] = df["item_id"].astype(str)
+    df = responses.reset_index(drop=True).copy()
+    distinct = {}  # column -> its names in order of first appearance, each checked once
+    for column in ("model", "item_id"):
+        distinct[column] = check_names(df[column], column, "the results table")
+        df[column] = df[column].astype(str)
     labels = pd.to_numeric(df["label"], errors="coerce")
     bad = labels.isna() | (labels < 0) | (labels > 1)
     if bad.any():
-        first = df.index[bad.to_numpy()][:5].tolist()
+        first = (np.flatnonzero(bad.to_numpy()) + 1)[:5].tolist()
         raise ValueError(f"{int(bad.sum())} label(s) are missing, not numbers or outside [0, 1] "
-                         f"(rows {first}); a pair that was not evaluated must be left out, not NaN.")
+                         f"(data rows {first}, counted from 1); a pair that was not evaluated must be left "
+                         "out, not NaN.")
     df["label"] = labels.astype(np.float32)
     key = ["model", "item_id"]
     dup = df.duplicated(key, keep=False)
@@ -273,12 +394,14 @@ def from_long(responses: pd.DataFrame, items: pd.DataFrame | None = None, *, nam
         items = df.drop_duplicates("item_id")[["item_id"] + cols].copy()
         items["benchmark"] = items.get("benchmark", "all")
         items["text"] = items.get("text", "")
+    else:
+        check_names(items["item_id"], "item_id", "the item table")
     items = _clean_items(items)
-    unknown = sorted(pd.Index(df["item_id"].unique()).difference(items["item_id"]))  # vectorised: millions of rows
+    unknown = sorted(pd.Index(distinct["item_id"]).difference(items["item_id"]))  # vectorised: millions of rows
     if unknown:
         raise ValueError(f"{len(unknown)} item_id(s) in the results are missing from the item table, "
                          f"e.g. {unknown[:5]}.")
-    models = list(pd.unique(df["model"]))
+    models = distinct["model"]
     row = pd.Index(models).get_indexer(df["model"])
     col = pd.Index(items["item_id"]).get_indexer(df["item_id"])
     matrix = np.full((len(models), len(items)), np.nan, dtype=np.float32)
@@ -286,16 +409,32 @@ def from_long(responses: pd.DataFrame, items: pd.DataFrame | None = None, *, nam
     return Dataset(name=name, models=models, items=items, labels=matrix)
 
 
+def read_results_table(path: str | Path) -> pd.DataFrame:
+    """A user's long CSV of results (model, item_id, label[, benchmark, subject, text]) as a table, read
+    by `read_csv_table` (names kept as written, labels as numbers)."""
+    table = read_csv_table(path, required=LONG_COLUMNS, numbers=("label",), names=())  # from_long checks them
+    if table.empty:
+        raise ValueError(f"{path} has a header but no results; give one row per graded model-question pair.")
+    return table
+
+
+def read_items_csv(path: str | Path) -> pd.DataFrame:
+    """A user's item table CSV (item_id, benchmark[, subject], text), each item_id once."""
+    table = read_csv_table(path, required=("item_id", "text"), unique=("item_id",))
+    if table.empty:
+        raise ValueError(f"{path} has a header but no items; give one row per question.")
+    if "benchmark" not in table.columns:
+        table["benchmark"] = "all"
+    return table
+
+
 def read_results_csv(path: str | Path, items_path: str | Path | None = None, *, name: str | None = None,
                      duplicates: str = "error") -> Dataset:
-    """Read a user's long CSV of results (model, item_id, label[, benchmark, subject, text])."""
-    path = Path(path)
-    try:
-        responses = pd.read_csv(path)
-    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as err:
-        raise ValueError(f"could not read {path} as CSV: {err}") from err
-    items = pd.read_csv(items_path) if items_path is not None else None
-    return from_long(responses, items, name=name or path.stem, duplicates=duplicates)
+    """Read a user's long CSV of results (model, item_id, label[, benchmark, subject, text]), with the
+    item table from `items_path` (`read_items_csv`) when given."""
+    responses = read_results_table(path)
+    items = read_items_csv(items_path) if items_path is not None else None
+    return from_long(responses, items, name=name or Path(path).stem, duplicates=duplicates)
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -332,9 +471,8 @@ def load_local(name: str, root: Path | None = None) -> Dataset:
             f"repository, not in the installed package: clone it (git clone {settings.REPO_URL}) and set "
             "JEIRT_DATA to its data/ folder, or to a folder of your own datasets.")
     verify_files(root, prefix=f"{name}/")
-    items = pd.read_csv(folder / "items.csv.gz", dtype={"item_id": str}, keep_default_na=False)
-    responses = pd.read_csv(folder / "responses.csv.gz", dtype={"item_id": str, "model": str})
-    ds = from_long(responses, items, name=name)
+    items = read_items_csv(folder / "items.csv.gz")
+    ds = from_long(read_results_table(folder / "responses.csv.gz"), items, name=name)
     for path in sorted((folder / "embeddings").glob("*.npz")):
         ds.embeddings[path.stem] = _read_embeddings(path, ds.items)
     return ds
@@ -369,11 +507,17 @@ def verify_files(root: Path | None = None, prefix: str = "", full: bool = False)
     manifest_path = root / MANIFEST
     if not manifest_path.is_file():
         return []
+    restore_manifest = f"restore it with `git checkout -- {manifest_path}`"
     try:
         manifest = json.loads(manifest_path.read_text())["files"]
-    except (ValueError, KeyError) as err:
-        raise ValueError(f"{manifest_path} is not a readable checksum manifest ({err}); restore it with "
-                         f"`git checkout -- {manifest_path}`.") from None
+    except (ValueError, KeyError, TypeError, UnicodeDecodeError) as err:
+        raise ValueError(f"{manifest_path} is not a readable checksum manifest ({type(err).__name__}: {err}); "
+                         f"{restore_manifest}.") from None
+    entry_ok = lambda e: (isinstance(e, dict) and isinstance(e.get("size"), int) and not isinstance(e["size"], bool)
+                          and isinstance(e.get("sha256"), str))
+    if not isinstance(manifest, dict) or not all(isinstance(k, str) and entry_ok(v) for k, v in manifest.items()):
+        raise ValueError(f"{manifest_path}: 'files' must map each relative path to {{\"size\": bytes, \"sha256\": "
+                         f"hex}}; it holds a {type(manifest).__name__} that does not; {restore_manifest}.")
     seen_path = settings.cache_dir() / "verified-data.json"
     try:
         seen = json.loads(seen_path.read_text()) if seen_path.is_file() else {}
@@ -405,8 +549,15 @@ def verify_files(root: Path | None = None, prefix: str = "", full: bool = False)
 
 def _read_embeddings(path: Path, items: pd.DataFrame) -> np.ndarray:
     """Precomputed (n_items, dim) embeddings, refused unless item ids and text hashes match."""
-    with np.load(path, allow_pickle=False) as npz:
-        ids, hashes, emb = npz["item_id"].astype(str), npz["text_sha256"].astype(str), npz["emb"]
+    try:
+        with np.load(path, allow_pickle=False) as npz:
+            ids, hashes, emb = npz["item_id"].astype(str), npz["text_sha256"].astype(str), npz["emb"]
+    except KeyError as err:
+        raise ValueError(f"{path} lacks the array {err}; expected item_id, text_sha256 and emb: re-create "
+                         "the embeddings.") from None
+    except (*_DAMAGED, ValueError) as err:
+        raise ValueError(f"{path} could not be read: the file is damaged or cut short ({type(err).__name__}: "
+                         f"{err}); restore or re-create it.") from None
     if len(ids) != len(items) or not np.array_equal(ids, items["item_id"].to_numpy(dtype=str)):
         raise ValueError(f"{path}: item ids differ from the item table; re-create the embeddings.")
     expected = [hashlib.sha256(t.encode("utf-8")).hexdigest() for t in items["text"]]
