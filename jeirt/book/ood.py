@@ -128,3 +128,15 @@ def spread_pick(values: pd.Series, k: int) -> list:
         return [order[len(order) // 2]]
     positions = np.unique(np.round(np.linspace(0, len(order) - 1, k)).astype(int))
     return [order[i] for i in positions]
+
+
+def paper_layout(table: pd.DataFrame, alignment: pd.Series, encoder: str = "sent") -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Our `leave_benchmark_out` table and alignment in the layout of the paper's Tables 3 and 4 (in %,
+    x 100; Table 3's diff is the drop, all - leave-out, as the paper prints it), under the paper's row
+    label `encoder` ("sent": a sentence-transformer, as our MiniLM and mpnet are), for
+    `jeirt.book.paper.side_by_side`."""
+    t3 = 100 * table[["leave-out", "all"]].T
+    t3.loc["diff"] = t3.loc["all"] - t3.loc["leave-out"]
+    t3.index = pd.MultiIndex.from_product([[encoder], t3.index], names=["encoder", "setting"])
+    t4 = (100 * alignment).to_frame(encoder).T.rename_axis("encoder")
+    return t3.rename_axis(columns=None), t4.rename_axis(columns=None)
