@@ -91,9 +91,10 @@ RANGES = {  # option: (lowest, highest, what it is); ints unless the bound is a 
     "max_epochs": (1, 100_000, "a number of epochs"),
     "limit_items": (1, None, "a number of questions"),
     "seed": (0, 2**32 - 1, "a seed"),
-    "draws": (1, 1_000_000, "a number of posterior draws"),
+    "draws": (2, 1_000_000, "a number of posterior draws (two or more: the sd needs two)"),
     "k": (1, None, "a number of questions"),
     "threads": (1, 1024, "a number of threads"),
+    "search_budget": (0.0, None, "a number of seconds"),
 }
 DATASET_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")  # a folder right under $JEIRT_DATA
 
@@ -103,12 +104,16 @@ def _option(dest: str) -> str:
 
 
 def _check_input_file(option: str, path: str) -> Path:
-    """An input path must name an existing, readable file (not a folder)."""
+    """An input path must name an existing, readable regular file (not a folder, FIFO or device)."""
     p = Path(path).expanduser()
+    if not str(path).strip():
+        raise UsageError(f"{option} is empty; give a file.")
     if not p.exists():
         raise UsageError(f"{option} {path}: no such file; check the path.")
     if p.is_dir():
         raise UsageError(f"{option} {path} is a folder; give a file.")
+    if not p.is_file():
+        raise UsageError(f"{option} {path} is not a regular file (a FIFO, socket or device); give a file.")
     if not os.access(p, os.R_OK):
         raise UsageError(f"{option} {path} cannot be read (permission denied).")
     return p
@@ -127,8 +132,17 @@ def _check_dataset_arg(option: str, name: str) -> None:
                          f"$JEIRT_DATA ({settings.data_dir()}, see `jeirt data`) or 'embedllm'.")
 
 
+def _check_environment() -> None:
+    """The JEIRT_* variables that are set must say something usable (`settings.check_environment`)."""
+    try:
+        settings.check_environment()
+    except ValueError as err:
+        raise EnvironmentFailure(str(err)) from None
+
+
 def _check_device(device: str | None) -> None:
-    """--device (else $JEIRT_DEVICE) must parse as a torch device and be present on this machine."""
+    """--device (else $JEIRT_DEVICE) must parse as a torch device and be present on this machine; the
+    advice names what this command takes (an option, or the variable)."""
     option = "--device"
     if device is None and os.environ.get("JEIRT_DEVICE"):
         device, option = os.environ["JEIRT_DEVICE"], "JEIRT_DEVICE"
@@ -136,19 +150,100 @@ def _check_device(device: str | None) -> None:
         return
     import torch
 
+    cpu = "use --device cpu" if option == "--device" else "unset JEIRT_DEVICE or set JEIRT_DEVICE=cpu"
     try:
         dev = torch.device(device)
     except (RuntimeError, ValueError):
         raise UsageError(f"{option} {device!r} is not a torch device; use cpu, cuda, cuda:0 or mps.") from None
     if dev.type == "cuda" and not torch.cuda.is_available():
         raise EnvironmentFailure(f"{option} {device}: this machine has no CUDA GPU that torch can use; "
-                                 "leave --device out (it picks what is present) or use --device cpu.")
+                                 + ("leave --device out (it picks what is present) or use --device cpu."
+                                    if option == "--device" else f"{cpu} (unset, jeirt picks what is present)."))
     if dev.type == "cuda" and dev.index is not None and dev.index >= torch.cuda.device_count():
         raise EnvironmentFailure(f"{option} {device}: only {torch.cuda.device_count()} CUDA device(s) here.")
     if dev.type == "mps" and not (getattr(torch.backends, "mps", None) and torch.backends.mps.is_available()):
-        raise EnvironmentFailure(f"{option} {device}: Apple MPS is not available here; use --device cpu.")
+        raise EnvironmentFailure(f"{option} {device}: Apple MPS is not available here; {cpu}.")
     if dev.type not in ("cpu", "cuda", "mps"):
         raise UsageError(f"{option} {device!r}: jeirt runs on cpu, cuda or mps.")
+
+
+def _check_list(option: str, raw: Sequence[str] | str | None, *, allowed: Sequence[str] | None = None) -> list[str]:
+    """A comma-separated / repeatable option's names: none empty, none twice (a run counted twice
+    would weigh double), each in `allowed` when given."""
+    values = [raw] if isinstance(raw, str) else list(raw or [])
+    parts = [p.strip() for value in values for p in value.split(",")]
+    shown = ",".join(values)
+    if not parts or any(not p for p in parts):
+        raise UsageError(f"{option} {shown!r}: an empty name; give comma-separated names, e.g. "
+                         f"{','.join(allowed[:2]) if allowed else 'a,b'}.")
+    repeated = sorted({p for p in parts if parts.count(p) > 1})
+    if repeated:
+        raise UsageError(f"{option} {shown!r} names {repeated} more than once; give each once.")
+    if allowed is not None:
+        unknown = [p for p in parts if p not in allowed]
+        if unknown:
+            raise UsageError(f"{option} {unknown}: not known here; choose from {list(allowed)}.")
+    return parts
+
+
+def _check_options(args: argparse.Namespace) -> None:
+    """Option values that need no file: ranges, lists, encoder and split names, output suffixes."""
+    for dest, (low, high, what) in RANGES.items():
+        value = getattr(args, dest, None)
+        if value is None:
+            continue
+        if (isinstance(value, float) and not math.isfinite(value)) or value < low or (high is not None and value > high):
+            allowed = f"between {low} and {high}" if high is not None else f"at least {low}"
+            raise UsageError(f"{_option(dest)} {value}: expected {what} {allowed}.")
+    level = getattr(args, "level", None)
+    if level is not None and not 0 < level < 1:
+        raise UsageError(f"--level {level}: expected an interval level strictly between 0 and 1, e.g. 0.9.")
+    seeds = getattr(args, "seeds", None)
+    if seeds is not None:
+        parts = _list([seeds])
+        if not parts or not all(re.fullmatch(r"\d+", p) for p in parts):
+            raise UsageError(f"--seeds {seeds!r}: expected comma-separated seeds >= 0, such as 0,1,2.")
+        if len({int(p) for p in parts}) < len(parts):
+            raise UsageError(f"--seeds {seeds!r} repeats a seed; a seed run twice would count twice. Give each once.")
+    lam = getattr(args, "lam", None)
+    if lam is not None and (not math.isfinite(lam) or lam < 0):
+        raise UsageError(f"--lam {lam}: expected a finite number >= 0 (probability given up per USD).")
+    if args.func is run_compare_command:
+        from jeirt.tasks import compare
+
+        split = args.split
+        if not (split == "question" or re.fullmatch(r"known:\d+", split) or re.fullmatch(r"without:.+", split)):
+            raise UsageError(f"--split {split!r}: expected 'question', 'without:<benchmark>' or 'known:<n>'.")
+        catalogue = compare.KNOWN_QUESTION_METHODS if split.startswith("known:") else compare.METHODS
+        _check_list("--methods", args.methods, allowed=list(catalogue) + list(compare.VARIANTS))
+        _check_list("--dataset", args.dataset)
+        if args.encoder is not None:
+            _check_list("--encoder", args.encoder)
+    encoders = getattr(args, "encoder", None)
+    if encoders is not None:
+        from jeirt.encoders import ENCODERS, canonical_name
+
+        for name in _list([encoders] if isinstance(encoders, str) else encoders):
+            if canonical_name(name) not in ENCODERS:
+                raise UsageError(f"--encoder {name!r} is not known; use one of {sorted(ENCODERS)}.")
+    if getattr(args, "models", None) is not None:
+        _check_list("--models", args.models)
+    if args.func is cmd_onboard and args.items and args.dataset:
+        raise UsageError("onboard: give --dataset (its item table has the questions) or --items (an item table "
+                         "of your own), not both.")
+    if getattr(args, "in_place", False) and getattr(args, "out", None):
+        raise UsageError("onboard: give either --out FILE (a new model) or --in-place (replace --model), not both.")
+    if args.func is cmd_onboard and not args.in_place and args.out is None:
+        raise UsageError("onboard writes the extended model to a new file: give --out FILE, or --in-place to "
+                         "replace --model.")
+    for dest in ("out", "json"):
+        value = getattr(args, dest, None)
+        if value is not None and not value.strip():
+            raise UsageError(f"{_option(dest)} is empty; give a file name (or leave {_option(dest)} out).")
+    suffix = OUT_SUFFIXES.get(args.func)
+    if suffix and getattr(args, "out", None) and not args.out.endswith(suffix):
+        raise UsageError(f"--out {args.out}: `jeirt {args.command}` writes a {suffix} file; give a name ending "
+                         f"in {suffix}.")
 
 
 def _outputs(args: argparse.Namespace) -> list[tuple[str, Path]]:
@@ -165,74 +260,36 @@ def _outputs(args: argparse.Namespace) -> list[tuple[str, Path]]:
     return outs
 
 
-def _writable_folder(folder: Path) -> bool:
-    """Whether a file can be created in `folder`: tried, since permission bits do not bind root and a
-    read-only disk shows none (the atomic writer needs a temporary file there)."""
-    import tempfile
-
-    try:
-        with tempfile.NamedTemporaryFile(dir=folder, prefix=".tmp-probe-"):
-            return True
-    except OSError:
-        return False
-
-
-def _same_file(a: Path, b: Path) -> bool:
-    try:
-        return a.resolve() == b.resolve() or (a.exists() and b.exists() and os.path.samefile(a, b))
-    except OSError:
-        return False
-
-
 def _check_outputs(args: argparse.Namespace, inputs: list[tuple[str, Path]]) -> None:
-    """Every output: a file name in an existing, writable folder; not an input, not another output;
-    replaced only with --force (--in-place replaces --model by request)."""
-    outs = _outputs(args)
-    for i, (option, path) in enumerate(outs):
-        if path.is_dir():
-            raise OutputError(f"{option} {path} is a folder; give a file name inside it.")
-        if not path.parent.is_dir():
-            raise OutputError(f"{option} {path}: the folder {path.parent} does not exist; create it first.")
-        if not _writable_folder(path.parent):
-            raise OutputError(f"{option} {path} cannot be written: the folder {path.parent} does not take new "
-                              "files (permissions or a read-only disk); choose another path.")
+    """Every output passes `jeirt.files.check_output` (not an input, dataset, manifest or package file;
+    an existing file only with --force; --in-place replaces --model by request) and no two are one file."""
+    from jeirt.files import OutputRefused, check_output
+
+    outs, targets = _outputs(args), []
+    for option, path in outs:
         in_place = option.startswith("--in-place")
-        for in_option, in_path in inputs:
-            if not in_place and _same_file(path, in_path):
-                raise OutputError(f"{option} {path} is also {in_option}: jeirt never overwrites an input; "
-                                  "write to another file" + (" (or use --in-place)." if in_option == "--model"
-                                                             and option == "--out" else "."))
-        for other, other_path in outs[:i]:
-            if _same_file(path, other_path):
+        try:
+            target = check_output(path, reads=inputs, force=getattr(args, "force", False),
+                                  replaces="--model" if in_place else None)
+        except OutputRefused as err:
+            hint = (" Or use --in-place to replace --model." if args.func is cmd_onboard and "--model" in str(err)
+                    else "")
+            raise OutputError(f"{option} {err}{hint}") from None
+        for other, other_target in targets:
+            if os.path.realpath(other_target) == os.path.realpath(target):
                 raise OutputError(f"{option} and {other} are the same file {path}; give two names.")
-        if path.exists() and not in_place and not getattr(args, "force", False):
-            raise OutputError(f"{option} {path} exists; pass --force to replace it, or choose another name.")
+        targets.append((option, target))
 
 
 def validate(args: argparse.Namespace) -> None:
-    """Check every argument of a parsed command line; raise the matching CLIError at the first problem."""
-    for dest, (low, high, what) in RANGES.items():
-        value = getattr(args, dest, None)
-        if value is None:
-            continue
-        if value < low or (high is not None and value > high):
-            allowed = f"between {low} and {high}" if high is not None else f"at least {low}"
-            raise UsageError(f"{_option(dest)} {value}: expected {what} {allowed}.")
-    level = getattr(args, "level", None)
-    if level is not None and not 0 < level < 1:
-        raise UsageError(f"--level {level}: expected an interval level strictly between 0 and 1, e.g. 0.9.")
-    seeds = getattr(args, "seeds", None)
-    if seeds is not None:
-        parts = _list([seeds])
-        if not parts or not all(re.fullmatch(r"\d+", p) for p in parts):
-            raise UsageError(f"--seeds {seeds!r}: expected comma-separated seeds >= 0, such as 0,1,2.")
-    lam = getattr(args, "lam", None)
-    if lam is not None and (not math.isfinite(lam) or lam < 0):
-        raise UsageError(f"--lam {lam}: expected a finite number >= 0 (probability given up per USD).")
+    """Check every argument of a parsed command line, before any data is loaded; raise the matching
+    CLIError at the first problem."""
+    _check_environment()
+    _check_options(args)
     inputs = []
     for dest in INPUT_OPTIONS:
         value = getattr(args, dest, None)
-        if value:
+        if value is not None:
             inputs.append((_option(dest), _check_input_file(_option(dest), value)))
     datasets = getattr(args, "dataset", None)
     for name in ([datasets] if isinstance(datasets, str) else _list(datasets)):
@@ -244,24 +301,27 @@ def validate(args: argparse.Namespace) -> None:
         else:  # every file of the dataset's folder is an input
             folder = settings.data_dir() / name
             inputs += [("--dataset", f) for f in folder.rglob("*") if f.is_file()] if folder.is_dir() else []
-    if getattr(args, "in_place", False) and getattr(args, "out", None):
-        raise UsageError("onboard: give either --out FILE (a new model) or --in-place (replace --model), not both.")
-    if args.func is cmd_onboard and not args.in_place and not args.out:
-        raise UsageError("onboard writes the extended model to a new file: give --out FILE, or --in-place to "
-                         "replace --model.")
     _check_device(getattr(args, "device", None))
     _check_outputs(args, inputs)
 
 
 def _load_model(path: str):
-    """JEIRT.load, its failures as ModelFileError naming the file."""
+    """JEIRT.load, its failures as ModelFileError naming the file and its warnings (a file without a
+    weights checksum) as one line each on stderr."""
+    import warnings
+
     from jeirt.estimator import JEIRT
 
     try:
-        return JEIRT.load(path)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", UserWarning)
+            model = JEIRT.load(path)
     except (ValueError, KeyError, TypeError, RuntimeError, EOFError, OSError) as err:
         message = err.args[0] if isinstance(err, KeyError) and err.args else str(err)
         raise ModelFileError(f"--model: {message}") from err
+    for warning in caught:
+        print(f"warning: --model: {warning.message}", file=sys.stderr)
+    return model
 
 
 def _read_csv(option: str, path: str, **kwargs) -> pd.DataFrame:
