@@ -6,7 +6,10 @@ Questions can be given as a Dataset, a list of texts, or an array of frozen-enco
 """
 from __future__ import annotations
 
+import hashlib
+import json
 import time
+import warnings
 import zipfile
 from dataclasses import asdict, replace
 from pathlib import Path
@@ -30,6 +33,14 @@ from jeirt.splits import Split, split_by_question
 from jeirt.train import FAST, PAPER, TrainConfig, TrainHistory, train, training_recipe
 
 Questions = Dataset | Sequence[str] | np.ndarray
+
+# The layout of a model file (`JEIRT.save`). 2: the weights carry a SHA-256 checksum (`weights_checksum`).
+# 1: files written before, without one (they load with a warning). A newer number is refused.
+FORMAT_VERSION = 2
+
+
+class ModelFileError(ValueError):
+    """A model file that cannot be used: unreadable, damaged, edited, or of an unknown format version."""
 
 # Named recipes: (training, dropout, feature_noise). "fast" is the default, chosen on validation loss on
 # all three local datasets (see `jeirt.train.FAST`): the paper's dropout 0.5 and no feature noise, with
@@ -361,14 +372,15 @@ class JEIRT(BaseEstimator):
     # -- persistence -----------------------------------------------------------------------------
 
     def save(self, path: str | Path) -> Path:
-        """Write the weights with the config, model names and encoder id that made them, atomically."""
+        """Write the weights with the config, model names and encoder id that made them, and a checksum
+        of the weights (`weights_checksum`), atomically; weights with NaN or inf are refused."""
         self._check_fitted()
         path = Path(path)
         path.parent.mkdir(parents=True, exist_ok=True)
         # the settings that made these weights: a search's winner, not the candidates it started from
         params = self.get_params() | {"training": asdict(self.training_), "encoder": self.encoder_, "d": self.d_,
                                       "dropout": self.dropout_, "feature_noise": self.feature_noise_, "search": False}
-        blob = {"format": "jeirt-model", "version": __version__, "config": params,
+        blob = {"format": "jeirt-model", "format_version": FORMAT_VERSION, "version": __version__, "config": params,
                 "models": self.models_, "feature_dim": self.feature_dim_, "split": self.split_name_,
                 "history": asdict(self.history_), "state_dict": self.net_.state_dict(),
                 "temperature": self.temperature_, "calibration": self.calibration_,  # T is folded into the weights
@@ -377,54 +389,81 @@ class JEIRT(BaseEstimator):
             blob["corrections"] = self.corrections_.to_dict()
         if getattr(self, "benchmarks_", None) is not None:  # benchmark_feature: the one-hot's columns
             blob["benchmarks"] = {"names": self.benchmarks_, "scale": self.benchmark_scale_}
+        bad = _not_finite(blob)
+        if bad:
+            raise ValueError(f"not saving {path}: the model's {bad}; a fit that diverged predicts nothing. Refit "
+                             "it (a smaller learning rate, or the default recipe).")
+        blob["checksum"] = weights_checksum(blob)
         atomic_write(path, lambda f: torch.save(blob, f))  # a kill mid-save leaves the old file whole
         return path
 
     @classmethod
     def load(cls, path: str | Path) -> "JEIRT":
-        """Read a model written by `save`."""
+        """Read a model written by `save`, onto the device at hand (tensors to the CPU; a `device` the
+        file names that this machine lacks becomes None, the default). ModelFileError, naming the
+        file, for a file that is unreadable, damaged (its weights do not match their checksum, or hold
+        NaN or inf), edited, or of a newer format; a file without a checksum (format 1) loads with a
+        warning."""
         if Path(path).is_file() and Path(path).stat().st_size == 0:
-            raise ValueError(f"could not read a jeirt model from {path}: the file is empty (0 bytes); restore it "
-                             "or refit the model.")
+            raise ModelFileError(f"could not read a jeirt model from {path}: the file is empty (0 bytes); restore it "
+                                 "or refit the model.")
         if Path(path).is_file() and not zipfile.is_zipfile(path):  # torch.save writes a zip archive
-            raise ValueError(f"could not read a jeirt model from {path}: not a torch file, or one cut short (a "
-                             "copy or save interrupted); restore it or refit the model.")
+            raise ModelFileError(f"could not read a jeirt model from {path}: not a torch file, or one cut short (a "
+                                 "copy or save interrupted); restore it or refit the model.")
         try:
             blob = torch.load(Path(path), map_location="cpu", weights_only=True)
         except Exception as err:
             # torch's own message suggests weights_only=False, i.e. running the file's code: not here.
             reason = ("it holds Python objects other than tensors and plain values, which jeirt refuses to "
                       "unpickle" if "weights_only" in str(err) else f"the file is damaged ({type(err).__name__})")
-            raise ValueError(f"could not read a jeirt model from {path}: {reason}. Restore the file or refit "
-                             "the model.") from None
+            raise ModelFileError(f"could not read a jeirt model from {path}: {reason}. Restore the file or refit "
+                                 "the model.") from None
         if not isinstance(blob, dict) or blob.get("format") != "jeirt-model":
-            raise ValueError(f"{path} is not a model saved by jeirt (JEIRT.save).")
+            raise ModelFileError(f"{path} is not a model saved by jeirt (JEIRT.save).")
+        version = blob.get("format_version", 1)
+        if not isinstance(version, int) or not 1 <= version <= FORMAT_VERSION:
+            raise ModelFileError(f"{path} is a jeirt model file of format {version!r}; this jeirt "
+                                 f"({__version__}) reads formats 1 to {FORMAT_VERSION}. Upgrade jeirt, or refit "
+                                 "the model with this version.")
         lacking = [k for k in ("config", "models", "feature_dim", "split", "history", "state_dict") if k not in blob]
         if lacking or not isinstance(blob["config"], dict) or not isinstance(blob["config"].get("training"), dict):
-            raise ValueError(f"{path} lacks part(s) of a jeirt model ({lacking or ['config']}); the file is "
-                             "damaged or edited. Restore it or refit the model.")
+            raise ModelFileError(f"{path} lacks part(s) of a jeirt model ({lacking or ['config']}); the file is "
+                                 "damaged or edited. Restore it or refit the model.")
         config = dict(blob["config"])
+        config["device"] = _device_here(config.get("device"))  # fitted on CUDA, used on a CPU machine
         unknown = set(config) - set(cls._get_param_names())
         if unknown:
-            raise ValueError(f"{path} holds settings this version of jeirt does not know: {sorted(unknown)}; "
-                             "it was written by another version. Refit the model or use that version.")
+            raise ModelFileError(f"{path} holds settings this version of jeirt does not know: {sorted(unknown)}; "
+                                 "it was written by another version. Refit the model or use that version.")
         models = blob["models"]
         if not isinstance(models, list) or not models or not all(isinstance(m, str) for m in models):
-            raise ValueError(f"{path}: its model names are not a list of names; the file is damaged or edited.")
+            raise ModelFileError(f"{path}: its model names are not a list of names; the file is damaged or edited.")
         repeated = sorted({m for m in models if models.count(m) > 1}) if len(set(models)) < len(models) else []
         if repeated:
-            raise ValueError(f"{path} names model(s) {repeated[:5]} more than once; the file is damaged or "
-                             "edited. Refit the model.")
+            raise ModelFileError(f"{path} names model(s) {repeated[:5]} more than once; the file is damaged or "
+                                 "edited. Refit the model.")
         if not isinstance(blob["feature_dim"], int) or blob["feature_dim"] < 1:
-            raise ValueError(f"{path}: feature_dim={blob['feature_dim']!r} is not a positive integer; the file is "
-                             "damaged or edited.")
+            raise ModelFileError(f"{path}: feature_dim={blob['feature_dim']!r} is not a positive integer; the file is "
+                                 "damaged or edited.")
+        if version >= 2 and blob.get("checksum") != weights_checksum(blob):
+            raise ModelFileError(f"{path}: its weights do not match the checksum saved with them; the file was "
+                                 "damaged (on disk or in a copy) or edited. Restore it or refit the model.")
+        if version == 1:
+            warnings.warn(f"{path} was saved without a checksum of its weights (model file format 1, before "
+                          f"jeirt's format {FORMAT_VERSION}), so damage to them cannot be detected; refit the "
+                          "model, or save it again once you trust it (`jeirt onboard --in-place` does).",
+                          UserWarning, stacklevel=2)
+        bad = _not_finite(blob)
+        if bad:
+            raise ModelFileError(f"{path}: the model's {bad}; the file is damaged or its fit diverged. Restore "
+                                 "it or refit the model.")
         try:
             self = cls(**(config | {"training": TrainConfig(**config["training"])}))
             self._check_params()
             self.history_ = TrainHistory(**blob["history"])
         except TypeError as err:
-            raise ValueError(f"{path}: its settings do not fit this version of jeirt ({err}); refit the model "
-                             "or use the version that wrote it.") from None
+            raise ModelFileError(f"{path}: its settings do not fit this version of jeirt ({err}); refit the model "
+                                 "or use the version that wrote it.") from None
         self.models_ = list(models)
         self.feature_dim_ = blob["feature_dim"]
         self.split_name_ = blob["split"]
@@ -433,8 +472,8 @@ class JEIRT(BaseEstimator):
         self.search_results_ = list(blob.get("search_results", []))
         self.corrections_ = QuestionCorrections.from_dict(blob["corrections"]) if "corrections" in blob else None
         if self.benchmark_feature and not isinstance(blob.get("benchmarks"), dict):
-            raise ValueError(f"{path} was fitted with benchmark_feature=True but lacks its benchmark names; "
-                             "the file is damaged or edited. Refit the model.")
+            raise ModelFileError(f"{path} was fitted with benchmark_feature=True but lacks its benchmark names; "
+                                 "the file is damaged or edited. Refit the model.")
         self.benchmarks_ = list(blob["benchmarks"]["names"]) if self.benchmark_feature else None
         self.benchmark_scale_ = float(blob["benchmarks"]["scale"]) if self.benchmark_feature else 1.0
         self.net_ = JEIRTNet(self.feature_dim_, len(self.models_), self.d_, self.dropout_, self.feature_noise_)
@@ -442,8 +481,8 @@ class JEIRT(BaseEstimator):
             self.net_.load_state_dict(blob["state_dict"])
         except RuntimeError as err:
             detail = [line.strip() for line in err.args[0].splitlines()[1:] if line.strip()] or [err.args[0]]
-            raise ValueError(f"{path}: the weights do not fit the model its settings describe "
-                             f"({detail[0]}); the file is damaged or edited.") from None
+            raise ModelFileError(f"{path}: the weights do not fit the model its settings describe "
+                                 f"({detail[0]}); the file is damaged or edited.") from None
         self.net_.eval()
         return self
 
@@ -461,3 +500,54 @@ class JEIRT(BaseEstimator):
             raise KeyError(f"unknown model(s) {unknown[:5]}: this JEIRT knows {len(self.models_)} models "
                            f"(e.g. {self.models_[:3]}); add new ones with onboard().")
         return [lookup[m] for m in models]
+
+
+def _weight_tensors(blob: dict) -> list[tuple[str, torch.Tensor]]:
+    """The tensors that predict, by name: the network's, then the per-question corrections'."""
+    state = blob.get("state_dict")
+    tensors = [(f"state_dict.{k}", v) for k, v in sorted(state.items())] if isinstance(state, dict) else []
+    corrections = blob.get("corrections")
+    if isinstance(corrections, dict):
+        tensors += [(f"corrections.{k}", corrections[k]) for k in ("shifts", "offsets") if k in corrections]
+    return tensors
+
+
+def weights_checksum(blob: dict) -> str:
+    """SHA-256 of a model file's weights: every tensor (name, dtype, shape, bytes), the model names and
+    the corrected questions' ids, so that damage to any of them, or an edit, is found at load."""
+    digest = hashlib.sha256()
+    for name, tensor in _weight_tensors(blob):
+        if not isinstance(tensor, torch.Tensor):  # edited: hashed as written, so it cannot match
+            digest.update(f"{name}:{tensor!r};".encode())
+            continue
+        flat = tensor.detach().cpu().contiguous().reshape(-1)
+        digest.update(f"{name}:{flat.dtype}:{tuple(tensor.shape)};".encode())
+        digest.update(flat.view(torch.uint8).numpy().tobytes())
+    names = [blob.get("models"), (blob.get("corrections") or {}).get("item_ids")]
+    digest.update(json.dumps(names, default=str).encode())
+    return digest.hexdigest()
+
+
+def _not_finite(blob: dict) -> str | None:
+    """Which weights hold NaN or inf (as a phrase naming the first such tensor), else None."""
+    for name, tensor in _weight_tensors(blob):
+        if isinstance(tensor, torch.Tensor) and tensor.is_floating_point() and not torch.isfinite(tensor).all():
+            count = int((~torch.isfinite(tensor)).sum())
+            return f"{name} holds {count} NaN or infinite value(s) of {tensor.numel()}"
+    return None
+
+
+def _device_here(device: str | None) -> str | None:
+    """`device` if this machine has it, else None (the default device): a model file records where it
+    was fitted, not where it will be used."""
+    if device is None:
+        return None
+    try:
+        dev = torch.device(device)
+    except (RuntimeError, TypeError, ValueError):
+        return None
+    if dev.type == "cuda":
+        return device if torch.cuda.is_available() and (dev.index or 0) < torch.cuda.device_count() else None
+    if dev.type == "mps":
+        return device if getattr(torch.backends, "mps", None) and torch.backends.mps.is_available() else None
+    return device
