@@ -57,7 +57,7 @@ import vendor_mathjax  # noqa: E402
 def fingerprint() -> dict:
     """What the pages' outputs depend on besides their own code."""
     from jeirt import settings as jsettings
-    from jeirt.book import page_settings
+    from jeirt.book import page_settings, repo_url
 
     cfg = page_settings()
     code = hashlib.sha256()
@@ -71,7 +71,7 @@ def fingerprint() -> dict:
             stat = path.stat()
             data.update(f"{path.relative_to(folder)}:{stat.st_size}:{int(stat.st_mtime)}".encode())
     found = {"settings": cfg.as_dict(), "jeirt_code": code.hexdigest(),
-             "data_dir": str(folder), "data_files": data.hexdigest()}
+             "data_dir": str(folder), "data_files": data.hexdigest(), "repo_url": repo_url()}
     return json.loads(json.dumps(found))  # tuples as lists, as they come back from the stamp file
 
 
@@ -103,9 +103,12 @@ def book_pages() -> list[Path]:
 
 
 def read_page(page: Path):
-    """The page as myst-nb reads it, so that its cache key is the one jupyter-book will look up."""
+    """The page as myst-nb reads it (through `jeirt.book.build_source`, as book/_ext/colab_links.py has
+    Sphinx read it), so that its cache key is the one jupyter-book will look up."""
     from myst_nb.core.read import read_myst_markdown_notebook
-    return read_myst_markdown_notebook(page.read_text(), add_source_map=True, path=str(page))
+
+    from jeirt.book import build_source
+    return read_myst_markdown_notebook(build_source(page.read_text()), add_source_map=True, path=str(page))
 
 
 def children_cpu_seconds() -> float:

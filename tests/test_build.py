@@ -226,3 +226,73 @@ def test_results_scripts_share_their_options():
     with pytest.raises(SystemExit):
         parser.parse_args(["--seeds", "zero"])
     assert not hasattr(results_parser("x", "y.json").parse_args([]), "datasets")
+
+
+MINI_CONFIG = """\
+title: launch buttons
+only_build_toc_files: true
+execute:
+  execute_notebooks: force
+"""
+
+
+@pytest.mark.slow
+def test_launch_buttons_only_for_a_real_repository(tmp_path):
+    """A one-page book with the site's repository, launch-button and Colab settings (from _config.yml and
+    book/_ext/colab_links.py), built without and with JEIRT_REPO_URL."""
+    import json
+    import os
+    import shutil
+    import subprocess
+
+    import yaml
+
+    from jeirt import book
+
+    config = yaml.safe_load((ROOT / "_config.yml").read_text())
+    mini = yaml.safe_load(MINI_CONFIG)
+    mini["html"] = {"use_repository_button": config["html"]["use_repository_button"]}
+    mini["repository"], mini["launch_buttons"] = config["repository"], config["launch_buttons"]
+    mini["sphinx"] = {"local_extensions": {"colab_links": "_ext"},
+                      "config": {k: v for k, v in config["sphinx"]["config"].items() if k.startswith("jeirt_colab")}}
+    (tmp_path / "_config.yml").write_text(yaml.safe_dump(mini))
+    (tmp_path / "_toc.yml").write_text("format: jb-book\nroot: book/page\n")
+    shutil.copytree(ROOT / "book" / "_ext", tmp_path / "_ext")
+    (tmp_path / "book").mkdir()
+    page = (ROOT / "book" / "intro.md").read_text()
+    header, rest = page.split("\n---\n", 1)
+    first = rest.index("```{code-cell}")
+    (tmp_path / "book" / "page.md").write_text(header + "\n---\n\n# A page\n\n" + rest[first:rest.index("```\n", first) + 4])
+    assert book.SETUP_CELL in (tmp_path / "book" / "page.md").read_text()
+    jb = Path(sys.executable).with_name("jupyter-book")
+
+    def build(url: str | None) -> str:
+        env = {k: v for k, v in os.environ.items() if k != "JEIRT_REPO_URL"} | ({"JEIRT_REPO_URL": url} if url else {})
+        result = subprocess.run([str(jb), "build", str(tmp_path), "--path-output", str(tmp_path), "-W", "--all"],
+                                cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+        assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-2000:]
+        return (tmp_path / "_build" / "html" / "book" / "page.html").read_text()
+
+    html = build(None)  # the placeholder: no buttons that lead nowhere, the page says how to run it locally
+    assert "colab.research.google.com" not in html and "github.com" not in html
+    assert "make setup" in html and "clone --quiet" not in json.dumps(html)
+    html = build("https://github.com/owner/jeirt")
+    assert "https://colab.research.google.com/github/owner/jeirt/blob/notebooks/book/page.ipynb" in html
+    assert 'href="https://github.com/owner/jeirt"' in html  # the repository button
+    notebook = json.loads((tmp_path / "_build" / "html" / "_sources" / "book" / "page.ipynb").read_text())
+    code = [cell for cell in notebook["cells"] if cell["cell_type"] == "code"]
+    assert "".join(code[0]["source"]).strip() == book.setup_cell("https://github.com/owner/jeirt").strip()
+
+
+def test_build_source_puts_the_colab_cell_first_only_for_a_real_url(monkeypatch):
+    from jeirt import book, settings
+
+    page = "---\nx: 1\n---\n\n```{code-cell} ipython3\n:tags: [hide-output]\n\n" + book.SETUP_CELL + "```\n\nText.\n"
+    assert book.repo_url() is None and book.build_source(page) == page  # the placeholder, as the pages carry
+    monkeypatch.setattr(settings, "REPO_URL", "https://github.com/owner/jeirt")
+    assert book.build_source(page) == page.replace(book.SETUP_CELL, book.setup_cell("https://github.com/owner/jeirt"))
+    assert "git clone --quiet --depth 1 https://github.com/owner/jeirt /content/jeirt" in book.build_source(page)
+    for bad in ("https://gitlab.com/owner/jeirt", "github.com/owner/jeirt", "https://github.com/owner"):
+        monkeypatch.setattr(settings, "REPO_URL", bad)
+        with pytest.raises(ValueError, match="JEIRT_REPO_URL"):
+            book.repo_url()
