@@ -70,6 +70,7 @@ sent std 2.74 3.52 2.94 3.05 7.23 5.02 10.03 10.56 1.89 0.25 21.88
 """
 TABLES = {"Table 1": TABLE_1, "Table 2": TABLE_2, "Table 3": TABLE_3, "Table 4": TABLE_4,
           "Table 5": TABLE_5, "Table 6": TABLE_6}
+TABLE_SPEC = {f"Table {n}": ".3f" if n == 5 else ".2f" for n in range(1, 7)}  # as the paper prints them
 TABLE_TEXT = {  # what one value of each table is
     "Table 1": "test accuracy (%) of 10 held-out LLMs onboarded with a fraction of their answers",
     "Table 2": "test accuracy (%) of 6 recent LLMs onboarded with a fraction of their answers",
@@ -176,7 +177,7 @@ def quote(*keys: str, sep: str = " / ", spec: str = "", unit: str = "", lead: st
     if not keys:
         raise ValueError("quote() needs at least one key.")
     places = [where(k) for k in keys]
-    numbers = [fmt(value(k), spec) + unit for k in keys]
+    numbers = [fmt(value(k), spec or TABLE_SPEC.get(p, "")) + unit for k, p in zip(keys, places)]
     if len(set(places)) == 1:
         return f"{places[0]}: {lead}{sep.join(numbers)}"
     return f"{lead}" + sep.join(f"{n} ({p})" for n, p in zip(numbers, places))

@@ -87,16 +87,19 @@ def rho_interval(rho: float, n: int, sds: float = 2.0) -> tuple[float, float]:
     return math.tanh(z - sds * se), math.tanh(z + sds * se)
 
 
-def setting(cfg, test_questions: int | None, d: int | str | None = None, seeds: int | Sequence[int] | None = None) -> str:
+def setting(cfg, test_questions: int | None, d: int | str | None = None, seeds: int | Sequence[int] | None = None,
+            held_out: bool = True) -> str:
     """The 'setting' cell of a verdict row: the profile, how many test questions the number rests
     on, the embedding dimension and how many seeds (default `cfg.d` and `cfg.seeds`), e.g.
     'full profile; 1,203 test questions; d = 256; 3 seeds'. `test_questions` None: no held-out
-    questions (a fit to every answer, a simulation)."""
+    questions (a fit to every answer, a simulation); `held_out` False: the number rests on that many
+    questions, trained on or not (a clustering of every question's direction)."""
     d = cfg.d if d is None else d
     seeds = len(cfg.seeds) if seeds is None else seeds if isinstance(seeds, int) else len(seeds)
     if seeds < 1:
         raise ValueError(f"seeds={seeds}; expected at least one seed.")
-    questions = "no test questions" if test_questions is None else f"{int(test_questions):,} test questions"
+    kind = "test questions" if held_out else "questions"
+    questions = f"no {kind}" if test_questions is None else f"{int(test_questions):,} {kind}"
     return f"{cfg.profile} profile; {questions}; d = {d}; {seeds} seed{'s' if seeds > 1 else ''}"
 
 
