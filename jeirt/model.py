@@ -50,15 +50,31 @@ class Adapter(nn.Module):
         return self.net(features)
 
 
+# How E_M starts: entries drawn from N(0, (scale / sqrt(d))^2), so that |E_M| is about `scale`.
+# "small": scale 0.1, every model starts near P = sigmoid(-|E_Q|) (jeirt's default recipe).
+# "normal": scale sqrt(d), i.e. N(0, 1) entries: torch's nn.Embedding default, which the JE-IRT
+# authors' code uses for E_M. A number gives the scale itself.
+INITS = {"small": lambda d: 0.1, "normal": lambda d: d ** 0.5}
+
+
+def init_scale(init: str | float, d: int) -> float:
+    """The typical starting norm of E_M for `init`: a name in INITS, or a positive number (the norm)."""
+    if isinstance(init, str) and init in INITS:
+        return INITS[init](d)
+    if isinstance(init, (int, float)) and not isinstance(init, bool) and 0 < init < float("inf"):
+        return float(init)
+    raise ValueError(f"init={init!r}; expected one of {list(INITS)} or a positive number (E_M's starting norm).")
+
+
 class JEIRTNet(nn.Module):
     """Adapter plus one learned vector per LLM; scores a batch of questions against every model."""
 
     def __init__(self, in_dim: int, n_models: int, d: int = 256, dropout: float = 0.0,
-                 feature_noise: float = 0.0, init_scale: float = 0.1):
+                 feature_noise: float = 0.0, init: str | float = "small"):
         super().__init__()
-        self.adapter = Adapter(in_dim, d, dropout)
+        self.adapter = Adapter(in_dim, d, dropout)  # nn.Linear's own initialisation, as the authors'
         self.feature_noise = feature_noise  # training only: Gaussian noise, relative to |x_q|
-        self.model_vectors = nn.Parameter(init_scale * torch.randn(n_models, d) / d ** 0.5)  # (n_models, d)
+        self.model_vectors = nn.Parameter(init_scale(init, d) * torch.randn(n_models, d) / d ** 0.5)  # (n_models, d)
 
     def question_embeddings(self, features: torch.Tensor) -> torch.Tensor:
         """E_Q for each question: (n_items, in_dim) -> (n_items, d)."""

@@ -105,7 +105,7 @@ def test_adapter_shape_hidden_twice_input():
 def test_forward_is_jeirt_logits_of_the_question_embeddings():
     torch.manual_seed(0)
     # dropout and feature noise on: eval mode must switch both off
-    net = JEIRTNet(in_dim=6, n_models=3, d=4, dropout=0.5, feature_noise=1.0, init_scale=2.0).eval()
+    net = JEIRTNet(in_dim=6, n_models=3, d=4, dropout=0.5, feature_noise=1.0, init=2.0).eval()
     x = torch.randn(5, 6)
     out = net(x)
     assert out.shape == (5, 3)  # (n_items, n_models)
@@ -114,6 +114,23 @@ def test_forward_is_jeirt_logits_of_the_question_embeddings():
     other = torch.randn(2, 4)  # scoring against given model vectors instead of the learned ones
     torch.testing.assert_close(net(x, other), jeirt_logits(net.question_embeddings(x), other))
     assert net(x, other).shape == (5, 2)
+
+
+@pytest.mark.parametrize("d", [16, 256])
+def test_model_vectors_start_small_or_at_nn_embeddings_standard_normal(d):
+    """"small": entries of sd 0.1 / sqrt(d) (|E_M| about 0.1); "normal": N(0, 1), as nn.Embedding draws
+    them; a number is E_M's norm. Over n = 200 d entries the sample sd and mean are within four of
+    their standard errors (sd / sqrt(2n) and sd / sqrt(n)) of the truth."""
+    torch.manual_seed(0)
+    n = 200 * d
+    for init, sd in (("small", 0.1 / math.sqrt(d)), ("normal", 1.0), (3.0, 3.0 / math.sqrt(d))):
+        vectors = JEIRTNet(in_dim=6, n_models=200, d=d, init=init).model_vectors.detach()
+        assert vectors.shape == (200, d)
+        assert abs(float(vectors.std()) - sd) < 4 * sd / math.sqrt(2 * n), init
+        assert abs(float(vectors.mean())) < 4 * sd / math.sqrt(n), init
+    for bad in ("uniform", 0.0, -1.0, float("nan"), True):
+        with pytest.raises(ValueError, match="init="):
+            JEIRTNet(in_dim=6, n_models=2, d=4, init=bad)
 
 
 def test_feature_noise_only_in_training():
@@ -173,7 +190,7 @@ def test_proposition_1_construction_through_the_torch_model(n):
 def related_questions():
     """A random network's embeddings of 400 questions and of slightly perturbed copies, in float64."""
     torch.manual_seed(0)
-    net = JEIRTNet(in_dim=6, n_models=5, d=4, init_scale=3.0).double().eval()
+    net = JEIRTNet(in_dim=6, n_models=5, d=4, init=3.0).double().eval()
     x1 = torch.randn(400, 6, dtype=torch.float64)
     x2 = x1 + 0.3 * torch.randn(400, 6, dtype=torch.float64)
     with torch.no_grad():
