@@ -305,9 +305,9 @@ def validate(args: argparse.Namespace) -> None:
     _check_outputs(args, inputs)
 
 
-def _load_model(path: str):
+def _load_model(path: str, quiet: bool = False):
     """JEIRT.load, its failures as ModelFileError naming the file and its warnings (a file without a
-    weights checksum) as one line each on stderr."""
+    weights checksum) as one line each on stderr; progress bars (encoding questions) unless `quiet`."""
     import warnings
 
     from jeirt.estimator import JEIRT
@@ -321,6 +321,7 @@ def _load_model(path: str):
         raise ModelFileError(f"--model: {message}") from err
     for warning in caught:
         print(f"warning: --model: {warning.message}", file=sys.stderr)
+    model.progress = not quiet
     return model
 
 
@@ -455,13 +456,13 @@ def cmd_fit(args: argparse.Namespace) -> None:
     model = JEIRT(d=args.d, encoder=args.encoder, recipe=args.recipe, random_state=args.seed, device=args.device,
                   training=None if args.max_epochs is None else {"max_epochs": args.max_epochs},
                   calibrate=not args.no_calibrate, search=args.search, search_budget=args.search_budget,
-                  progress=not args.quiet).fit(ds, split)
+                  question_correction=args.corrections, progress=not args.quiet).fit(ds, split)
     overall, per_bench = _scores(model, ds, split.test)
     h = model.history_
     summary = {"dataset": ds.name, "models": ds.n_models, "items": ds.n_items, "encoder": model.encoder_,
                "recipe": args.recipe, "d": model.d_, "split": split.name, "epochs": len(h.train_loss),
                "best_epoch": h.best_epoch + 1, "train_seconds": h.seconds, "temperature": model.temperature_,
-               "test": overall}
+               "test": overall, "corrections": _corrections(model)}
     if args.search:
         summary["search"] = {"tried": len(model.search_results_), "seconds": model.search_seconds_,
                              "chosen": str(min(model.search_results_, key=lambda r: r["val_loss"])["change"] or "recipe")}
@@ -472,10 +473,19 @@ def cmd_fit(args: argparse.Namespace) -> None:
         print(per_bench.to_string(float_format=lambda x: f"{x:.4f}"))
 
 
+def _corrections(model) -> str:
+    """The model's per-question corrections in a few words (`jeirt fit --corrections`)."""
+    c = model.corrections_
+    if c is None:
+        return "none (fit --corrections adds them)"
+    return (f"{len(c)} questions, from the known models' training answers (offset scale {c.offset_scale:.3g}, "
+            f"shift scale {c.shift_scale:.3g})")
+
+
 def cmd_evaluate(args: argparse.Namespace) -> None:
     from jeirt.splits import default_split
 
-    model = _load_model(args.model)
+    model = _load_model(args.model, args.quiet)
     ds = _dataset(args.dataset)
     if args.results:  # onboarded models' answers on the dataset's questions, scored on the split's test part
         from jeirt.data import from_long
@@ -493,14 +503,15 @@ def cmd_evaluate(args: argparse.Namespace) -> None:
     _check_texts(ds, model, "--dataset")
     mask = default_split(ds, seed=args.seed).test if args.part == "test" else ds.observed
     overall, per_bench = _scores(model, ds, mask)
-    _emit({"model": args.model, "dataset": ds.name, "part": args.part, "scores": overall}, args)
+    _emit({"model": args.model, "dataset": ds.name, "part": args.part, "corrections": _corrections(model),
+           "scores": overall}, args)
     print(per_bench.to_string(float_format=lambda x: f"{x:.4f}"))
 
 
 def cmd_predict(args: argparse.Namespace) -> None:
     import pandas as pd
 
-    model = _load_model(args.model)
+    model = _load_model(args.model, args.quiet)
     questions = _questions(args.questions)
     ids = questions["item_id"] if "item_id" in questions.columns else pd.RangeIndex(len(questions))
     probs = model.predict_proba(questions["text"].astype(str).tolist())  # (n_models, n_questions)
@@ -518,7 +529,7 @@ def cmd_onboard(args: argparse.Namespace) -> None:
     from jeirt.data import from_long, read_results_csv
     from jeirt.metrics import score
 
-    model = _load_model(args.model)
+    model = _load_model(args.model, args.quiet)
     try:
         if args.dataset:  # questions (and their precomputed embeddings) come from a known dataset
             base = _dataset(args.dataset)
@@ -549,7 +560,7 @@ def cmd_route(args: argparse.Namespace) -> None:
 
     from jeirt.tasks import routing
 
-    model = _load_model(args.model)
+    model = _load_model(args.model, args.quiet)
     questions = _questions(args.questions)
     costs = routing.question_costs(routing.read_prices(args.prices), model.models_)  # USD per 1,000 questions
     probs = model.predict_proba(questions["text"].astype(str).tolist())  # (n_models, n_questions)
@@ -580,7 +591,7 @@ def _bank_and_answers(args: argparse.Namespace) -> tuple:
 
     from jeirt.tasks.evaluation import QuestionBank
 
-    model = _load_model(args.model)
+    model = _load_model(args.model, args.quiet)
     ds = _dataset(args.dataset)
     _check_texts(ds, model, "--dataset")
     bank = QuestionBank.from_model(model, ds, prior=args.prior)
@@ -604,6 +615,10 @@ def _bank_and_answers(args: argparse.Namespace) -> tuple:
     if labels.isna().any() or not labels.between(0, 1).all():
         raise ValueError(f"{args.results}: every label must be a number in [0, 1].")
     models = list(pd.unique(table["model"]))
+    known = [m for m in models if m in set(bank.models)]
+    if known:
+        print(f"warning: --results: {len(known)} model(s) have the name of a model {args.model} already knows "
+              f"({known[:3]}); they are scored as new models from these answers alone.", file=sys.stderr)
     matrix = np.full((len(models), bank.n_items), np.nan)
     matrix[pd.Index(models).get_indexer(table["model"]), pd.Index(bank.item_ids).get_indexer(table["item_id"])] = labels
     return ds, bank, models, matrix
@@ -613,9 +628,14 @@ def cmd_estimate(args: argparse.Namespace) -> None:
     """`jeirt estimate`: a new model's accuracy on every question of a dataset from a few answers."""
     from jeirt.tasks.evaluation import estimate_scores
 
+    fitted = set(model.models_)
+    known = [m for m in models if m in fitted]
+    if known:
+        print(f"warning: --results: {len(known)} model(s) have the name of a model {args.model} already knows "
+              f"({known[:3]}); they are scored as new models from these answers alone.", file=sys.stderr)
     ds, bank, models, labels = _bank_and_answers(args)
     scores = estimate_scores(bank, labels, ~np.isnan(labels), draws=args.draws, level=args.level,
-                             seed=args.seed, models=models, progress=not getattr(args, "quiet", False))
+                             seed=args.seed, models=models, progress=not args.quiet)
     summary = {"dataset": ds.name, "questions": bank.n_items, "level": args.level,
                "interval": "predictive: posterior draws of the vector, then Bernoulli draws of the answers "
                            "not asked",
@@ -649,12 +669,14 @@ def cmd_suggest(args: argparse.Namespace) -> None:
     candidates = ~asked
     if args.rule in ("adaptive", "adaptive-accuracy"):
         target = "vector" if args.rule == "adaptive" else "accuracy"
-        quiet = getattr(args, "quiet", False)
-        posterior = bank.posterior(np.nan_to_num(labels), asked, progress=not quiet)
-        picks = next_items(bank, posterior, args.k, candidates, target=target, progress=not quiet)
-    else:
+        posterior = bank.posterior(np.nan_to_num(labels), asked, progress=not args.quiet)
+        picks = next_items(bank, posterior, args.k, candidates, target=target, progress=not args.quiet)
+    elif args.rule == "kmeans":  # one clustering per model (seed --seed + its position): each its own set
+        picks = np.concatenate([select_items(bank, args.k, "kmeans", candidates=candidates[i:i + 1], seed=args.seed + i)
+                                for i in range(len(models))])
+    else:  # random, stratified: a draw each from one generator
         picks = select_items(bank, args.k, args.rule, candidates=candidates, seed=args.seed,
-                             progress=len(models) > 1 and not getattr(args, "quiet", False))
+                             progress=len(models) > 1 and not args.quiet)
     table = pd.DataFrame({"model": np.repeat(models, args.k), "item_id": bank.item_ids[picks].ravel(),
                           "benchmark": bank.groups[picks].ravel(), "text": bank.texts[picks].ravel()})
     if args.out:
@@ -680,6 +702,7 @@ def add_evaluation_parsers(subparsers: argparse._SubParsersAction) -> None:
                        help="prior on the new model's vector, from the saved model's vectors (default full)")
         p.add_argument("--seed", type=int, default=0)
         p.add_argument("--json", help="also write the summary to this JSON file")
+        p.add_argument("--quiet", action="store_true", help="no progress bars")
 
     text = "estimate a new model's accuracy overall and per benchmark from its answers to a few questions"
     p = subparsers.add_parser("estimate", help=text, description=text)
@@ -695,11 +718,16 @@ def add_evaluation_parsers(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--k", type=int, required=True, help="how many questions to suggest")
     p.add_argument("--rule", choices=RULES, default="stratified",
                    help="selection rule (default stratified; random and stratified are the safe choices, the "
-                        "others trust the model about the questions they skip)")
+                        "others trust the model about the questions they skip). Each model gets its own "
+                        "questions, none it has answered: random and stratified draw them for each model, "
+                        "kmeans clusters the questions once per model (seed --seed plus the model's position); "
+                        "adaptive and adaptive-accuracy pick the questions most informative given the model's "
+                        "answers so far, so models with the same answers (none yet, for --models) get the "
+                        "same questions")
     p.add_argument("--results", help="long CSV model,item_id,label of the models' answers so far (optional); "
                    "each model of it gets its own questions")
     p.add_argument("--models", help="comma-separated names of new models without answers yet, each with its own "
-                   "draw (default: one, 'new-model', when --results is not given)")
+                   "questions as --rule says (default: one, 'new-model', when --results is not given)")
     p.add_argument("--out", help="write the suggested questions here (CSV model,item_id,benchmark,text)")
     p.set_defaults(func=cmd_suggest)
 
@@ -789,6 +817,7 @@ def build_parser() -> argparse.ArgumentParser:
     def add(name: str, func, help: str) -> argparse.ArgumentParser:
         p = sub.add_parser(name, help=help, description=help)
         p.add_argument("--json", help="also write the summary to this JSON file")
+        p.add_argument("--quiet", action="store_true", help="no progress bars")
         p.set_defaults(func=func)
         return p
 
@@ -814,7 +843,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--device", help="torch device (default: CUDA, MPS, CPU)")
     p.add_argument("--out", help="save the fitted model here (.pt)")
     p.add_argument("--per-benchmark", action="store_true", help="also print scores per benchmark")
-    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.add_argument("--corrections", action="store_true",
+                   help="also fit per-question corrections from the known models' training answers (the API's "
+                        "question_correction=True), saved in the model; `jeirt evaluate` shows them")
 
     p = add("evaluate", cmd_evaluate, "score a saved model on a dataset")
     p.add_argument("--model", required=True)
