@@ -186,7 +186,7 @@ def test_paper_values_are_the_papers_tables():
         paper.value("t3.modernbert.all.nope")
 
 
-PAPER_QUOTE = re.compile(r"paper\.(quote|no_number|value|side_by_side|read|alignment_drop_spearman)\(")
+PAPER_QUOTE = re.compile(r"paper\.(quote|no_number|not_claimed|value|side_by_side|read|alignment_drop_spearman)\(")
 
 
 @pytest.mark.parametrize("doc", RESULTS_PAGES)

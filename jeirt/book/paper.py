@@ -193,6 +193,12 @@ def no_number(place: str, what: str = "") -> str:
     return f"{what + '; ' if what else ''}the paper prints no number ({place})"
 
 
+def not_claimed(source: str = "") -> str:
+    """The "paper" cell of a row that tests the book's own claim, not the paper's: 'not a claim of
+    the paper', with where the idea comes from (`source`, e.g. 'tinyBenchmarks: per-question IRT')."""
+    return "not a claim of the paper" + (f"; {source}" if source else "")
+
+
 def alignment_drop_spearman(encoder: str) -> tuple[float, float]:
     """Spearman's rho (and p) between Table 4's alignment and Table 3's drop over the ten benchmarks:
     the paper's own evidence for "better-aligned benchmarks drop less" (Sec. 3.4), which it does not
