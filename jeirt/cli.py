@@ -241,7 +241,7 @@ def _check_options(args: argparse.Namespace) -> None:
         if value is not None and not value.strip():
             raise UsageError(f"{_option(dest)} is empty; give a file name (or leave {_option(dest)} out).")
     suffix = OUT_SUFFIXES.get(args.func)
-    if suffix and getattr(args, "out", None) and not args.out.endswith(suffix):
+    if suffix and getattr(args, "out", None) and not args.out.endswith(suffix) and not Path(args.out).is_dir():
         raise UsageError(f"--out {args.out}: `jeirt {args.command}` writes a {suffix} file; give a name ending "
                          f"in {suffix}.")
 
@@ -326,16 +326,14 @@ def _load_model(path: str, quiet: bool = False):
 
 
 def _read_csv(option: str, path: str, **kwargs) -> pd.DataFrame:
-    """pandas.read_csv with its failures as DataError naming the option and the file."""
-    import pandas as pd
+    """A user's CSV read by `jeirt.data.read_csv_table` (cells as text, names kept as written; keyword
+    arguments go to it), its failures as DataError naming the option and the file."""
+    from jeirt.data import read_csv_table
 
     try:
-        return pd.read_csv(path, **kwargs)
-    except pd.errors.EmptyDataError:
-        raise DataError(f"{option} {path} is empty: expected a CSV with a header row.") from None
-    except (pd.errors.ParserError, UnicodeDecodeError, ValueError) as err:
-        raise DataError(f"{option} {path} could not be read as CSV ({str(err).splitlines()[0]}); expected "
-                        "UTF-8 comma-separated values with a header row.") from None
+        return read_csv_table(path, **kwargs)
+    except ValueError as err:
+        raise DataError(f"{option} {err}") from None
 
 
 def _write_csv(path: str | Path, table: pd.DataFrame, **kwargs) -> Path:
@@ -367,40 +365,33 @@ def _dataset(name: str, limit_items: int | None = None, seed: int = 0):
 
 
 def _emit(summary: dict, args: argparse.Namespace) -> None:
-    """Print `summary` readably and write it to --json if given."""
+    """Print `summary` readably and write it to --json if given; a number that is undefined (NaN, e.g.
+    an AUC of answers all of one class) prints as "undefined" and is null in the JSON."""
+    from jeirt.files import finite_json
+
+    summary = finite_json(summary)
+    show = lambda v: "undefined" if v is None else f"{v:.4f}" if isinstance(v, float) else v
     for key, value in summary.items():
         if isinstance(value, dict):
             print(f"{key}:")
             for k, v in value.items():
-                print(f"  {k:<12} {v:.4f}" if isinstance(v, float) else f"  {k:<12} {v}")
+                print(f"  {k:<12} {show(v)}")
         else:
-            print(f"{key:<14} {value:.4f}" if isinstance(value, float) else f"{key:<14} {value}")
+            print(f"{key:<14} {show(value)}")
     if getattr(args, "json", None):
         write_json(args.json, summary)
 
 
 def _questions(path: str) -> pd.DataFrame:
-    """A questions CSV (text, optionally item_id and benchmark): at least one row, no empty text, no
-    repeated item_id."""
-    questions = _read_csv("--questions", path, dtype={"item_id": str})
-    if "text" not in questions.columns:
-        raise DataError(f"--questions {path} needs a 'text' column (optionally item_id and benchmark); it has "
-                        f"{list(questions.columns)[:8]}.")
+    """A questions CSV (text, optionally item_id and benchmark) read by `jeirt.data.read_csv_table`: at
+    least one row, no empty text, item_ids named and each once."""
+    questions = _read_csv("--questions", path, required=("text",), unique=("item_id",))
     if questions.empty:
         raise DataError(f"--questions {path} has a header but no questions; add one row per question.")
-    empty = questions["text"].isna() | (questions["text"].astype(str).str.strip() == "")
+    empty = questions["text"].str.strip() == ""
     if empty.any():
         raise DataError(f"--questions {path} has {int(empty.sum())} empty text cell(s) (first on data row "
                         f"{int(np.flatnonzero(empty.to_numpy())[0]) + 1}); give every question its text.")
-    if "item_id" in questions.columns:
-        ids = questions["item_id"]
-        if ids.isna().any():
-            raise DataError(f"--questions {path} has {int(ids.isna().sum())} empty item_id cell(s); name every "
-                            "question or drop the item_id column.")
-        repeated = ids[ids.duplicated()].unique()
-        if len(repeated):
-            raise DataError(f"--questions {path} repeats item_id(s) {list(repeated[:5])}; give each question "
-                            "one row.")
     return questions
 
 
@@ -436,8 +427,10 @@ def cmd_data(args: argparse.Namespace) -> None:
     print(f"{ds.name}: {ds.n_models} models x {ds.n_items} items; embeddings: {sorted(ds.embeddings) or 'none'}")
     print(table.to_string(index=False, float_format=lambda x: f"{x:.3f}"))
     if args.json:
-        write_json(args.json, {"name": ds.name, "models": ds.models, "embeddings": sorted(ds.embeddings),
-                               "benchmarks": table.to_dict("records")})
+        from jeirt.files import finite_json
+
+        write_json(args.json, finite_json({"name": ds.name, "models": ds.models, "embeddings": sorted(ds.embeddings),
+                                           "benchmarks": table.to_dict("records")}))
 
 
 def _scores(model, ds, mask) -> dict:
@@ -526,32 +519,48 @@ def cmd_predict(args: argparse.Namespace) -> None:
 
 
 def cmd_onboard(args: argparse.Namespace) -> None:
-    from jeirt.data import from_long, read_results_csv
+    """`jeirt onboard`: fit vectors for the new models of --results, everything else frozen; the questions
+    come from --dataset, --items or the results' own columns."""
+    from jeirt.data import from_long, read_items_csv, read_results_table
     from jeirt.metrics import score
 
     model = _load_model(args.model, args.quiet)
+    items, embeddings = None, {}
+    if args.dataset:  # questions (and their precomputed embeddings) come from a known dataset
+        base = _dataset(args.dataset)
+        items, embeddings = base.items, base.embeddings
+    elif args.items:
+        try:
+            items = read_items_csv(args.items)
+        except ValueError as err:
+            raise DataError(f"--items {err}") from None
     try:
-        if args.dataset:  # questions (and their precomputed embeddings) come from a known dataset
-            base = _dataset(args.dataset)
-            new = from_long(_read_csv("--results", args.results), base.items, name=Path(args.results).stem,
-                            duplicates=args.duplicates)
-            new.embeddings = base.embeddings
-        else:
-            new = read_results_csv(args.results, args.items, duplicates=args.duplicates)
+        table = read_results_table(args.results)
+    except ValueError as err:
+        raise DataError(f"--results {err}") from None
+    try:
+        new = from_long(table, items, name=Path(args.results).stem, duplicates=args.duplicates)
     except (ValueError, KeyError) as err:
         raise DataError(f"--results {args.results}: {err.args[0] if err.args else err}") from err
-    if (new.items["text"] == "").any() and model.encoder_ not in new.embeddings:
-        raise ValueError(f"{args.results}: some questions have no text to embed; give --dataset (whose "
-                         "item table has the texts) or --items, or add a 'text' column.")
+    new.embeddings = embeddings
+    blank = int((new.items["text"].str.strip() == "").sum())
+    if blank and model.encoder_ not in new.embeddings:
+        raise DataError(f"--results {args.results}: {blank} of {new.n_items} questions have no text to embed; give "
+                        "--dataset (whose item table has the texts) or --items, or add a 'text' column.")
     try:
         model.onboard(new, replace=args.replace)
     except ValueError as err:
         raise DataError(f"--results {args.results}: {str(err).replace('pass replace=True', 'pass --replace')}") from err
     probs = model.predict_proba(new)
-    fit = score(probs[new.observed], new.labels[new.observed])
-    path = model.save(args.model if args.in_place else args.out)  # atomic: a kill leaves the old file
-    _emit({"onboarded": new.models, "items": new.n_items, "labels": int(new.observed.sum()),
-           "prior_scale": model.onboard_prior_scale_, "fit_on_own_labels": fit, "saved": str(path)}, args)
+    labels = new.labels[new.observed]
+    fit = score(probs[new.observed], labels)
+    summary = {"onboarded": new.models, "items": new.n_items, "labels": int(new.observed.sum()),
+               "prior_scale": model.onboard_prior_scale_, "fit_on_own_labels": fit}
+    if not np.isfinite(fit.get("auc", 0.0)):
+        summary["note"] = "auc is undefined: the labels are all of one class (null in --json)"
+    summary["saved"] = str(args.model if args.in_place else args.out)
+    model.save(args.model if args.in_place else args.out)  # atomic: a kill leaves the old file
+    _emit(summary, args)
 
 
 def cmd_route(args: argparse.Namespace) -> None:
@@ -589,38 +598,44 @@ def _bank_and_answers(args: argparse.Namespace) -> tuple:
     their answers as a (n_new, n_items) label matrix aligned with the bank (NaN: not answered)."""
     import pandas as pd
 
+    from jeirt.data import LONG_COLUMNS
     from jeirt.tasks.evaluation import QuestionBank
 
-    model = _load_model(args.model, args.quiet)
+    table = None
+    if getattr(args, "results", None):  # read first: a bad file is named before any work
+        table = _read_csv("--results", args.results, required=LONG_COLUMNS, numbers=("label",))
+        if table.empty:
+            raise DataError(f"--results {args.results} has a header but no answers; give one row per question "
+                            "asked (model,item_id,label), or leave --results out.")
+        labels = pd.to_numeric(table["label"], errors="coerce")
+        bad = (labels.isna() | ~labels.between(0, 1)).to_numpy()
+        if bad.any():
+            raise DataError(f"--results {args.results}: the label on data row {int(np.flatnonzero(bad)[0]) + 1} is "
+                            f"{table['label'].iloc[int(np.flatnonzero(bad)[0])]!r}; every label must be a number "
+                            "in [0, 1].")
+        repeated = table.duplicated(["model", "item_id"], keep=False).to_numpy()
+        if repeated.any():
+            raise DataError(f"--results {args.results} repeats a (model, item_id) pair (data rows "
+                            f"{(np.flatnonzero(repeated) + 1)[:4].tolist()}); give one answer per question.")
+    model = _load_model(args.model, getattr(args, "quiet", False))
     ds = _dataset(args.dataset)
     _check_texts(ds, model, "--dataset")
     bank = QuestionBank.from_model(model, ds, prior=args.prior)
-    if not getattr(args, "results", None):
+    if table is None:
         return ds, bank, [], np.full((1, ds.n_items), np.nan)
-    table = _read_csv("--results", args.results, dtype={"item_id": str, "model": str})
-    if table.empty:
-        raise DataError(f"--results {args.results} has a header but no answers; give one row per question "
-                        "asked (model,item_id,label), or leave --results out.")
-    missing = [c for c in ("model", "item_id", "label") if c not in table.columns]
-    if missing:
-        raise ValueError(f"{args.results} lacks column(s) {missing}; expected model,item_id,label (one row "
-                         "per question asked).")
     unknown = sorted(set(table["item_id"]) - set(bank.item_ids))
     if unknown:
-        raise ValueError(f"{len(unknown)} item_id(s) of {args.results} are not questions of {ds.name!r}, "
-                         f"e.g. {unknown[:5]}.")
-    if table.duplicated(["model", "item_id"]).any():
-        raise ValueError(f"{args.results} repeats a (model, item_id) pair; give one answer per question.")
-    labels = pd.to_numeric(table["label"], errors="coerce")
-    if labels.isna().any() or not labels.between(0, 1).all():
-        raise ValueError(f"{args.results}: every label must be a number in [0, 1].")
+        raise DataError(f"--results {args.results}: {len(unknown)} item_id(s) are not questions of {ds.name!r}, "
+                        f"e.g. {unknown[:5]}.")
     models = list(pd.unique(table["model"]))
-    known = [m for m in models if m in set(bank.models)]
+    fitted = set(model.models_)
+    known = [m for m in models if m in fitted]
     if known:
         print(f"warning: --results: {len(known)} model(s) have the name of a model {args.model} already knows "
               f"({known[:3]}); they are scored as new models from these answers alone.", file=sys.stderr)
     matrix = np.full((len(models), bank.n_items), np.nan)
-    matrix[pd.Index(models).get_indexer(table["model"]), pd.Index(bank.item_ids).get_indexer(table["item_id"])] = labels
+    matrix[pd.Index(models).get_indexer(table["model"]),
+           pd.Index(bank.item_ids).get_indexer(table["item_id"])] = labels.to_numpy(np.float64)
     return ds, bank, models, matrix
 
 
@@ -628,11 +643,6 @@ def cmd_estimate(args: argparse.Namespace) -> None:
     """`jeirt estimate`: a new model's accuracy on every question of a dataset from a few answers."""
     from jeirt.tasks.evaluation import estimate_scores
 
-    fitted = set(model.models_)
-    known = [m for m in models if m in fitted]
-    if known:
-        print(f"warning: --results: {len(known)} model(s) have the name of a model {args.model} already knows "
-              f"({known[:3]}); they are scored as new models from these answers alone.", file=sys.stderr)
     ds, bank, models, labels = _bank_and_answers(args)
     scores = estimate_scores(bank, labels, ~np.isnan(labels), draws=args.draws, level=args.level,
                              seed=args.seed, models=models, progress=not args.quiet)
@@ -772,13 +782,8 @@ def run_compare_command(args: argparse.Namespace) -> int:
 
     from jeirt.tasks.compare import compare, format_table, margins, records, summarize
 
-    try:
-        seeds = [int(s) for s in _list([args.seeds])]
-    except ValueError as err:
-        raise ValueError(f"--seeds {args.seeds!r}; expected comma-separated integers such as 0,1,2.") from err
+    seeds = [int(s) for s in _list([args.seeds])]  # checked by validate: whole numbers, each once
     if args.threads is not None:
-        if args.threads < 1:
-            raise ValueError(f"--threads {args.threads}; expected a positive integer.")
         torch.set_num_threads(args.threads)
     runs = compare(_list(args.dataset), _list(args.encoder) or ["all-MiniLM-L6-v2"], seeds,
                    _list([args.methods]), split=args.split, out=args.out,
@@ -794,6 +799,11 @@ def run_compare_command(args: argparse.Namespace) -> int:
     if args.json:
         write_json(args.json, {"config": runs.attrs["config"], "summary": records(summary)}, indent=1)
     return 0
+
+
+# The suffix each command's --out takes (checked before any work: `_check_options`)
+OUT_SUFFIXES = {cmd_fit: ".pt", cmd_onboard: ".pt", cmd_predict: ".csv", cmd_route: ".csv", cmd_suggest: ".csv",
+                run_compare_command: ".csv"}
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -896,6 +906,10 @@ def _internal(err: BaseException) -> tuple[int, str]:
                                          "--limit-items, or a machine with more memory.")
     if isinstance(err, ConnectionError):
         return EnvironmentFailure.code, f"network: {err}"
+    from jeirt.files import WriteError
+
+    if isinstance(err, WriteError):  # an output that could not be written (disk full ...), named
+        return OutputError.code, f"{err.strerror}."
     if isinstance(err, OSError) and err.errno is not None:  # disk full, permissions, cache folder ...
         return EnvironmentFailure.code, f"{err.strerror}: {err.filename or err}"
     if isinstance(err, (ValueError, KeyError)):  # the library's checks of the data it was given

@@ -382,13 +382,17 @@ class EmbeddingCache:
 
     def _write_shard(self, folder: Path, encoder: Encoder, keys: np.ndarray, emb: np.ndarray) -> None:
         """Write one new shard (and meta.json the first time), each atomically: temp file, fsync, os.replace."""
-        folder.mkdir(parents=True, exist_ok=True)
-        if not (folder / "meta.json").is_file():
-            meta = json.dumps({"encoder": encoder.name, "dim": int(encoder.dim)}, indent=1).encode()
-            atomic_write(folder / "meta.json", lambda f: f.write(meta))
         arrays = {"text_sha256": keys, "emb": emb, "encoder": np.array(encoder.name),
                   "checksum": np.array(_checksum(keys, emb))}
-        atomic_write(folder / f"shard-{uuid.uuid4().hex}.npz", lambda f: np.savez(f, **arrays))
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            if not (folder / "meta.json").is_file():
+                meta = json.dumps({"encoder": encoder.name, "dim": int(encoder.dim)}, indent=1).encode()
+                atomic_write(folder / "meta.json", lambda f: f.write(meta))
+            atomic_write(folder / f"shard-{uuid.uuid4().hex}.npz", lambda f: np.savez(f, **arrays))
+        except OSError as err:  # a cache, not an output: the environment's (JEIRT_CACHE) to fix
+            raise OSError(err.errno, f"the embedding cache {folder} cannot be written ({err.strerror or err}); "
+                          "point JEIRT_CACHE at a writable folder with free space", str(folder)) from err
 
 
 def _checksum(keys: np.ndarray, emb: np.ndarray) -> str:

@@ -1,9 +1,15 @@
-"""Files jeirt writes: all or nothing (`atomic_write`), and JSON that holds numpy numbers.
+"""Files jeirt writes: all or nothing (`atomic_write`), which paths a command may write
+(`check_output`), and JSON that holds numpy numbers.
 
 A reader, or a process killed half-way, sees either the old file or the whole new one: the bytes go
-to a temporary file in the same folder, are flushed to disk, and replace the target in one step.
-Temporary files left by a killed writer (`.tmp-<pid>-<uuid>-<name>`) are removed by the next write
-into the same folder once their process is gone (`remove_stale_temporaries`).
+to a temporary file in the same folder, are flushed to disk, and replace the target in one step
+(through a symbolic link: its target is replaced, the link kept). Files that belong together (a
+table and its JSON) are written as one unit (`atomic_write_many`). Temporary files left by a killed
+writer (`.tmp-<pid>-<uuid>-<name>`) are removed by the next write into the same folder on the same
+machine (`remove_stale_temporaries`). A failed write raises `WriteError`, which names the path.
+
+A command never writes over what it reads, the datasets and their checksum manifest under
+`$JEIRT_DATA`, or a file of the installed jeirt package; `force` replaces only earlier outputs.
 """
 from __future__ import annotations
 
@@ -12,15 +18,25 @@ import os
 import re
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import BinaryIO
 
 import numpy as np
 
 _TEMPORARY = re.compile(r"^\.tmp-(?:(\d+)-)?[0-9a-f]{32}-")  # .tmp-<pid>-<uuid>-<name>; older files lack the pid
-STALE_SECONDS = 60.0  # a dead writer's temporary file is removed once it is this old
+STALE_SECONDS = 60.0  # a temporary file without a writer's pid (an older jeirt's) is removed once this old
 ABANDONED_SECONDS = 24 * 3600.0  # any temporary file this old is removed, whoever wrote it
+NAME_BYTES = 255  # the longest file name most file systems take (ext4, APFS, NTFS)
+
+
+class WriteError(OSError):
+    """An output could not be written (disk full, permissions, a read-only disk); names the path."""
+
+
+class OutputRefused(ValueError):
+    """A path a command may not write: an input, a dataset or manifest, a package file, or an existing
+    file without `force`."""
 
 
 def _alive(pid: int) -> bool:
@@ -42,9 +58,10 @@ def _alive(pid: int) -> bool:
 def remove_stale_temporaries(folder: str | Path) -> list[Path]:
     """Delete the temporary files of writers that were killed before `os.replace`; return them.
 
-    A file counts as stale when its writer's process is gone and it is older than `STALE_SECONDS`
-    (or, whoever wrote it, older than `ABANDONED_SECONDS`); a running writer's file is otherwise left
-    alone.
+    A file counts as stale when its writer's process is gone (its pid is in the name; a folder shared
+    with other machines should not take jeirt outputs from two of them at once), when it has no pid
+    and is older than `STALE_SECONDS`, or, whoever wrote it, when it is older than `ABANDONED_SECONDS`;
+    a running writer's file is otherwise left alone.
     """
     removed = []
     now = time.time()
@@ -61,8 +78,11 @@ def remove_stale_temporaries(folder: str | Path) -> list[Path]:
                 continue
             age = now - entry.stat(follow_symlinks=False).st_mtime
             pid = int(match.group(1)) if match.group(1) else None
-            dead = pid is None or (pid != os.getpid() and not _alive(pid))
-            if (dead and age > STALE_SECONDS) or age > ABANDONED_SECONDS:
+            if pid is None:
+                stale = age > STALE_SECONDS
+            else:
+                stale = pid != os.getpid() and not _alive(pid)
+            if stale or age > ABANDONED_SECONDS:
                 os.unlink(entry.path)
                 removed.append(Path(entry.path))
         except OSError:  # another process removed or replaced it first
@@ -70,27 +90,62 @@ def remove_stale_temporaries(folder: str | Path) -> list[Path]:
     return removed
 
 
+def _target(path: Path) -> Path:
+    """Where writing `path` lands: the file a symbolic link points to (the link stays a link)."""
+    return Path(os.path.realpath(path)) if path.is_symlink() else path
+
+
+def _temporary(path: Path) -> Path:
+    """A fresh temporary name beside `path`, cut to `NAME_BYTES` (a long file name must still fit)."""
+    prefix = f".tmp-{os.getpid()}-{uuid.uuid4().hex}-"
+    name = path.name.encode("utf-8", errors="surrogateescape")[: NAME_BYTES - len(prefix)]
+    return path.with_name(prefix + name.decode("utf-8", errors="ignore"))  # a character cut in two is dropped
+
+
 def atomic_write(path: str | Path, write: Callable[[BinaryIO], object]) -> Path:
     """Call `write(f)` on a temporary file beside `path`, fsync it, then `os.replace` it onto `path`.
 
     A kill at any moment leaves `path` as it was or whole and new, never partly written. The folder
-    must exist; `path` must not be a folder.
+    must exist; `path` must not be a folder. Failing to write raises `WriteError` naming `path`.
     """
-    path = Path(path)
-    if path.is_dir():
-        raise IsADirectoryError(f"{path} is a folder; give a file name to write to.")
-    remove_stale_temporaries(path.parent)
-    tmp = path.with_name(f".tmp-{os.getpid()}-{uuid.uuid4().hex}-{path.name}")
+    atomic_write_many([(path, write)])
+    return Path(path)
+
+
+def atomic_write_many(files: Sequence[tuple[str | Path, Callable[[BinaryIO], object]]]) -> list[Path]:
+    """Write several files as one unit: every one to its temporary file first, each fsynced, and only
+    then all of them moved into place, one right after the other (a kill in the microseconds between
+    two moves is what a reader must detect, e.g. by a checksum one file keeps of the other)."""
+    targets = [_target(Path(p)) for p, _ in files]
+    for path in targets:
+        if path.is_dir():
+            raise IsADirectoryError(f"{path} is a folder; give a file name to write to.")
+    temporaries: list[Path] = []
     try:
-        with open(tmp, "wb") as f:
-            write(f)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-        _fsync_folder(path.parent)
+        for path, (_, write) in zip(targets, files):
+            remove_stale_temporaries(path.parent)
+            tmp = _temporary(path)
+            temporaries.append(tmp)
+            try:
+                with open(tmp, "wb") as f:
+                    write(f)
+                    f.flush()
+                    os.fsync(f.fileno())
+            except OSError as err:
+                if isinstance(err, WriteError):
+                    raise
+                raise WriteError(err.errno, f"could not write {path} ({err.strerror or err}); free space or "
+                                 "choose another path", str(path)) from err
+        for path, tmp in zip(targets, temporaries):
+            try:
+                os.replace(tmp, path)
+            except OSError as err:
+                raise WriteError(err.errno, f"could not write {path} ({err.strerror or err})", str(path)) from err
+            _fsync_folder(path.parent)
     finally:
-        tmp.unlink(missing_ok=True)
-    return path
+        for tmp in temporaries:
+            tmp.unlink(missing_ok=True)
+    return [Path(p) for p, _ in files]
 
 
 def _fsync_folder(folder: Path) -> None:
@@ -107,6 +162,96 @@ def _fsync_folder(folder: Path) -> None:
         os.close(fd)
 
 
+# ----------------------------------------------------------------------------------------------------
+# Which paths a command may write
+
+
+def _inside(path: Path, folder: Path) -> bool:
+    return path == folder or folder in path.parents
+
+
+def protected(path: str | Path) -> str | None:
+    """Why no command may write `path` (resolved through links), or None: a file of the installed jeirt
+    package, the checksum manifest of `$JEIRT_DATA`, a file in one of its dataset folders or listed in
+    the manifest."""
+    from jeirt import settings
+
+    path = Path(os.path.realpath(Path(path).expanduser()))
+    package = Path(__file__).resolve().parent
+    if _inside(path, package):
+        return f"a file of the installed jeirt package ({package})"
+    data = settings.data_dir()
+    if not _inside(path, data) or path == data:
+        return None
+    rel = path.relative_to(data)
+    if rel.as_posix() == "checksums.json":
+        return f"the datasets' checksum manifest ({data}/checksums.json)"
+    if len(rel.parts) > 1 and (data / rel.parts[0] / "responses.csv.gz").is_file():
+        return f"in the dataset folder {data / rel.parts[0]}"
+    try:
+        listed = json.loads((data / "checksums.json").read_text()).get("files", {})
+    except (OSError, ValueError, AttributeError):
+        listed = {}
+    if isinstance(listed, dict) and rel.as_posix() in listed:
+        return f"a data file listed in {data}/checksums.json"
+    return None
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    try:
+        return os.path.realpath(a) == os.path.realpath(b) or (a.exists() and b.exists() and os.path.samefile(a, b))
+    except OSError:
+        return False
+
+
+def _writable_folder(folder: Path) -> bool:
+    """Whether a file can be created in `folder`: tried, since permission bits do not bind root and a
+    read-only disk shows none (the atomic writer needs a temporary file there)."""
+    import tempfile
+
+    try:
+        with tempfile.NamedTemporaryFile(dir=folder, prefix=".tmp-probe-"):
+            return True
+    except OSError:
+        return False
+
+
+def check_output(path: str | Path, *, reads: Sequence[tuple[str, Path]] = (), force: bool = False,
+                 replaces: str | None = None) -> Path:
+    """The file writing `path` will replace (a link's target), or `OutputRefused` saying why not.
+
+    Refused: an empty path; a folder, a missing or unwritable folder, a name over `NAME_BYTES` bytes;
+    one of `reads` ((what, path) pairs: the command's inputs); anything `protected`; an existing file
+    unless `force` (earlier outputs only). `replaces` names the one input this output is asked to
+    replace (onboard --in-place): it may exist and be read.
+    """
+    if not str(path).strip():
+        raise OutputRefused("is empty; give a file name.")
+    path = Path(path).expanduser()
+    target = _target(path)
+    if target.is_dir():
+        raise OutputRefused(f"{path} is a folder; give a file name inside it.")
+    size = len(target.name.encode("utf-8", errors="surrogateescape"))
+    if size > NAME_BYTES:
+        raise OutputRefused(f"{path}: the file name is {size} bytes long; file systems take at most {NAME_BYTES}, "
+                            "choose a shorter name.")
+    if not target.parent.is_dir():
+        raise OutputRefused(f"{path}: the folder {target.parent} does not exist; create it first.")
+    for what, read in reads:
+        if what != replaces and _same_file(target, Path(read)):
+            raise OutputRefused(f"{path} is also {what}: jeirt never overwrites an input; write to another file.")
+    why = protected(target)
+    if why:
+        raise OutputRefused(f"{path} is {why}: jeirt never writes there, with or without --force; write "
+                            "to another file.")
+    if not _writable_folder(target.parent):
+        raise OutputRefused(f"{path} cannot be written: the folder {target.parent} does not take new files "
+                            "(permissions or a read-only disk); choose another path.")
+    if target.exists() and not force and replaces is None:
+        raise OutputRefused(f"{path} exists; pass --force to replace it, or choose another name.")
+    return target
+
+
 def write_text(path: str | Path, text: str) -> Path:
     """`text` as UTF-8, written atomically (CSV tables, reports)."""
     return atomic_write(path, lambda f: f.write(text.encode("utf-8")))
@@ -117,6 +262,18 @@ def json_number(value: object) -> object:
     if isinstance(value, (np.integer, np.floating)):
         return value.item()
     return str(value)
+
+
+def finite_json(blob: object) -> object:
+    """`blob` with every NaN or infinite number (also numpy's) replaced by None, which JSON writes as
+    null: strict JSON holds no NaN, and a metric that is undefined is not a number."""
+    if isinstance(blob, dict):
+        return {key: finite_json(value) for key, value in blob.items()}
+    if isinstance(blob, (list, tuple)):
+        return [finite_json(value) for value in blob]
+    if isinstance(blob, (float, np.floating)) and not np.isfinite(blob):
+        return None
+    return blob
 
 
 def write_json(path: str | Path, blob: object, indent: int = 2) -> Path:

@@ -28,15 +28,25 @@ REPO_URL_PLACEHOLDER = "https://github.com/jeirt/jeirt"
 REPO_URL = os.environ.get("JEIRT_REPO_URL", "").strip().rstrip("/") or REPO_URL_PLACEHOLDER
 
 
+def _set(name: str) -> str | None:
+    """The value of environment variable `name`, None when unset; set but empty (or only spaces) is an
+    error naming it, never read as the current folder."""
+    value = os.environ.get(name)
+    if value is not None and not value.strip():
+        raise ValueError(f"{name} is set but empty; unset it (jeirt then uses its default) or give it a value.")
+    return value
+
+
 def data_dir() -> Path:
     """The folder that holds local datasets (`JEIRT_DATA`)."""
-    return Path(os.environ.get("JEIRT_DATA", REPO_ROOT / "data")).expanduser().resolve()
+    return Path(_set("JEIRT_DATA") or REPO_ROOT / "data").expanduser().resolve()
 
 
 def cache_dir() -> Path:
-    """A writable folder for caches (`JEIRT_CACHE`), created on first use."""
-    if "JEIRT_CACHE" in os.environ:
-        path = Path(os.environ["JEIRT_CACHE"]).expanduser()
+    """A writable folder for caches (`JEIRT_CACHE`), created on first use; a failure names JEIRT_CACHE."""
+    chosen = _set("JEIRT_CACHE")
+    if chosen is not None:
+        path = Path(chosen).expanduser()
         if path.exists() and not path.is_dir():
             raise NotADirectoryError(errno.ENOTDIR, "JEIRT_CACHE must name a folder (or a path to create one), "
                                      "not a file; point it elsewhere or unset it", str(path))
@@ -44,26 +54,50 @@ def cache_dir() -> Path:
         path = REPO_ROOT / "data" / "cache"
     else:
         path = Path.home() / ".cache" / "jeirt"
-    path.mkdir(parents=True, exist_ok=True)
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        source = "JEIRT_CACHE" if chosen is not None else "the default cache folder (set JEIRT_CACHE to move it)"
+        raise type(err)(err.errno, f"the cache folder cannot be created ({err.strerror}); it is {source}: "
+                        "point JEIRT_CACHE at a writable folder", str(path)) from None
     return path.resolve()
 
 
 def workers() -> int:
     """How many worker processes independent fits may use (`JEIRT_WORKERS`, else one per core, at most 2)."""
-    chosen = os.environ.get("JEIRT_WORKERS")
+    chosen = _set("JEIRT_WORKERS")
     if chosen is None:
         return min(2, os.cpu_count() or 1)
-    if not chosen.isdigit() or int(chosen) < 1:
+    if not chosen.strip().isdigit() or int(chosen) < 1:
         raise ValueError(f"JEIRT_WORKERS={chosen!r}; expected a positive whole number of worker processes.")
     return int(chosen)
+
+
+def device_name() -> str | None:
+    """`JEIRT_DEVICE` as given (None when unset; empty is an error naming it)."""
+    chosen = _set("JEIRT_DEVICE")
+    return None if chosen is None else chosen.strip()
+
+
+def check_environment() -> None:
+    """ValueError naming the first JEIRT_* variable that is set to nothing usable: empty JEIRT_DATA,
+    JEIRT_CACHE or JEIRT_DEVICE, a JEIRT_CACHE that names a file, a JEIRT_WORKERS that is no count."""
+    data_dir()
+    device_name()
+    workers()
+    chosen = _set("JEIRT_CACHE")
+    if chosen is not None and Path(chosen).expanduser().exists() and not Path(chosen).expanduser().is_dir():
+        raise ValueError(f"JEIRT_CACHE={chosen!r} names a file; it must name a folder (or a path to create one): "
+                         "point it elsewhere or unset it.")
 
 
 def default_device() -> torch.device:
     """`JEIRT_DEVICE` if set, else the fastest device present: CUDA, then Apple MPS, then CPU."""
     import torch
 
-    if "JEIRT_DEVICE" in os.environ:
-        return torch.device(os.environ["JEIRT_DEVICE"])
+    chosen = device_name()
+    if chosen is not None:
+        return torch.device(chosen)
     if torch.cuda.is_available():
         return torch.device("cuda")
     if getattr(torch.backends, "mps", None) is not None and torch.backends.mps.is_available():

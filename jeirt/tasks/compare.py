@@ -17,6 +17,7 @@ best other method seed by seed: mean, sd and the seeds JE-IRT wins.
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import platform
 import time
@@ -43,7 +44,7 @@ from jeirt.baselines import (
 from jeirt.data import Dataset, load_dataset
 from jeirt.encoders import canonical_name
 from jeirt.estimator import JEIRT
-from jeirt.files import json_number, write_json, write_text
+from jeirt.files import atomic_write_many, finite_json, json_number
 from jeirt.metrics import ece, evaluate
 from jeirt.baselines.irt import PerQuestionIRT
 from jeirt.questions import known_question_split
@@ -167,7 +168,15 @@ def compare(datasets: Sequence[str | Dataset], encoders: Sequence[str] = ("all-M
     The config is in `runs.attrs["config"]`.
     """
     catalogue = KNOWN_QUESTION_METHODS if split.startswith("known:") else METHODS
+    if methods is not None and not list(methods):
+        raise ValueError(f"methods is empty; give at least one of {list(catalogue)}, or None for all of them.")
     methods = list(methods or catalogue)
+    for what, values in (("datasets", [d if isinstance(d, str) else d.name for d in datasets]),
+                         ("encoders", [canonical_name(e) for e in encoders]), ("seeds", [int(s) for s in seeds]),
+                         ("methods", methods)):
+        repeated = sorted({str(v) for v in values if values.count(v) > 1})
+        if repeated:
+            raise ValueError(f"{what} names {repeated} more than once; a run counted twice would weigh double.")
     unknown = [m for m in methods if m not in catalogue and m not in VARIANTS]
     if unknown:
         raise ValueError(f"methods={unknown}; known methods for split {split!r} are {list(catalogue)}, and the "
@@ -307,27 +316,41 @@ def merge(*parts: pd.DataFrame) -> pd.DataFrame:
 
 
 def save(runs: pd.DataFrame, path: str | Path) -> tuple[Path, Path]:
-    """Write the runs to `path` (CSV) and, beside it, a JSON with the config, the runs and the summary."""
+    """Write the runs to `path` (CSV) and, beside it, a JSON with the config, the runs, the summary and
+    the CSV's SHA-256, as one unit (`atomic_write_many`): `load` refuses a pair from different writes."""
     path = Path(path)
     if path.suffix != ".csv":
         raise ValueError(f"out={str(path)!r}; expected a .csv path (the .json is written beside it).")
     path.parent.mkdir(parents=True, exist_ok=True)
-    write_text(path, runs.to_csv(index=False, float_format="%.6g"))  # atomic: a kill leaves the last whole table
+    table = runs.to_csv(index=False, float_format="%.6g").encode("utf-8")
     summary = summarize(runs) if len(runs) else pd.DataFrame()
-    blob = {"format": "jeirt-compare", "config": runs.attrs.get("config", {}), "runs": records(runs),
+    blob = {"format": "jeirt-compare", "csv_sha256": hashlib.sha256(table).hexdigest(),
+            "config": runs.attrs.get("config", {}), "runs": records(runs),
             "summary": records(summary), "margins": records(margins(summary)) if len(runs) else [],
             "paired_margins": records(paired_margins(runs)) if len(runs) else []}
+    text = json.dumps(finite_json(blob), indent=1, default=json_number, allow_nan=False).encode("utf-8")
     json_path = path.with_suffix(".json")
-    write_json(json_path, blob, indent=1)
+    atomic_write_many([(path, lambda f: f.write(table)), (json_path, lambda f: f.write(text))])
     return path, json_path
 
 
 def load(path: str | Path) -> pd.DataFrame:
-    """Read the runs written by `save` (from the .json, so the config comes back in `attrs`)."""
-    path = Path(path).with_suffix(".json")
-    blob = json.loads(path.read_text())
-    if blob.get("format") != "jeirt-compare":
+    """Read the runs written by `save` (from the .json, so the config comes back in `attrs`), after
+    checking that the CSV beside it is the one written with it (its SHA-256)."""
+    csv_path, path = Path(path).with_suffix(".csv"), Path(path).with_suffix(".json")
+    try:
+        blob = json.loads(path.read_text())
+    except (OSError, ValueError) as err:
+        raise ValueError(f"{path} cannot be read as a comparison ({type(err).__name__}: {err}).") from None
+    if not isinstance(blob, dict) or blob.get("format") != "jeirt-compare":
         raise ValueError(f"{path} was not written by jeirt.tasks.compare.save.")
+    if "csv_sha256" in blob:  # files from before the checksum was kept have none
+        if not csv_path.is_file():
+            raise ValueError(f"{csv_path}, the table written with {path.name}, is missing; run the comparison again.")
+        if hashlib.sha256(csv_path.read_bytes()).hexdigest() != blob["csv_sha256"]:
+            raise ValueError(f"{csv_path} and {path} come from different writes (the CSV's SHA-256 differs from the "
+                             "one the JSON records): a comparison was interrupted between them or one was edited; "
+                             "run it again.")
     return _frame(blob["runs"], blob["config"])
 
 
