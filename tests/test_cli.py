@@ -1,12 +1,19 @@
-"""`jeirt` end to end on a slice of mmlu_pro: fit, evaluate, predict, onboard, data, and its errors."""
+"""`jeirt` end to end on a slice of mmlu_pro: fit (with corrections), evaluate, predict, onboard, data, suggest,
+estimate, and its errors; its help answering without torch."""
 from __future__ import annotations
 
+import argparse
 import json
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 
-from jeirt.cli import main
+from jeirt.cli import build_parser, main
 
 
 @pytest.fixture(scope="module")
@@ -62,3 +69,99 @@ def test_cli_data_and_errors(capsys, mmlu_pro, tmp_path):
     bad.write_text("model,item_id,label\na,1,maybe\n")
     code, _, err = run(capsys, "data", str(bad))
     assert code == 3 and "not numbers" in err
+
+
+# ---------------------------------------------------------------------------------------------
+# A small model with per-question corrections: what fit --corrections saves, what each command shows
+
+@pytest.fixture(scope="module")
+def corrected(workdir) -> Path:
+    path = workdir / "corrected.pt"
+    assert main(["fit", "--dataset", "mmlu_pro", "--limit-items", "300", "--d", "8", "--max-epochs", "2",
+                 "--corrections", "--quiet", "--out", str(path), "--json", str(workdir / "corrected.json")]) == 0
+    return path
+
+
+def test_fit_corrections_are_saved_and_shown_by_evaluate(corrected, workdir, capsys):
+    from jeirt.estimator import JEIRT
+
+    n = len(JEIRT.load(corrected).corrections_)
+    assert n > 0 and json.loads((workdir / "corrected.json").read_text())["corrections"].startswith(f"{n} questions")
+    code, out, _ = run(capsys, "evaluate", "--model", str(corrected), "--dataset", "mmlu_pro", "--quiet")
+    assert code == 0 and f"corrections    {n} questions" in out
+
+
+def test_predict_is_predict_proba_of_the_loaded_model(corrected, workdir, capsys):
+    from jeirt.estimator import JEIRT
+
+    texts = ["What is 17 * 23?", "Who wrote Hamlet?", "Which gas do plants take in for photosynthesis?"]
+    questions, out = workdir / "three.csv", workdir / "three_probs.csv"
+    pd.DataFrame({"item_id": ["a", "b", "c"], "text": texts}).to_csv(questions, index=False)
+    code, _, _ = run(capsys, "predict", "--model", str(corrected), "--questions", str(questions), "--out", str(out),
+                     "--quiet", "--force")
+    model = JEIRT.load(corrected)
+    table = pd.read_csv(out, index_col="item_id")
+    assert code == 0 and list(table.columns) == model.models_ and list(table.index) == ["a", "b", "c"]
+    np.testing.assert_array_equal(table.to_numpy().astype(np.float32), model.predict_proba(texts).T)
+
+
+def test_every_command_takes_quiet():
+    parser = build_parser()
+    commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices
+    assert {"data", "fit", "evaluate", "predict", "onboard", "route", "compare", "estimate", "suggest"} <= set(commands)
+    lacking = [name for name, p in commands.items() if not any("--quiet" in a.option_strings for a in p._actions)]
+    assert not lacking, f"commands without --quiet: {lacking}"
+
+
+def _suggested(capsys, workdir, rule: str, *extra: str) -> pd.Series:
+    out = workdir / f"suggest_{rule}.csv"
+    code, _, err = run(capsys, "suggest", "--model", str(workdir / "corrected.pt"), "--dataset", "mmlu_pro", "--k",
+                       "6", "--rule", rule, "--quiet", "--force", "--out", str(out), *extra)
+    assert code == 0, err
+    return pd.read_csv(out, dtype=str).groupby("model", sort=False)["item_id"].apply(frozenset)
+
+
+def test_suggest_gives_each_model_what_the_help_promises(corrected, workdir, capsys, mmlu_pro):
+    """random, stratified and kmeans: each model its own questions; adaptive: the same answers so far,
+    the same questions, other answers, other questions."""
+    for rule in ("random", "stratified", "kmeans"):
+        picks = _suggested(capsys, workdir, rule, "--models", "a,b,c")
+        assert list(picks.index) == ["a", "b", "c"] and len(set(picks)) == 3, rule
+    picks = _suggested(capsys, workdir, "adaptive", "--models", "a,b,c")
+    assert len(set(picks)) == 1
+    asked = mmlu_pro.items["item_id"].to_numpy()[:40]
+    answers = workdir / "opposite.csv"
+    pd.DataFrame({"model": ["right"] * 40 + ["wrong"] * 40, "item_id": np.tile(asked, 2),
+                  "label": [1] * 40 + [0] * 40}).to_csv(answers, index=False)
+    picks = _suggested(capsys, workdir, "adaptive", "--results", str(answers))
+    assert len(set(picks)) == 2 and not (picks["right"] | picks["wrong"]) & set(asked)
+
+
+def test_estimate_warns_about_a_known_model_name(corrected, workdir, capsys, mmlu_pro):
+    known = mmlu_pro.models[0]
+    rows = mmlu_pro.to_long()
+    rows = rows[rows["model"] == known].head(30)
+    answers = workdir / "known_name.csv"
+    pd.concat([rows, rows.assign(model="newcomer")]).to_csv(answers, index=False)
+    code, out, err = run(capsys, "estimate", "--model", str(corrected), "--dataset", "mmlu_pro", "--results",
+                         str(answers), "--draws", "20", "--quiet")
+    warnings = [line for line in err.splitlines() if line.startswith("warning:")]
+    assert code == 0 and len(warnings) == 1 and known in warnings[0] and "newcomer" not in warnings[0]
+    assert known in out and "newcomer" in out
+
+
+def test_help_and_usage_errors_import_no_torch():
+    """`jeirt --help` and a usage error answer without loading torch, pandas or scikit-learn (what made
+    every command spend seconds before it did anything)."""
+    script = textwrap.dedent("""
+        import contextlib, io, sys
+        from jeirt.cli import main
+        for argv in (["--help"], ["estimate", "--bad-option"], ["suggest", "--help"], ["compare", "--help"]):
+            with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+                main(argv)
+        print(sorted({m.split(".")[0] for m in sys.modules} & {"torch", "pandas", "sklearn", "scipy"}))
+    """)
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]", done.stdout + done.stderr
+    done = subprocess.run([sys.executable, "-m", "jeirt", "estimate", "--bad-option"], capture_output=True, text=True)
+    assert done.returncode == 2 and "usage: jeirt estimate" in done.stderr and "Traceback" not in done.stderr
