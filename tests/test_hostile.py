@@ -330,3 +330,169 @@ def test_kill_during_in_place_onboard_keeps_the_old_model(work, tmp_path):
     _killed_during_save(["onboard", "--model", str(model), "--results", str(work / "answers.csv"),
                          "--dataset", "mmlu_pro", "--in-place"])
     assert _digest(model) == before and "newcomer" not in JEIRT.load(model).models_
+
+
+# --- model files and interrupts
+# A model file carries a format version and a checksum of its weights: damage, NaN and a newer format
+# are refused (exit 4, the file named), a format-1 file loads with one warning line. Ctrl-C exits 130
+# with one line and no traceback while jeirt imports, works, writes and shuts down.
+
+from jeirt.__main__ import MESSAGE  # noqa: E402  (this section's own imports)
+from jeirt.estimator import FORMAT_VERSION, ModelFileError, weights_checksum  # noqa: E402
+
+
+def _edited_model(work: Path, path: Path, edit, checksum: bool = True) -> Path:
+    """The work model with `edit(blob)` applied, its checksum recomputed (or left as saved)."""
+    blob = torch.load(work / "model.pt", weights_only=True)
+    edit(blob)
+    if checksum and "checksum" in blob:
+        blob["checksum"] = weights_checksum(blob)
+    torch.save(blob, path)
+    return path
+
+
+def _invert(data: bytes, start: int, size: int = 4096) -> bytes:
+    return data[:start] + bytes(b ^ 0xFF for b in data[start:start + size]) + data[start + size:]
+
+
+def _predict(work: Path, capsys, model: Path) -> tuple[int, str]:
+    code = main(["predict", "--model", str(model), "--questions", str(work / "questions.csv")])
+    return code, capsys.readouterr().err
+
+
+def test_inverted_weight_bytes_are_refused(work, tmp_path, capsys):
+    import zipfile
+
+    with zipfile.ZipFile(work / "model.pt") as z:  # the largest tensor's bytes, inside the archive
+        largest = max(z.infolist(), key=lambda i: i.file_size)
+    damaged = tmp_path / "damaged.pt"
+    damaged.write_bytes(_invert((work / "model.pt").read_bytes(), largest.header_offset + 128))
+    code, err = _predict(work, capsys, damaged)
+    assert code == 4 and "damaged.pt" in err and "checksum" in err and len(err.strip().splitlines()) == 1
+
+
+def test_no_4k_of_inverted_bytes_loads(work, tmp_path):
+    data = (work / "model.pt").read_bytes()
+    rng = np.random.default_rng(0)
+    for start in rng.integers(0, len(data) - 4096, size=12):
+        path = tmp_path / f"at_{start}.pt"
+        path.write_bytes(_invert(data, int(start)))
+        with pytest.raises(ModelFileError, match=path.name):
+            JEIRT.load(path)
+
+
+def test_nan_inf_and_newer_formats_are_refused(work, tmp_path, capsys):
+    nan = _edited_model(work, tmp_path / "nan.pt", lambda b: b["state_dict"]["model_vectors"][0].fill_(float("nan")))
+    code, err = _predict(work, capsys, nan)
+    assert code == 4 and "nan.pt" in err and "model_vectors holds" in err and "NaN" in err
+    inf = _edited_model(work, tmp_path / "inf.pt", lambda b: b["state_dict"]["model_vectors"][1, 0].fill_(float("inf")))
+    assert _predict(work, capsys, inf)[0] == 4
+    newer = _edited_model(work, tmp_path / "newer.pt", lambda b: b.update(format_version=FORMAT_VERSION + 1))
+    code, err = _predict(work, capsys, newer)
+    assert code == 4 and "newer.pt" in err and f"format {FORMAT_VERSION + 1}" in err and "Upgrade jeirt" in err
+
+
+def test_a_saved_model_with_nan_is_refused(work, tmp_path):
+    model = JEIRT.load(work / "model.pt")
+    with torch.no_grad():
+        model.net_.model_vectors[0, 0] = float("nan")
+    with pytest.raises(ValueError, match="NaN"):
+        model.save(tmp_path / "diverged.pt")
+    assert not (tmp_path / "diverged.pt").exists()
+
+
+def test_a_format_1_file_loads_with_one_warning(work, tmp_path, capsys):
+    old = _edited_model(work, tmp_path / "old.pt", lambda b: [b.pop("format_version"), b.pop("checksum")], False)
+    code, err = _predict(work, capsys, old)
+    assert code == 0 and err.count("warning:") == 1 and "without a checksum" in err and "old.pt" in err
+    with pytest.warns(UserWarning, match="without a checksum"):
+        assert np.array_equal(JEIRT.load(old).model_vectors_, JEIRT.load(work / "model.pt").model_vectors_)
+
+
+def test_a_model_fitted_on_cuda_loads_and_onboards_here(work, tmp_path, capsys):
+    cuda = _edited_model(work, tmp_path / "cuda.pt", lambda b: b["config"].update(device="cuda:0"))
+    model = JEIRT.load(cuda)
+    assert model.device == ("cuda:0" if torch.cuda.is_available() else None)
+    code = main(["onboard", "--model", str(cuda), "--results", str(work / "answers.csv"), "--dataset", "mmlu_pro",
+                 "--out", str(tmp_path / "onboarded.pt"), "--quiet"])
+    assert code == 0, capsys.readouterr().err
+    assert "newcomer" in JEIRT.load(tmp_path / "onboarded.pt").models_
+
+
+# A script that runs the `jeirt` console entry with a slow save or a slow exit handler, so that an
+# interrupt can be sent at a known moment.
+CONSOLE = textwrap.dedent("""
+    import atexit, sys, time
+    import torch
+    where, sys.argv = sys.argv[1], ["jeirt", *sys.argv[2:]]
+    if where == "save":
+        save = torch.save
+        def slow_save(obj, f):
+            save(obj, f)
+            print("WRITING", flush=True)
+            time.sleep(60)
+        torch.save = slow_save
+    if where == "shutdown":
+        atexit.register(lambda: (print("SHUTDOWN", flush=True), time.sleep(60)))
+    from jeirt.__main__ import main
+    main()
+""")
+
+
+def _interrupted(argv: list[str], ready, env: dict | None = None) -> tuple[int, str]:
+    """Start `argv`; once `ready(line)` holds for a line it writes (stdout and stderr together), send
+    SIGINT; return its exit status and stderr."""
+    env = os.environ | {"OMP_NUM_THREADS": "1", "PYTHONUNBUFFERED": "1"} | (env or {})
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
+    lines = []
+    try:
+        for line in proc.stdout:
+            lines.append(line)
+            if ready(line):
+                proc.send_signal(signal.SIGINT)
+                break
+        lines += proc.stdout.readlines()
+        proc.wait(timeout=60)
+    finally:
+        proc.kill()
+    return proc.returncode, "".join(lines)
+
+
+def _after(*names: str):
+    """ready() for `python -X importtime`: true once every module of `names` was imported (in order),
+    and one more import line came after the last (the handler is in place by then)."""
+    seen = []
+
+    def ready(line: str) -> bool:
+        if len(seen) == len(names):
+            return line.startswith("import time:")
+        if line.startswith("import time:") and line.split("|")[-1].strip() == names[len(seen)]:
+            seen.append(line)
+        return False
+
+    return ready
+
+
+@pytest.mark.parametrize("phase, modules", [("imports", ["jeirt.__main__"]), ("work", ["jeirt.__main__", "jeirt.data"])])
+def test_ctrl_c_while_importing_and_working(phase, modules, mmlu_pro):
+    code, output = _interrupted([sys.executable, "-X", "importtime", "-m", "jeirt", "data", "mmlu_pro"],
+                                _after(*modules))
+    assert code == 130 and "Traceback" not in output and output.splitlines()[-1] == MESSAGE, output[-2000:]
+
+
+def test_ctrl_c_while_writing_leaves_the_old_model(work, tmp_path):
+    model = tmp_path / "model.pt"
+    model.write_bytes((work / "model.pt").read_bytes())
+    before = _digest(model)
+    code, output = _interrupted([sys.executable, "-c", CONSOLE, "save", "onboard", "--model", str(model), "--results",
+                                 str(work / "answers.csv"), "--dataset", "mmlu_pro", "--in-place", "--quiet"],
+                                lambda line: "WRITING" in line)
+    assert code == 130 and "Traceback" not in output and output.splitlines()[-1] == MESSAGE, output[-2000:]
+    assert _digest(model) == before and not list(tmp_path.glob(".tmp-*"))  # the temporary file went too
+
+
+def test_ctrl_c_at_shutdown(mmlu_pro):
+    code, output = _interrupted([sys.executable, "-c", CONSOLE, "shutdown", "data", "mmlu_pro"],
+                                lambda line: "SHUTDOWN" in line)
+    assert code == 130 and "Traceback" not in output and output.splitlines()[-1] == MESSAGE, output[-2000:]
+    assert "mmlu_pro: 33 models" in output  # the command's output came whole before the interrupt
