@@ -26,9 +26,13 @@ def sim():
 
 @pytest.fixture(scope="module")
 def runs(sim, tmp_path_factory):
-    """Every method on two seeds of the simulated dataset, written under a temporary folder."""
+    """Every method on two seeds of the simulated dataset, written under a temporary folder. JE-IRT
+    (d = 256, its default recipe) searches under a budget spent at once: the recipe alone, a sixth of
+    the whole grid's time (the search itself is tested in test_estimator.py)."""
     out = tmp_path_factory.mktemp("compare") / "runs.csv"
-    return cmp.compare([sim], ["simulated"], seeds=(0, 1), out=out, progress=False), out
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(cmp, "JEIRT_SEARCH_BUDGET", 1e-3)
+        return cmp.compare([sim], ["simulated"], seeds=(0, 1), out=out, progress=False), out
 
 
 def test_compare_returns_one_row_per_run_with_the_right_columns(runs, sim):
@@ -42,7 +46,10 @@ def test_compare_returns_one_row_per_run_with_the_right_columns(runs, sim):
         n_test = int(split_by_question(sim, seed=seed).test.sum())
         assert (table.loc[table["seed"] == seed, "n_test"] == n_test).all()  # every test label scored
     je = table[table["method"] == "je-irt"]
-    assert json.loads(je["params"].iloc[0])["random_state"] == 0  # JE-IRT runs with its defaults + seed
+    params = json.loads(je["params"].iloc[0])
+    assert params["random_state"] == 0 and params["d"] == 256  # JE-IRT runs with its defaults + seed
+    assert params["search"] is True and params["search_budget"] == 1e-3  # it searched, under the budget given
+    assert [json.loads(f)["search_tried"] for f in je["fitted"]] == [1, 1]  # no candidate after the budget
     assert table.attrs["config"]["seeds"] == [0, 1]
 
 
