@@ -108,11 +108,11 @@ def _check_input_file(option: str, path: str) -> Path:
     p = Path(path).expanduser()
     if not str(path).strip():
         raise UsageError(f"{option} is empty; give a file.")
-    if not p.exists():
+    if not os.path.exists(p):  # os.path: False, not an error, for a name too long to look up
         raise UsageError(f"{option} {path}: no such file; check the path.")
-    if p.is_dir():
+    if os.path.isdir(p):
         raise UsageError(f"{option} {path} is a folder; give a file.")
-    if not p.is_file():
+    if not os.path.isfile(p):
         raise UsageError(f"{option} {path} is not a regular file (a FIFO, socket or device); give a file.")
     if not os.access(p, os.R_OK):
         raise UsageError(f"{option} {path} cannot be read (permission denied).")
@@ -241,7 +241,7 @@ def _check_options(args: argparse.Namespace) -> None:
         if value is not None and not value.strip():
             raise UsageError(f"{_option(dest)} is empty; give a file name (or leave {_option(dest)} out).")
     suffix = OUT_SUFFIXES.get(args.func)
-    if suffix and getattr(args, "out", None) and not args.out.endswith(suffix) and not Path(args.out).is_dir():
+    if suffix and getattr(args, "out", None) and not args.out.endswith(suffix) and not os.path.isdir(args.out):
         raise UsageError(f"--out {args.out}: `jeirt {args.command}` writes a {suffix} file; give a name ending "
                          f"in {suffix}.")
 
@@ -357,7 +357,7 @@ def _dataset(name: str, limit_items: int | None = None, seed: int = 0):
     except (ValueError, KeyError, UnicodeDecodeError, pd.errors.ParserError,
             pd.errors.EmptyDataError) as err:
         message = err.args[0] if isinstance(err, KeyError) and err.args else str(err)
-        raise DataError(f"--dataset {name}: {message}") from err
+        raise DataError(f"--dataset {message}" if message.startswith(name) else f"--dataset {name}: {message}") from err
     if limit_items and ds.n_items > limit_items:
         ds = ds.subset(items=sample_items(ds.items["benchmark"].to_numpy(), limit_items,
                                           np.random.default_rng(seed)))

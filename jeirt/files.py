@@ -228,14 +228,14 @@ def check_output(path: str | Path, *, reads: Sequence[tuple[str, Path]] = (), fo
     if not str(path).strip():
         raise OutputRefused("is empty; give a file name.")
     path = Path(path).expanduser()
-    target = _target(path)
-    if target.is_dir():
-        raise OutputRefused(f"{path} is a folder; give a file name inside it.")
-    size = len(target.name.encode("utf-8", errors="surrogateescape"))
-    if size > NAME_BYTES:
+    size = len(path.name.encode("utf-8", errors="surrogateescape"))
+    if size > NAME_BYTES:  # before any look at the disk, which would fail on it
         raise OutputRefused(f"{path}: the file name is {size} bytes long; file systems take at most {NAME_BYTES}, "
                             "choose a shorter name.")
-    if not target.parent.is_dir():
+    target = _target(path)
+    if os.path.isdir(target):
+        raise OutputRefused(f"{path} is a folder; give a file name inside it.")
+    if not os.path.isdir(target.parent):
         raise OutputRefused(f"{path}: the folder {target.parent} does not exist; create it first.")
     for what, read in reads:
         if what != replaces and _same_file(target, Path(read)):

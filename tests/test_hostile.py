@@ -6,7 +6,10 @@ Exit codes: 2 usage, 3 data, 4 model file, 5 output, 6 environment (see `jeirt -
 """
 from __future__ import annotations
 
+import errno
+import gzip
 import hashlib
+import json
 import os
 import signal
 import subprocess
@@ -265,6 +268,377 @@ def test_stale_temporaries_are_removed(tmp_path, monkeypatch):
     monkeypatch.setattr(files, "STALE_SECONDS", -1.0)
     files.write_text(tmp_path / "x.txt", "x")
     assert not orphan.exists() and mine.exists() and (tmp_path / "x.txt").read_text() == "x"
+
+
+# ----------------------------------------------------------------------------------------------------
+# Round two, by class: one reader for user CSVs; one policy for output paths; option checks before any
+# data; damaged files and failed writes under their exit codes; compare's two files as one unit.
+
+
+@pytest.fixture(scope="module")
+def hostile_files(work, mmlu_pro) -> Path:
+    """More bad inputs beside the catalogue's, in the same folder."""
+    rows = pd.read_csv(work / "answers.csv", dtype=str, keep_default_na=False)
+    rows.assign(model=" newcomer").to_csv(work / "padded_model.csv", index=False)
+    rows.assign(model="newcomer ").to_csv(work / "trailing_model.csv", index=False)
+    rows.assign(model=np.where(np.arange(len(rows)) == 3, "", "newcomer")).to_csv(work / "empty_model.csv", index=False)
+    rows.assign(item_id=np.where(np.arange(len(rows)) == 2, " " + rows["item_id"], rows["item_id"])).to_csv(
+        work / "padded_item.csv", index=False)
+    rows.assign(model="x", label="1").to_csv(work / "one_class.csv", index=False)
+    (work / "dup_header.csv").write_text(f"model,item_id,label,label\nm,{rows['item_id'].iloc[0]},1,0\n")
+    (work / "padded_header.csv").write_text(f"model, item_id,label\nm,{rows['item_id'].iloc[0]},1\n")
+    (work / "ragged_results.csv").write_text(f"model,item_id,label\nm,{rows['item_id'].iloc[0]},1,extra\n")
+    (work / "q_dup_header.csv").write_text("item_id,text,text\na,What is 2+2?,again\n")
+    (work / "q_empty_id.csv").write_text("item_id,text\na,What is 2+2?\n,Who wrote Hamlet?\n")
+    (work / "q_padded_id.csv").write_text("item_id,text\na ,What is 2+2?\n")
+    (work / "q_no_text.csv").write_text("item_id,question\na,What is 2+2?\n")
+    (work / "q_NA.csv").write_text("item_id,text\nNA,What is 2+2?\nNone,Who wrote Hamlet?\n")
+    (work / "bad_label_row.csv").write_text(f"model,item_id,label\nm,{rows['item_id'].iloc[0]},1\n"
+                                            f"m,{rows['item_id'].iloc[1]},maybe\n")
+    (work / "items_dup.csv").write_text("item_id,text\nq1,What is 2+2?\nq1,Who wrote Hamlet?\n")
+    (work / "custom_results.csv").write_text("model,item_id,label\nm,q1,1\nm,q2,0\n")
+    raw = (work / "answers.csv").read_bytes()
+    (work / "truncated.csv.gz").write_bytes(gzip.compress(raw)[: len(gzip.compress(raw)) // 2])
+    (work / "not_gzip.csv.gz").write_bytes(raw)
+    os.mkfifo(work / "fifo.csv")
+    os.symlink(work / "questions.csv", work / "link_to_questions.csv")
+    return work
+
+
+LONG = "p" * 260
+ROUND_TWO = {  # class -> (case id, argv, exit code, fragments of the message)
+    "input": [
+        ("padded-model", ["data", "{w}/padded_model.csv"], 3, ["' newcomer'", "data row 1", "spaces"]),
+        ("trailing-model", ["onboard", "--model", M, "--results", "{w}/trailing_model.csv", "--dataset", "mmlu_pro",
+                            "--out", "{w}/o.pt"], 3, ["--results", "'newcomer '"]),
+        ("empty-model", ["data", "{w}/empty_model.csv"], 3, ["data row 4", "empty"]),
+        ("padded-item-id", ["data", "{w}/padded_item.csv"], 3, ["item_id", "data row 3"]),
+        ("duplicate-header", ["data", "{w}/dup_header.csv"], 3, ["--dataset", "['label'] more than once"]),
+        ("padded-header", ["data", "{w}/padded_header.csv"], 3, ["' item_id'", "spaces"]),
+        ("ragged-results", ["data", "{w}/ragged_results.csv"], 3, ["more cells than the header"]),
+        ("questions-dup-header", ["predict", "--model", M, "--questions", "{w}/q_dup_header.csv"], 3,
+         ["--questions", "more than once"]),
+        ("questions-empty-id", ["predict", "--model", M, "--questions", "{w}/q_empty_id.csv"], 3,
+         ["--questions", "data row 2", "empty"]),
+        ("questions-padded-id", ["route", "--model", M, "--questions", "{w}/q_padded_id.csv"], 3, ["'a '"]),
+        ("questions-no-text", ["predict", "--model", M, "--questions", "{w}/q_no_text.csv"], 3,
+         ["--questions", "lacks column(s) ['text']"]),
+        ("fit-no-text", ["fit", "--dataset", "{w}/no_text.csv", "--d", "4", "--max-epochs", "1", "--quiet"], 3,
+         ["no text", "'text' column"]),
+        ("onboard-no-text", ["onboard", "--model", M, "--results", "{w}/custom_results.csv", "--out", "{w}/o.pt"], 3,
+         ["--results", "no text"]),
+        ("estimate-bad-label-row", ["estimate", "--model", M, "--dataset", "mmlu_pro", "--results",
+                                    "{w}/bad_label_row.csv"], 3, ["--results", "data row 2", "'maybe'"]),
+        ("suggest-padded-results", ["suggest", "--model", M, "--dataset", "mmlu_pro", "--k", "2", "--results",
+                                    "{w}/padded_model.csv"], 3, ["--results", "spaces"]),
+        ("items-repeated", ["onboard", "--model", M, "--results", "{w}/custom_results.csv", "--items",
+                            "{w}/items_dup.csv", "--out", "{w}/o.pt"], 3, ["--items", "items_dup.csv", "'q1'"]),
+    ],
+    "output": [
+        ("json-manifest-forced", ["data", "verify", "--json", "{data}/checksums.json", "--force"], 5,
+         ["checksum manifest", "with or without --force"]),
+        ("json-dataset-file-forced", ["data", "mmlu_pro", "--json", "{data}/zeroeval/items.csv.gz", "--force"], 5,
+         ["dataset folder"]),
+        ("json-new-file-in-dataset", ["data", "--json", "{data}/mmlu_pro/summary.json"], 5, ["dataset folder"]),
+        ("out-package-file-forced", ["route", "--model", M, "--questions", "{w}/questions.csv", "--out",
+                                     "{package}/tasks/prices.csv", "--force"], 5, ["installed jeirt package"]),
+        ("json-package-file", ["data", "--json", "{package}/new.json"], 5, ["installed jeirt package"]),
+        ("out-empty", ["predict", "--model", M, "--questions", "{w}/questions.csv", "--out", ""], 2, ["--out is empty"]),
+        ("json-empty", ["data", "--json", ""], 2, ["--json is empty"]),
+        ("json-blank", ["data", "--json", "  "], 2, ["--json is empty"]),
+        ("out-link-to-input", ["predict", "--model", M, "--questions", "{w}/questions.csv", "--out",
+                               "{w}/link_to_questions.csv", "--force"], 5, ["never overwrites an input"]),
+        ("out-name-too-long", ["predict", "--model", M, "--questions", "{w}/questions.csv", "--out",
+                               "{w}/" + LONG + ".csv"], 5, ["bytes long", "at most 255"]),
+        ("compare-json-is-input", ["compare", "--dataset", "{w}/answers.csv", "--out", "{w}/answers.csv"], 5,
+         ["never overwrites an input"]),
+    ],
+    "options": [
+        ("encoder-unknown", ["fit", "--dataset", "mmlu_pro", "--encoder", "bogus"], 2, ["--encoder 'bogus'"]),
+        ("compare-encoder-unknown", ["compare", "--dataset", "mmlu_pro", "--encoder", "minilm,bogus"], 2,
+         ["--encoder 'bogus'"]),
+        ("search-budget-negative", ["fit", "--dataset", "mmlu_pro", "--search", "--search-budget", "-1"], 2,
+         ["--search-budget -1"]),
+        ("search-budget-nan", ["fit", "--dataset", "mmlu_pro", "--search-budget", "nan"], 2, ["--search-budget nan"]),
+        ("fit-out-suffix", ["fit", "--dataset", "mmlu_pro", "--out", "{w}/model.csv"], 2, ["writes a .pt file"]),
+        ("compare-out-suffix", ["compare", "--dataset", "mmlu_pro", "--out", "{w}/runs.txt"], 2, ["writes a .csv"]),
+        ("predict-out-suffix", ["predict", "--model", M, "--questions", "{w}/questions.csv", "--out", "{w}/p.pt"], 2,
+         ["writes a .csv"]),
+        ("draws-one", ["estimate", "--model", M, "--dataset", "mmlu_pro", "--results", "{w}/answers.csv",
+                       "--draws", "1"], 2, ["--draws 1", "two"]),
+        ("seeds-repeated", ["compare", "--dataset", "mmlu_pro", "--seeds", "0,0"], 2, ["--seeds '0,0'", "repeats"]),
+        ("seeds-repeated-spelling", ["compare", "--dataset", "mmlu_pro", "--seeds", "1,01"], 2, ["repeats"]),
+        ("dataset-repeated", ["compare", "--dataset", "zeroeval", "--dataset", "zeroeval"], 2, ["more than once"]),
+        ("dataset-repeated-comma", ["compare", "--dataset", "zeroeval,mmlu_pro,zeroeval"], 2, ["more than once"]),
+        ("methods-repeated", ["compare", "--dataset", "zeroeval", "--methods", "knn,knn"], 2, ["['knn'] more than once"]),
+        ("methods-empty", ["compare", "--dataset", "zeroeval", "--methods", ""], 2, ["--methods", "empty name"]),
+        ("methods-empty-item", ["compare", "--dataset", "zeroeval", "--methods", "knn,"], 2, ["empty name"]),
+        ("methods-unknown", ["compare", "--dataset", "zeroeval", "--methods", "knn,svm"], 2, ["['svm']"]),
+        ("split-unknown", ["compare", "--dataset", "zeroeval", "--split", "random"], 2, ["--split 'random'"]),
+        ("suggest-models-repeated", ["suggest", "--model", M, "--dataset", "mmlu_pro", "--k", "2", "--models",
+                                     "a,a"], 2, ["--models", "more than once"]),
+        ("items-beside-dataset", ["onboard", "--model", M, "--results", "{w}/answers.csv", "--dataset", "mmlu_pro",
+                                  "--items", "{w}/questions.csv", "--out", "{w}/o.pt"], 2, ["--items", "not both"]),
+    ],
+    "errors": [
+        ("truncated-gzip", ["data", "{w}/truncated.csv.gz"], 3, ["truncated.csv.gz", "damaged or cut short"]),
+        ("not-gzip", ["fit", "--dataset", "{w}/not_gzip.csv.gz"], 3, ["not_gzip.csv.gz"]),
+        ("fifo-questions", ["predict", "--model", M, "--questions", "{w}/fifo.csv"], 2, ["not a regular file"]),
+        ("fifo-results", ["onboard", "--model", M, "--results", "{w}/fifo.csv", "--dataset", "mmlu_pro",
+                          "--out", "{w}/o.pt"], 2, ["--results", "not a regular file"]),
+        ("fifo-dataset", ["data", "{w}/fifo.csv"], 2, ["--dataset", "not a regular file"]),
+        ("input-name-too-long", ["predict", "--model", M, "--questions", "{w}/" + LONG + ".csv"], 2, ["no such file"]),
+    ],
+}
+ROUND_TWO_CASES = [(cls, *case) for cls, cases in ROUND_TWO.items() for case in cases]
+
+
+def _run_case(work: Path, capsys, argv: list[str]) -> tuple[int, str, str]:
+    places = {"{w}": work, "{package}": Path(files.__file__).resolve().parent}
+    if any("{data}" in a for a in argv):
+        places["{data}"] = settings.data_dir()
+    for key, value in places.items():
+        argv = [a.replace(key, str(value)) for a in argv]
+    code = main(argv)
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+@pytest.mark.parametrize("cls, case, argv, code, fragments", ROUND_TWO_CASES,
+                         ids=[f"{c[0]}-{c[1]}" for c in ROUND_TWO_CASES])
+def test_hostile_round_two(hostile_files, capsys, monkeypatch, cls, case, argv, code, fragments):
+    monkeypatch.chdir(hostile_files)
+    protected = [settings.data_dir() / "checksums.json", settings.data_dir() / "zeroeval" / "items.csv.gz",
+                 Path(files.__file__).resolve().parent / "tasks" / "prices.csv", hostile_files / "questions.csv"]
+    before = [_digest(p) for p in protected]
+    started = time.perf_counter()
+    got, out, err = _run_case(hostile_files, capsys, argv)
+    assert got == code, f"{case}: exit {got}, expected {code}; stderr: {err}"
+    assert "Traceback" not in err and "Traceback" not in out
+    message = err.strip()
+    assert message.startswith("error: ") and len(message.splitlines()) == 1, message
+    for fragment in fragments:
+        assert fragment in message, f"{case}: {fragment!r} not in {message!r}"
+    assert [_digest(p) for p in protected] == before, f"{case} changed a file it must not write"
+    if code in (2, 5):  # refused before any data is loaded
+        assert time.perf_counter() - started < 10, f"{case}: refused only after work"
+
+
+def test_round_two_covers_every_class():
+    counts = {cls: len(cases) for cls, cases in ROUND_TWO.items()}
+    assert all(n >= 5 for n in counts.values()), counts
+
+
+@pytest.mark.parametrize("name", ["NA", "None", "1e3", "nan", "null", "0001", "TRUE"])
+def test_names_stay_as_written(hostile_files, capsys, tmp_path, name):
+    results = tmp_path / "answers.csv"
+    pd.read_csv(hostile_files / "answers.csv", dtype=str, keep_default_na=False).assign(model=name).to_csv(
+        results, index=False)
+    code, out, err = _run_case(hostile_files, capsys, ["data", str(results), "--json", str(tmp_path / "d.json")])
+    assert code == 0, err
+    assert json.loads((tmp_path / "d.json").read_text())["models"] == [name]
+
+
+def test_estimate_and_onboard_keep_a_model_named_na(hostile_files, capsys, tmp_path):
+    results = tmp_path / "na.csv"
+    pd.read_csv(hostile_files / "answers.csv", dtype=str, keep_default_na=False).assign(model="NA").to_csv(
+        results, index=False)
+    code, out, err = _run_case(hostile_files, capsys, ["estimate", "--model", M, "--dataset", "mmlu_pro", "--results",
+                                                      str(results), "--draws", "20", "--json", str(tmp_path / "e.json"),
+                                                      "--quiet"])
+    assert code == 0, err
+    assert list(json.loads((tmp_path / "e.json").read_text())["models"]) == ["NA"]
+    code, out, err = _run_case(hostile_files, capsys, ["onboard", "--model", M, "--results", str(results), "--dataset",
+                                                      "mmlu_pro", "--out", str(tmp_path / "na.pt")])
+    assert code == 0, err
+    assert "NA" in JEIRT.load(tmp_path / "na.pt").models_
+
+
+def test_predict_proba_refuses_one_string_and_empty_texts(work):
+    model = JEIRT.load(work / "model.pt")
+    with pytest.raises(TypeError, match="one string"):
+        model.predict_proba("What is 2+2?")
+    with pytest.raises(ValueError, match=r"questions\[0\] is an empty text"):
+        model.predict_proba([""])
+    with pytest.raises(ValueError, match=r"questions\[1\]"):
+        model.predict_proba(["What is 2+2?", "   "])
+
+
+def test_in_place_onboard_through_a_link_writes_its_target(work, tmp_path, capsys):
+    target = tmp_path / "real.pt"
+    target.write_bytes((work / "model.pt").read_bytes())
+    link = tmp_path / "link.pt"
+    link.symlink_to(target)
+    code, _, err = _run_case(work, capsys, ["onboard", "--model", str(link), "--results", str(work / "answers.csv"),
+                                            "--dataset", "mmlu_pro", "--in-place"])
+    assert code == 0, err
+    assert link.is_symlink() and "newcomer" in JEIRT.load(target).models_
+
+
+def test_a_long_out_name_is_written(work, tmp_path, capsys):
+    out = tmp_path / ("p" * 230 + ".csv")  # its temporary name would pass 255 bytes uncut
+    code, _, err = _run_case(work, capsys, ["predict", "--model", str(work / "model.pt"), "--questions",
+                                            str(work / "questions.csv"), "--out", str(out)])
+    assert code == 0 and out.is_file(), err
+    assert not list(tmp_path.glob(".tmp-*"))
+
+
+def test_one_class_onboard_writes_null_auc(hostile_files, tmp_path, capsys):
+    code, out, err = _run_case(hostile_files, capsys, [
+        "onboard", "--model", M, "--results", "{w}/one_class.csv", "--dataset", "mmlu_pro",
+        "--out", str(tmp_path / "m.pt"), "--json", str(tmp_path / "m.json")])
+    assert code == 0, err
+    summary = json.loads((tmp_path / "m.json").read_text())
+    assert summary["fit_on_own_labels"]["auc"] is None and "one class" in summary["note"]
+    assert "undefined" in out and "nan" not in out.lower()
+
+
+@pytest.mark.parametrize("argv", [["data", "--json", "{t}/d.json"],
+                                  ["predict", "--model", M, "--questions", "{w}/questions.csv", "--out", "{t}/p.csv"]])
+def test_a_full_disk_is_an_output_error(work, tmp_path, capsys, monkeypatch, argv):
+    def full(fd):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(files.os, "fsync", full)
+    code, _, err = _run_case(work, capsys, [a.replace("{t}", str(tmp_path)) for a in argv])
+    assert code == 5 and "could not write" in err and str(tmp_path) in err and "Traceback" not in err, err
+    assert not list(tmp_path.iterdir())  # no output, no temporary file left
+
+
+def test_a_full_disk_during_fit_out_names_the_path(work, tmp_path, capsys, monkeypatch):
+    real = files.os.fsync
+
+    def full(fd):
+        if os.fstat(fd).st_size > 0:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        real(fd)
+
+    monkeypatch.setattr(files.os, "fsync", full)
+    code, _, err = _run_case(work, capsys, ["fit", "--dataset", "mmlu_pro", *TINY_FIT, "--out", str(tmp_path / "m.pt")])
+    assert code == 5 and "m.pt" in err and "could not write" in err, err
+
+
+@pytest.mark.parametrize("variable, value, fragment", [
+    ("JEIRT_CACHE", "", "JEIRT_CACHE is set but empty"), ("JEIRT_CACHE", "   ", "JEIRT_CACHE"),
+    ("JEIRT_DEVICE", "", "JEIRT_DEVICE is set but empty"), ("JEIRT_DATA", "", "JEIRT_DATA"),
+    ("JEIRT_WORKERS", "two", "JEIRT_WORKERS")])
+def test_environment_variables_set_to_nothing_usable(work, capsys, monkeypatch, tmp_path, variable, value, fragment):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv(variable, value)
+    code, _, err = _run_case(work, capsys, ["predict", "--model", str(work / "model.pt"), "--questions",
+                                            str(work / "questions.csv")])
+    assert code == 6 and fragment in err and "Traceback" not in err, err
+    assert not list(tmp_path.iterdir())  # no cache made in the current folder
+    with pytest.raises(ValueError, match=variable):
+        settings.check_environment()
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="this machine has a GPU")
+def test_cuda_from_the_environment_names_the_variable(work, capsys, monkeypatch):
+    monkeypatch.setenv("JEIRT_DEVICE", "cuda")
+    code, _, err = _run_case(work, capsys, ["predict", "--model", str(work / "model.pt"), "--questions",
+                                            str(work / "questions.csv")])
+    assert code == 6 and "JEIRT_DEVICE" in err and "--device" not in err, err
+
+
+def test_cache_folder_that_cannot_be_made_names_jeirt_cache(monkeypatch, tmp_path):
+    (tmp_path / "file").write_text("x")
+    monkeypatch.setenv("JEIRT_CACHE", str(tmp_path / "file" / "sub"))
+    with pytest.raises(OSError, match="JEIRT_CACHE"):
+        settings.cache_dir()
+
+
+def _toy_data(root: Path, mmlu_pro) -> Path:
+    """A data folder of one small dataset (30 items), with its embeddings and a checksum manifest."""
+    from jeirt.data import write_manifest
+
+    toy = mmlu_pro.subset(items=np.arange(30))
+    (root / "toy" / "embeddings").mkdir(parents=True)
+    toy.items[["item_id", "benchmark", "subject", "text"]].to_csv(root / "toy" / "items.csv.gz", index=False)
+    toy.to_long().to_csv(root / "toy" / "responses.csv.gz", index=False)
+    src = settings.data_dir() / "mmlu_pro" / "embeddings" / "all-MiniLM-L6-v2.npz"
+    with np.load(src) as npz:
+        np.savez(root / "toy" / "embeddings" / "all-MiniLM-L6-v2.npz", item_id=npz["item_id"][:30],
+                 text_sha256=npz["text_sha256"][:30], emb=npz["emb"][:30])
+    write_manifest(root)
+    return root
+
+
+def test_damaged_dataset_files_are_data_errors(mmlu_pro, tmp_path, capsys, monkeypatch):
+    root = _toy_data(tmp_path / "data", mmlu_pro)
+    monkeypatch.setenv("JEIRT_DATA", str(root))
+    assert main(["data", "toy"]) == 0
+    capsys.readouterr()
+    npz = root / "toy" / "embeddings" / "all-MiniLM-L6-v2.npz"
+    npz.write_bytes(npz.read_bytes()[:300])
+    (root / "checksums.json").unlink()  # a folder without a manifest: the archive itself is read
+    assert main(["data", "toy"]) == 3
+    err = capsys.readouterr().err
+    assert "all-MiniLM-L6-v2.npz" in err and "damaged or cut short" in err and "Traceback" not in err
+    responses = root / "toy" / "responses.csv.gz"
+    responses.write_bytes(responses.read_bytes()[:200])
+    npz.unlink()
+    assert main(["data", "toy"]) == 3
+    err = capsys.readouterr().err
+    assert "responses.csv.gz" in err and "damaged or cut short" in err
+
+
+@pytest.mark.parametrize("files_value", ["[]", '["toy/items.csv.gz"]', '{"toy/items.csv.gz": 3}', '"x"',
+                                         '{"toy/items.csv.gz": {"size": "1", "sha256": "ab"}}'])
+def test_a_malformed_manifest_is_a_data_error(mmlu_pro, tmp_path, capsys, monkeypatch, files_value):
+    root = _toy_data(tmp_path / "data", mmlu_pro)
+    monkeypatch.setenv("JEIRT_DATA", str(root))
+    (root / "checksums.json").write_text('{"files": %s}' % files_value)
+    assert main(["data", "verify"]) == 3
+    err = capsys.readouterr().err
+    assert "checksums.json" in err and "Traceback" not in err and "internal error" not in err
+
+
+def test_temporaries_of_dead_writers_go_at_the_next_write(tmp_path):
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True,
+                          check=True)
+    orphan = tmp_path / f".tmp-{int(dead.stdout)}-{'0' * 32}-model.pt"
+    orphan.write_bytes(b"half")  # just written: no waiting for it to age
+    files.write_text(tmp_path / "x.txt", "x")
+    assert not orphan.exists()
+
+
+def _runs(value: float):
+    from jeirt.tasks.compare import RUN_COLUMNS, _frame
+
+    rows = [{"dataset": "toy", "encoder": "all-MiniLM-L6-v2", "split": "q", "method": m, "seed": s,
+             **{k: value for k in ("accuracy", "auc", "brier", "ece", "log_loss")}, "n_test": 10, "fit_seconds": 1.0,
+             "params": "{}", "fitted": "{}"} for m in ("je-irt", "knn") for s in (0, 1)]
+    return _frame(rows, {"run": value, "datasets": ["toy"]})
+
+
+def test_compare_files_written_as_one_unit(tmp_path, monkeypatch):
+    from jeirt.tasks.compare import load, save
+
+    out = tmp_path / "runs.csv"
+    save(_runs(0.5), out)
+    assert load(out).attrs["config"]["run"] == 0.5
+    real, calls = files.os.replace, []
+
+    def killed_between(src, dst):  # the second move of the unit never happens
+        calls.append(dst)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        real(src, dst)
+
+    monkeypatch.setattr(files.os, "replace", killed_between)
+    with pytest.raises(KeyboardInterrupt):
+        save(_runs(0.7), out)
+    monkeypatch.setattr(files.os, "replace", real)
+    with pytest.raises(ValueError, match="different writes"):
+        load(out)
+    assert not list(tmp_path.glob(".tmp-*"))
+    save(_runs(0.7), out)
+    assert load(out).attrs["config"]["run"] == 0.7
+    out.write_text(out.read_text().replace("0.7", "0.8"))  # an edited table
+    with pytest.raises(ValueError, match="different writes"):
+        load(out.with_suffix(".json"))
+
 
 
 # ----------------------------------------------------------------------------------------------------
