@@ -43,6 +43,8 @@ import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 BUILD = ROOT / "_build"
+CLAIMS = BUILD / "claims"  # each results page's verdict rows (jeirt.book.verdicts.show), for the scorecard
+SCORECARD = ROOT / "book" / "reproducing.md"  # gathers every page's rows: runs after the others
 CACHE = BUILD / ".jupyter_cache"
 STAMP = CACHE / "jeirt-fingerprint.json"
 sys.path.insert(0, str(ROOT / "scripts"))  # sibling scripts, not the package (that is installed)
@@ -226,6 +228,20 @@ def execute_missing(pages: list[Path], cache_dir: Path, jobs: int, timeout: int,
     return failed, time.perf_counter() - start
 
 
+def run_scorecard_last(pages: list[Path], timeout: int, ran_others: bool) -> tuple[int, float]:
+    """Execute `SCORECARD` after every other page, again whenever another page ran (its rows changed)."""
+    from jupyter_cache import get_cache
+
+    if SCORECARD not in pages:
+        return 0, 0.0
+    if ran_others:
+        try:
+            get_cache(str(CACHE)).remove_cache(get_cache(str(CACHE)).match_cache_notebook(read_page(SCORECARD)).pk)
+        except KeyError:
+            pass
+    return execute_missing([SCORECARD], CACHE, 1, timeout)
+
+
 def default_jobs() -> int:
     return int(os.environ.get("JEIRT_BOOK_JOBS") or min(2, os.cpu_count() or 1))
 
@@ -244,12 +260,18 @@ def main(argv=None) -> int:
     vendor_mathjax.vendor()
     current = fingerprint()
     stale = refresh_cache(current)
+    if stale:
+        shutil.rmtree(CLAIMS, ignore_errors=True)
+    os.environ["JEIRT_CLAIMS_DIR"] = str(CLAIMS)  # the pages' kernels inherit it
     pages = book_pages()
     timeout = int(yaml.safe_load((ROOT / "_config.yml").read_text()).get("execute", {}).get("timeout", 3600))
     # Pages go alone only when the times were measured (a page's size is only a guess).
     expected, measured = expected_seconds(pages, current["settings"])
-    failed, execute_seconds = execute_missing(pages, CACHE, args.jobs, timeout, expected,
-                                              alone_over=ALONE_SECONDS if measured else None)
+    failed, execute_seconds = execute_missing([p for p in pages if p != SCORECARD], CACHE, args.jobs, timeout,
+                                              expected, alone_over=ALONE_SECONDS if measured else None)
+    if not failed:
+        failed, seconds = run_scorecard_last(pages, timeout, ran_others=execute_seconds > 0)
+        execute_seconds += seconds
     if failed:
         STAMP.unlink(missing_ok=True)
         print(f"build_book: {failed} page(s) failed; see the tracebacks above")
