@@ -134,5 +134,5 @@ def test_the_command_line(sim, tmp_path, monkeypatch, capsys):
     assert len(json.loads(summary_json.read_text())["summary"]) == len(FAST)
     assert cli._list(["a,b", " c "]) == ["a", "b", "c"]
     bad = parser.parse_args(["compare", "--dataset", "sim", "--seeds", "0,x"])
-    with pytest.raises(ValueError, match="--seeds"):
-        bad.func(bad)
+    with pytest.raises(cli.UsageError, match="--seeds"):  # checked before any data is loaded
+        cli.validate(bad)
