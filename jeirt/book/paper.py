@@ -193,6 +193,29 @@ def no_number(place: str, what: str = "") -> str:
     return f"{what + '; ' if what else ''}the paper prints no number ({place})"
 
 
+# Where each place of the paper stands in its order (Sec. 2's propositions first, the appendices'
+# measurements after Sec. 3.6, then the v2 summary, IRT-Net and the book's own claims): `position`.
+ORDER = [("Prop. 1", 2.1), ("App. A", 2.1), ("Prop. 2", 2.2), ("App. C", 2.2), ("Prop. 3", 2.3), ("App. B", 2.3),
+         ("Sec. 3.1", 3.1), ("Fig. 1", 3.1), ("App. J", 3.15), ("Sec. 3.2", 3.2), ("Fig. 2", 3.2),
+         ("Sec. 3.3", 3.3), ("Table 1", 3.3), ("Table 2", 3.32), ("App. D", 3.35), ("Sec. 3.4", 3.4),
+         ("Table 3", 3.4), ("Table 4", 3.4), ("Sec. 3.5", 3.5), ("Fig. 3", 3.5), ("App. F", 3.5),
+         ("Sec. 3.6", 3.6), ("Table 5", 3.6), ("Sec. 5", 5.0), ("Fig. 4", 6.1), ("Eq. 7", 6.1),
+         ("Fig. 5", 6.2), ("Table 6", 6.3), ("Fig. 6", 6.4), ("App. E", 6.0), ("App. G", 6.5),
+         ("Fig. 8", 6.5), ("v2", 7.0), ("IRT-Net", 8.0)]
+
+
+def position(claim: str) -> float:
+    """Where a claim stands in the paper's order, from the first place it cites in brackets
+    ('... (Sec. 3.4)', '(Table 5)', '(v2 summary)'); 9 for a claim that cites none (the book's own)."""
+    import re
+
+    for group in re.findall(r"\(([^()]*)\)", claim):
+        hits = [(group.find(place), rank) for place, rank in ORDER if place in group]
+        if hits:
+            return min(hits)[1]
+    return 9.0
+
+
 def not_claimed(source: str = "") -> str:
     """The "paper" cell of a row that tests the book's own claim, not the paper's: 'not a claim of
     the paper', with where the idea comes from (`source`, e.g. 'tinyBenchmarks: per-question IRT')."""

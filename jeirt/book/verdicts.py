@@ -190,18 +190,56 @@ def show(name: str, claims: Sequence[Claim]) -> pd.DataFrame:
     return table
 
 
-def scorecard(folder: str | Path, pages: dict[str, str]) -> pd.DataFrame:
-    """Every page's claim rows from `folder` (what `show` wrote), in the order of `pages` (glue prefix
-    -> page file, e.g. {'one': 'one_number', ...}, in the paper's order), one row per claim with the
-    page it comes from. A page with no file there is a `FileNotFoundError` naming it."""
-    folder = Path(folder)
-    missing = [prefix for prefix in pages if not (folder / f"{prefix}.json").is_file()]
+# The glue prefix of each results page's table ('<prefix>_paper_vs_book') and the page's file in book/.
+PAGES = {"one": "one_number", "dim": "dimension", "onb": "onboarding", "ood": "ood", "dif": "difficulty",
+         "tax": "taxonomy", "geo": "geometry", "rt": "routing", "bey": "beyond", "eff": "efficient",
+         "kna": "known_answers"}
+
+
+def scorecard(folder: str | Path, pages: dict[str, str] | None = None) -> pd.DataFrame:
+    """Every page's claim rows from `folder` (what `show` wrote, one JSON file per page; or a
+    `save_claims` snapshot file), one row per
+    claim with the page it comes from (`pages`: glue prefix -> page file, default `PAGES`), sorted into
+    the paper's order (`jeirt.book.paper.position` of the claim; within a place, page order, then row
+    order). A page with no file there is a `FileNotFoundError` naming it."""
+    from jeirt.book.paper import position
+
+    folder, pages = Path(folder), PAGES if pages is None else pages
+    if folder.is_file():  # a snapshot from save_claims
+        found = json.loads(folder.read_text())["pages"]
+    else:
+        found = {p.stem: json.loads(p.read_text()) for p in folder.glob("*.json")}
+    missing = [prefix for prefix in pages if prefix not in found]
     if missing:
         raise FileNotFoundError(f"no claim rows for {missing} in {folder}; build the book "
                                 f"(scripts/build_book.py writes them) or run those pages with JEIRT_CLAIMS_DIR set.")
     rows = []
     for prefix, page in pages.items():
-        for claim in json.loads((folder / f"{prefix}.json").read_text())["claims"]:
+        for claim in found[prefix]["claims"]:
             rows.append({**{k: claim[k] for k in ("claim", "paper", "ours", "data", "setting", "verdict")},
                          "page": page})
-    return pd.DataFrame(rows)
+    card = pd.DataFrame(rows)
+    card.insert(0, "position", [position(c) for c in card["claim"]])
+    return card.sort_values("position", kind="stable").reset_index(drop=True)
+
+
+def save_claims(folder: str | Path, path: str | Path, note: str) -> Path:
+    """Bundle every page's claim rows in `folder` into one JSON file at `path` (a results snapshot,
+    e.g. results/claims_full_mmlu_pro.json), with `note` saying which build made them; `scorecard`
+    reads it in place of the folder."""
+    folder = Path(folder)
+    from jeirt.files import write_json
+
+    if not note.strip():
+        raise ValueError("note: say which build (commit, profile, date) made these rows.")
+    pages = {p.stem: json.loads(p.read_text()) for p in sorted(folder.glob("*.json"))}
+    if not pages:
+        raise FileNotFoundError(f"no claim rows in {folder}; build the book first.")
+    return write_json(path, {"note": note, "pages": pages}, indent=1)
+
+
+def tally(source: str | Path) -> dict[str, int]:
+    """The scorecard's counts per verdict word (holds, matches within noise, holds in direction, does
+    not hold, not testable), from a build's claims folder or a `save_claims` snapshot: what the README
+    quotes."""
+    return {k: int(v) for k, v in count(scorecard(source)).items()}
