@@ -22,21 +22,21 @@ from jeirt.settings import workers
 
 def discrimination_scatter(ax: plt.Axes, discrimination: np.ndarray, difficulty: np.ndarray,
                            near_zero: float = 0.25, limit: float = 6.0) -> plt.Axes:
-    """Difficulty b against discrimination a, one point per item (the paper's Fig. 1, left). The band
-    |a| < near_zero is shaded; b beyond +-limit is drawn on the edge as a triangle."""
+    """Difficulty b (x) against discrimination a (y), one point per item, on the paper's axes (Fig. 1,
+    left). The band |a| < near_zero is shaded; b beyond +-limit is drawn on the edge as a triangle."""
     a, b = np.asarray(discrimination, float), np.asarray(difficulty, float)
     ok = np.isfinite(a) & np.isfinite(b)
     inside = ok & (np.abs(b) <= limit)
-    ax.axvspan(-near_zero, near_zero, color="0.85", zorder=0, label=f"|a| < {near_zero:g}")
-    ax.axvline(0, color="0.4", linewidth=0.6)
-    ax.scatter(a[inside], b[inside], s=9, alpha=0.55, color=PALETTE[0], edgecolor="none", marker="o",
+    ax.axhspan(-near_zero, near_zero, color="0.85", zorder=0, label=f"|a| < {near_zero:g}")
+    ax.axhline(0, color="0.4", linewidth=0.6)
+    ax.scatter(b[inside], a[inside], s=9, alpha=0.55, color=PALETTE[0], edgecolor="none", marker="o",
                label="item")
     out = ok & ~inside
-    ax.scatter(a[out], np.clip(b[out], -limit, limit), s=14, alpha=0.7, color=PALETTE[5], marker="^",
+    ax.scatter(np.clip(b[out], -limit, limit), a[out], s=14, alpha=0.7, color=PALETTE[5], marker="^",
                edgecolor="none", label=f"|b| > {limit:g} (drawn at the edge)")
-    ax.set_ylim(-limit * 1.05, limit * 1.05)
-    ax.set_xlabel("discrimination a")
-    ax.set_ylabel("difficulty b")
+    ax.set_xlim(-limit * 1.05, limit * 1.05)
+    ax.set_xlabel("difficulty b")
+    ax.set_ylabel("discrimination a")
     ax.legend(loc="lower right", fontsize=7)
     return ax
 
