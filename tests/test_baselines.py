@@ -229,15 +229,32 @@ def test_mirt_discriminations_are_non_negative():
 
 # ----------------------------------------------------------------------------- all baselines
 
+BLIND = "model-accuracy"  # the question-blind baseline: one number per model, whatever the question
+MARGIN = 0.04  # AUC by which a method that reads the question (its text or benchmark) must beat it
+
+
+@pytest.fixture(scope="module")
+def blind_auc(sim) -> float:
+    """The question-blind baseline's test AUC on `sim` (0.60: the models' abilities differ)."""
+    ds, split = sim
+    return auc(ALL[BLIND]().fit(ds, split).predict_proba(ds)[split.test], ds.labels[split.test])
+
+
 @pytest.mark.parametrize("method", list(ALL))
-def test_each_baseline_beats_chance_on_simulated_data(sim, method):
+def test_each_baseline_beats_chance_and_the_question_aware_ones_beat_the_blind_one(sim, blind_auc, method):
+    """Above chance is not enough: the question-blind baseline is above it too (0.60), so a method that
+    ignored the question would pass. Each method that reads the question must beat the blind one by
+    MARGIN; measured margins 0.07 (IRT-Net, 15 epochs) to 0.13 (MIRT)."""
     ds, split = sim
     est = ALL[method]().fit(ds, split)
     probs = est.predict_proba(ds)
     assert probs.shape == ds.labels.shape and np.isfinite(probs).all()
     assert ((probs >= 0) & (probs <= 1)).all()
     sel = split.test
-    assert auc(probs[sel], ds.labels[sel]) > 0.6
+    score = auc(probs[sel], ds.labels[sel])
+    assert score > 0.55
+    if method != BLIND:
+        assert score > blind_auc + MARGIN, f"{method}: test AUC {score:.3f}, the question-blind {blind_auc:.3f}"
 
 
 @pytest.mark.parametrize("method", list(ALL))
@@ -380,3 +397,18 @@ def test_each_baseline_beats_a_constant_on_every_real_dataset(real_slices, name,
     assert sel.sum() > 500 and 0.2 < labels.mean() < 0.8  # enough test labels of both kinds
     score = auc(probs[sel], labels)
     assert score > 0.6, f"{method} on {name}: test AUC {score:.3f}, barely above a constant's 0.5"
+
+
+@pytest.mark.parametrize("name", REAL)
+def test_knn_on_question_text_beats_the_question_blind_baseline_on_every_real_dataset(real_slices, name):
+    """On the same slices, the neighbours of a question's text predict better than each model's overall
+    accuracy (measured test AUC margins 0.04 mmlu_pro, 0.09 zeroeval, 0.03 metabench). The trained
+    baselines, at two epochs of a 240-question training set, do not all beat it here (MIRT 0.65 against
+    0.71 on metabench): their margin is checked on simulated data above."""
+    ds = real_slices[name]
+    split = split_by_question(ds, seed=0)
+    sel = split.test & ds.observed
+    scores = {}
+    for est in (ModelAccuracy(), KNN(encoder="all-MiniLM-L6-v2")):
+        scores[type(est).__name__] = auc(est.fit(ds, split).predict_proba(ds)[sel], ds.labels[sel])
+    assert scores["KNN"] > scores["ModelAccuracy"] + 0.02, scores
