@@ -464,3 +464,16 @@ def test_q3_finds_a_second_dimension_that_outfit_misses():
     assert np.allclose(np.diag(corr), 1.0) and np.allclose(corr, corr.T)
     with pytest.raises(ValueError, match="at least two"):
         diag.mean_q3(corr, [3])
+
+
+def test_rasch_patterns_given_their_score_do_not_depend_on_ability():
+    from jeirt.book import irt_primer
+
+    table = irt_primer.patterns_given_score(np.array([-1.0, 0.0, 1.0]), 1, thetas=(-2.0, 0.0, 3.0))
+    assert list(table.index) == ["001", "010", "100"]
+    assert np.allclose(table.to_numpy(), table.iloc[:, [0]].to_numpy())  # the sum score is sufficient
+    assert np.allclose(table.sum(), 1.0)
+    weights = np.exp(-np.array([1.0, 0.0, -1.0]))  # P(pattern | score) is proportional to exp(-b_j)
+    assert np.allclose(table.iloc[:, 0], weights / weights.sum())
+    with pytest.raises(ValueError, match="score=4"):
+        irt_primer.patterns_given_score(np.zeros(3), 4)

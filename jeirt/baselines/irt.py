@@ -13,12 +13,12 @@ of the abilities into the common a. The paper's point
 a_j close to 0, whose curves are flat or falling in ability. So discriminations are NOT forced
 positive here.
 
-Fitting. Internally the model is in slope-intercept form, z_ij = a_j theta_i + c_j (stable when a_j
-is near 0), and b_j = -c_j / a_j is reported only where |a_j| >= `min_discrimination` (NaN
+Fitting. Internally the model is in slope-intercept form, z_ij = a_j theta_i + d_j (stable when a_j
+is near 0), and b_j = -d_j / a_j is reported only where |a_j| >= `min_discrimination` (NaN
 elsewhere: a flat curve has no meaningful midpoint). We maximise the posterior (MAP) of the masked
 Bernoulli likelihood under weak Gaussian priors
 
-    theta_i ~ N(0, prior_sd_ability^2),  a_j ~ N(0, prior_sd_discrimination^2),  c_j ~ N(0, prior_sd_intercept^2)
+    theta_i ~ N(0, prior_sd_ability^2),  a_j ~ N(0, prior_sd_discrimination^2),  d_j ~ N(0, prior_sd_intercept^2)
 
 (centred at 0, so the prior does not push a_j either way) with full-batch L-BFGS (torch, strong
 Wolfe line search) over all parameters at once, starting from abilities given by accuracy and one
@@ -88,7 +88,7 @@ class _IRT(Baseline):
 
     prior_sd_ability: float = 1.0  # theta ~ N(0, sd^2); the scale is re-standardised after the fit anyway
     prior_sd_discrimination: float = 2.0  # a ~ N(0, sd^2): weak, centred at 0 (no sign preferred)
-    prior_sd_intercept: float = 5.0  # c ~ N(0, sd^2): weak; c is the log-odds at average ability
+    prior_sd_intercept: float = 5.0  # d ~ N(0, sd^2): weak; d is the log-odds at average ability
     min_discrimination: float = 0.05  # b = -c/a is reported only where |a| >= this (NaN elsewhere)
     max_iter: int = 1000  # L-BFGS iterations at most
     tol: float = 1e-9  # stop when 25 iterations lower the objective per label by < tol * (1 + its value)
@@ -253,14 +253,14 @@ class _IRT(Baseline):
 
     @property
     def difficulty_(self) -> np.ndarray:
-        """b_j = -c_j / a_j (n_items,), the ability at which P = 1/2; NaN where |a_j| < min_discrimination."""
+        """b_j = -d_j / a_j (n_items,), the ability at which P = 1/2; NaN where |a_j| < min_discrimination."""
         self._check_fitted()
         a, c = self.discrimination_, self.intercept_
         with np.errstate(invalid="ignore", divide="ignore"):
             return np.where(np.abs(a) >= self.min_discrimination, -c / a, np.nan)
 
     def item_parameters(self) -> pd.DataFrame:
-        """One row per fitted item: item_id, benchmark, discrimination a, intercept c, difficulty b."""
+        """One row per fitted item: item_id, benchmark, discrimination a, intercept d, difficulty b."""
         self._check_fitted()
         return self.items_.assign(discrimination=self.discrimination_, intercept=self.intercept_,
                                   difficulty=self.difficulty_)
