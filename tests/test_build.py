@@ -204,13 +204,63 @@ def test_glued_values_reads_glue_outputs_and_figures(tmp_path):
         {"output_type": "display_data", "metadata": {}, "data": {"image/png": png}}]}]}
     (cache / "executed" / "k1" / "base.ipynb").write_text(json.dumps(nb))
     with sqlite3.connect(cache / "global.db") as db:
-        db.execute("CREATE TABLE nbcache (uri TEXT, hashkey TEXT)")
-        db.execute("INSERT INTO nbcache VALUES ('/x/book/page.md', 'k1')")
+        db.execute("CREATE TABLE nbcache (pk INTEGER, uri TEXT, hashkey TEXT, created TEXT)")
+        db.execute("INSERT INTO nbcache VALUES (1, '/x/book/page.md', 'k1', '2026-01-01')")
     pages = glued_values.collect(tmp_path)
     assert pages["page"]["glue"] == {"acc": "0.6844"}
     assert len(pages["page"]["figures"]) == 1
     changed = {"page": {"glue": {"acc": "0.6850"}, "figures": pages["page"]["figures"]}}
     assert glued_values.compare(pages, changed) == ["page: acc: '0.6844' -> '0.6850'"]
+
+
+def verdict_table(*verdicts: str) -> str:
+    """A paper-vs-book table's HTML, as jeirt.book.verdicts.show glues it."""
+    import pandas as pd
+
+    table = pd.DataFrame({"claim": [f"claim {i}" for i in range(len(verdicts))], "paper": "Table 1: 1.0",
+                          "this book": "0.9 & <1>", "setting": "smoke profile", "verdict": list(verdicts)})
+    return table.to_html(index=False, border=0, classes="paper-vs-book")
+
+
+def test_smoke_values_are_held_against_the_snapshot(tmp_path, monkeypatch):
+    """jeirt.book.glue writes each value to $JEIRT_GLUE_LOG; --check finds every moved number (beyond
+    RTOL), changed word or verdict, lost or new value, and lets glued times vary."""
+    import json
+
+    import numpy as np
+    from IPython.display import HTML
+
+    from jeirt import book
+
+    monkeypatch.setattr("myst_nb.glue", lambda *args, **kwargs: None)  # no kernel to display to
+    monkeypatch.setenv("JEIRT_GLUE_LOG", str(tmp_path / "log"))
+    for name, value in (("x_acc", np.float64(0.6844)), ("x_words", "below"), ("x_fit_s", 12.5),
+                        ("x_note", "64.77% at d = 2"), ("x_paper_vs_book", HTML(verdict_table("holds", "does not hold")))):
+        book.glue(name, value)
+    logged = glued_values.read_log(tmp_path / "log")
+    assert logged["x_acc"]["text"] == "0.6844" and logged["x_words"]["text"] == "'below'"
+    assert glued_values.verdicts_from_html(logged["x_paper_vs_book"]["html"]) == \
+        [["claim 0", "holds"], ["claim 1", "does not hold"]]
+    snapshot = {"x": {"glue": {"x_acc": "0.6844", "x_words": "'below'", "x_fit_s": "3.1", "x_note": "'64.77% at d = 2'",
+                               "x_paper_vs_book": "<IPython.core.display.HTML object>"},
+                      "verdicts": {"x_paper_vs_book": [["claim 0", "holds"], ["claim 1", "does not hold"]]},
+                      "figures": []},
+                "y": {"glue": {"y_acc": "0.5"}, "verdicts": {}, "figures": []}}  # a page this run did not reach
+    assert glued_values.check(snapshot, logged) == []
+    moved = dict(snapshot, x=dict(snapshot["x"], glue=dict(snapshot["x"]["glue"], x_acc="0.6880", x_note="'64.70% at d = 2'",
+                                                           x_words="'above'")))
+    assert glued_values.check(moved, logged) == ["x: x_acc: '0.6880' -> '0.6844'", "x: x_note: \"'64.70% at d = 2'\" -> "
+                                                 "\"'64.77% at d = 2'\"", "x: x_words: \"'above'\" -> \"'below'\""]
+    within = dict(snapshot, x=dict(snapshot["x"], glue=dict(snapshot["x"]["glue"], x_acc=repr(0.6844 * (1 + 0.5 * glued_values.RTOL)))))
+    assert glued_values.check(within, logged) == []
+    flipped = dict(snapshot, x=dict(snapshot["x"], verdicts={"x_paper_vs_book": [["claim 0", "holds"], ["claim 1", "holds"]]}))
+    assert glued_values.check(flipped, logged) == ["x: x_paper_vs_book: 'claim 1': 'holds' -> 'does not hold'"]
+    gone = dict(snapshot, x=dict(snapshot["x"], glue=dict(snapshot["x"]["glue"], x_more="1")))
+    assert glued_values.check(gone, logged) == ["x: x_more: not glued any more (was '1')"]
+    book.glue("x_new", 1.0)
+    assert glued_values.check(snapshot, glued_values.read_log(tmp_path / "log")) == ["x_new: new, not in the snapshot"]
+    (tmp_path / "snapshot.json").write_text(json.dumps({"build": None, "pages": snapshot}))
+    assert glued_values.main(["--check", str(tmp_path / "snapshot.json"), "--log", str(tmp_path / "log")]) == 1
 
 
 def test_results_scripts_share_their_options():
@@ -296,3 +346,27 @@ def test_build_source_puts_the_colab_cell_first_only_for_a_real_url(monkeypatch)
         monkeypatch.setattr(settings, "REPO_URL", bad)
         with pytest.raises(ValueError, match="JEIRT_REPO_URL"):
             book.repo_url()
+
+
+def test_one_grid_of_dimensions():
+    """Every page that compares d reads the profile's one d_grid (the Reproducing page prints it); the
+    full grid holds Fig. 2's 16 to 1024 and the onboarding rates' dimensions."""
+    from jeirt import book
+    from jeirt.book import onboarding
+
+    full = book.PROFILE_DEFAULTS["full"]["d_grid"]
+    assert {16, 1024} <= set(full) and set(onboarding.RATE_DIMS) <= set(full) and list(full) == sorted(full)
+    pages = {path.name: path.read_text() for path in (ROOT / "book").glob("*.md")}
+    assert "d_grid = cfg.d_grid\n" in pages["dimension.md"] and "set(cfg.d_grid)" in pages["geometry.md"]
+    for name, text in pages.items():
+        assert "D_GRID" not in text, f"book/{name} has its own grid of d; read cfg.d_grid"
+    for path in (ROOT / "jeirt" / "book").glob("*.py"):
+        assert "D_GRID" not in path.read_text(), f"{path.name} has its own grid of d; pages read cfg.d_grid"
+
+
+def test_make_book_builds_the_full_profile_on_the_shipped_data(monkeypatch):
+    assert build_book.BUILD_DEFAULTS == {"JEIRT_PROFILE": "full", "JEIRT_DATASET": "mmlu_pro"}
+    makefile = (ROOT / "Makefile").read_text()
+    assert "\t$(BIN)/python scripts/build_book.py\n" in makefile  # make book: the script, its defaults
+    ci = (ROOT / ".ci" / "run").read_text()
+    assert ci.rstrip().endswith("make test\nmake book")  # CI runs the README's two commands

@@ -14,9 +14,11 @@ nothing elsewhere) and
 
 so a reader sees on every page what the numbers below it were computed with. The environment decides:
 
-    JEIRT_PROFILE   smoke (default): small slices, the whole book runs in minutes on 2 CPU cores
-                    full: the paper's settings on the whole dataset (hours on a CPU; use a GPU)
-    JEIRT_DATASET   default embedllm (full) or mmlu_pro (smoke); any name `jeirt.data.load_dataset` takes
+    JEIRT_PROFILE   smoke (default here; tests, quick iteration): small slices, the whole book in minutes
+                    full (`make book`'s default): the paper's settings on the whole dataset (on `mmlu_pro`
+                    about 20 minutes on 2 CPU cores; EmbedLLM wants a GPU)
+    JEIRT_DATASET   default embedllm (full) or mmlu_pro (smoke; `make book`'s default in both); any name
+                    `jeirt.data.load_dataset` takes
     JEIRT_ENCODER   frozen question encoder, default all-MiniLM-L6-v2
     JEIRT_SEED      integer seed for sampling and training, default 0
     JEIRT_DEVICE    torch device, default: what `jeirt.settings.default_device()` finds
@@ -35,6 +37,7 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import asdict, dataclass, replace
+from pathlib import Path
 
 import numpy as np
 
@@ -172,12 +175,14 @@ class PageSettings:
         return ds if models is None and items is None else ds.subset(models=models, items=items)
 
 
-# Profile defaults. "full" follows the paper: the whole dataset, d = 256 for single fits.
+# Profile defaults. "full" follows the paper: the whole dataset, d = 256 for single fits, and one grid of d
+# for every page that compares dimensions (Fig. 2's 16 to 1024, with d = 4 and 8 below it; the
+# onboarding rates' jeirt.book.onboarding.RATE_DIMS are three of its values).
 PROFILE_DEFAULTS = {
     "smoke": dict(dataset="mmlu_pro", max_models=200, max_items=3000, max_epochs=30, d=16,
                   d_grid=(2, 8, 32), seeds=(0,)),
     "full": dict(dataset="embedllm", max_models=None, max_items=None, max_epochs=None, d=256,
-                 d_grid=(2, 4, 8, 16, 32, 64, 128, 256), seeds=(0, 1, 2)),
+                 d_grid=(4, 8, 16, 32, 64, 128, 256, 512, 1024), seeds=(0, 1, 2)),
 }
 
 
@@ -226,7 +231,24 @@ def page_settings(profile: str | None = None, **overrides) -> PageSettings:
 
 def glue(name: str, value, display: bool = False) -> None:
     """`myst_nb.glue` for numbers in prose: numpy scalars become Python ones, so that `{glue:text}`
-    format specs such as `:.1f` apply (myst-nb cannot format the text form 'np.float64(...)')."""
+    format specs such as `:.1f` apply (myst-nb cannot format the text form 'np.float64(...)').
+    With `$JEIRT_GLUE_LOG` set (`make test` sets it), the glued text, and a table's HTML, also go to
+    `$JEIRT_GLUE_LOG/<name>.json`, so the test run's values can be compared with a committed snapshot
+    (scripts/glued_values.py --check) without building the book."""
     from myst_nb import glue as myst_glue
 
-    myst_glue(name, value.item() if isinstance(value, np.generic) else value, display=display)
+    value = value.item() if isinstance(value, np.generic) else value
+    myst_glue(name, value, display=display)
+    folder = os.environ.get("JEIRT_GLUE_LOG")
+    if folder:
+        from IPython.core.formatters import format_display_data
+
+        from jeirt.files import write_json
+
+        bundle, _ = format_display_data(value)  # what myst_nb.glue stores in the notebook
+        record = {"name": name, "text": bundle.get("text/plain", "")}
+        if "text/html" in bundle:
+            record["html"] = bundle["text/html"]
+        folder = Path(folder).expanduser()
+        folder.mkdir(parents=True, exist_ok=True)
+        write_json(folder / f"{name}.json", record, indent=1)
