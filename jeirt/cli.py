@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Sequence
 import numpy as np
 
 from jeirt import settings
-from jeirt.__main__ import INTERRUPTED, MESSAGE, interrupted
+from jeirt.interrupts import INTERRUPTED, MESSAGE, interrupted
 from jeirt.files import write_json, write_text
 
 if TYPE_CHECKING:  # pandas, torch and the workflows are imported where a command uses them, so that
@@ -944,7 +944,5 @@ def main(argv: list[str] | None = None) -> int:
     return int(result or 0)
 
 
-if __name__ == "__main__":  # `python -m jeirt.cli`: as the console script and `python -m jeirt`
-    from jeirt.__main__ import main as console
-
-    console()
+if __name__ == "__main__":  # `python -m jeirt.cli`; the console script and `python -m jeirt` run jeirt.__main__
+    sys.exit(main())
