@@ -89,7 +89,11 @@ VERDICT_COLUMN = re.compile(r"^\|.*\|\s*(holds here\?|verdict)\s*\|\s*$", re.IGN
 
 
 def test_results_pages_are_listed():
+    from jeirt.book import verdicts
+
     assert len(RESULTS_PAGES) >= 8, f"expected the results chapters of _toc.yml, found {RESULTS_PAGES}"
+    assert sorted(verdicts.PAGES.values()) == sorted(Path(d).name for d in RESULTS_PAGES), \
+        "jeirt.book.verdicts.PAGES must list every results page of _toc.yml (the scorecard gathers them)"
 
 
 @pytest.mark.parametrize("doc", RESULTS_PAGES)
@@ -106,6 +110,11 @@ def test_results_page_opens_with_computed_paper_vs_book_table(doc):
     code = "\n".join(c.source for c in nb.cells if c.cell_type == "code")
     assert re.search(rf"verdicts\.show\(\s*[\"']{glued[0]}[\"']", code), \
         f"{doc}: build the table with verdicts.show({glued[0]!r}, claims)"
+    from jeirt.book import verdicts
+
+    prefix = glued[0].removesuffix("_paper_vs_book")
+    assert verdicts.PAGES.get(prefix) == Path(doc).name, \
+        f"{doc}: add {prefix!r}: {Path(doc).name!r} to jeirt.book.verdicts.PAGES, so the scorecard gathers its rows"
     assert "verdicts.Claim(" in code or "Claim(" in code, f"{doc}: one verdicts.Claim per row"
     assert not VERDICT_COLUMN.search(text), f"{doc}: a markdown table with a verdict column; compute it instead"
     literal = VERDICT_LITERAL.search(code)
@@ -184,6 +193,17 @@ def test_paper_values_are_the_papers_tables():
         paper.no_number("Table 3")
     with pytest.raises(KeyError, match="t3.modernbert.all"):
         paper.value("t3.modernbert.all.nope")
+    import pandas as pd
+
+    ours = pd.DataFrame({"purity": [0.30], "nmi": [0.50], "extra": [1.0]}, index=pd.Index(["sent"], name="encoder"))
+    both = paper.side_by_side("Table 5", ours)
+    assert both.loc[("sent", "difference"), "purity"] == pytest.approx(0.30 - 0.372)
+    assert both.loc[("sent", "paper"), "homogeneity"] == 0.418 and np.isnan(both.loc[("sent", "this book"), "homogeneity"])
+    assert np.isnan(both.loc[("sent", "paper"), "extra"]) and list(both.columns)[-1] == "extra"
+    with pytest.raises(ValueError, match="rows"):
+        paper.side_by_side("Table 5", ours.rename(index={"sent": "mine"}))
+    assert paper.position("drop (Table 3)") < paper.position("peaks (Fig. 6)") < paper.position("a router (v2 summary)")
+    assert paper.position("two models (Prop. 1)") < paper.position("a <= 0 (Sec. 3.1, Fig. 1)")
 
 
 PAPER_QUOTE = re.compile(r"paper\.(quote|no_number|not_claimed|value|side_by_side|read|alignment_drop_spearman)\(")

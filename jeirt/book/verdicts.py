@@ -37,7 +37,6 @@ FAILS = "does not hold"
 UNTESTABLE = "not testable"
 VERDICTS = (HOLDS, NOISE, DIRECTION, FAILS, UNTESTABLE)  # the only words a verdict cell starts with
 COLUMNS = ("claim", "paper", "this book", "dataset and encoder", "setting", "verdict")
-EXACT = "exact, no data"  # the data and setting of a claim checked by construction
 
 
 def verdict(holds: bool | None, direction: bool = False, why: str = "", noise: bool = False,
@@ -120,9 +119,9 @@ class Claim:
     claim: str  # the claim in a few words, with where the paper makes it (section, table, figure)
     paper: str  # paper.quote(...) ("Table 5: 0.389 / 0.418", the v2 summary's cited as such) or paper.no_number(...)
     ours: str  # our number(s), formatted
-    data: str  # dataset and encoder (or EXACT)
+    data: str  # dataset and encoder ("simulated" for a simulation)
     verdict: str  # from `verdict` or `against`, never typed by hand
-    setting: str = ""  # `setting(cfg, ...)`: profile, test questions, d, seeds (or EXACT)
+    setting: str = ""  # `setting(cfg, ...)`: profile, test questions, d, seeds
 
     def __post_init__(self) -> None:
         for f in fields(self):
