@@ -386,7 +386,7 @@ def test_rasch_jml_stretches_a_short_test_and_mml_does_not():
     theta = rng.normal(size=3000)
     data = (rng.random((3000, 5)) < irt.icc(theta[:, None], 1.0, b_true)).astype(float)
     inner = (data.sum(axis=1) > 0) & (data.sum(axis=1) < 5)
-    # JML's stretch of a J-item Rasch test is about J / (J - 1) (Andersen 1973): 1.25 for five items.
+    # JML's stretch of a J-item Rasch test is about J / (J - 1): 1.25 for five items.
     assert np.polyfit(b_true, irt.rasch_jml(data[inner])["b"], 1)[0] == pytest.approx(1.25, abs=0.1)
     mml = irt.rasch_mml_em(data)
     assert np.abs(mml["b"] - b_true).max() < 0.12 and np.all(np.diff(mml["loglik"]) > -1e-9)  # EM never falls
