@@ -48,7 +48,7 @@ import numpy as np
 import pandas as pd
 from tqdm import tqdm
 
-from jeirt.data import Dataset
+from jeirt.data import Dataset, read_csv_table
 from jeirt.splits import Split
 
 PRICE_COLUMNS = ("model", "usd_per_mtok_input", "usd_per_mtok_output", "source", "note")
@@ -143,13 +143,7 @@ def read_prices(path: str | Path | None = None) -> pd.DataFrame:
     path = Path(path) if path is not None else default_prices()
     if not path.is_file():
         raise FileNotFoundError(f"no price table at {path}; pass one with columns {list(PRICE_COLUMNS)}.")
-    try:
-        table = pd.read_csv(path, dtype={"model": str})
-    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as err:
-        raise ValueError(f"could not read {path} as a price table: {err}") from None
-    missing = [c for c in PRICE_COLUMNS[:3] if c not in table.columns]
-    if missing:
-        raise ValueError(f"{path} lacks column(s) {missing}; expected {list(PRICE_COLUMNS)}.")
+    table = read_csv_table(path, required=PRICE_COLUMNS[:3], names=())  # names as written; check_prices checks them
     return check_prices(table, str(path))
 
 
@@ -158,7 +152,11 @@ def check_prices(table: pd.DataFrame, where: str = "the price table") -> pd.Data
     table = table.copy()
     if table["model"].isna().any() or (table["model"].astype(str).str.strip() == "").any():
         raise ValueError(f"{where} has rows without a model name; name every model.")
-    table["model"] = table["model"].astype(str).str.strip()
+    table["model"] = table["model"].astype(str)
+    padded = table.loc[table["model"].str.strip() != table["model"], "model"].tolist()
+    if padded:
+        raise ValueError(f"{where} has model name(s) {padded[:3]} with spaces before or after them; write each "
+                         "name exactly as the model file has it.")
     repeated = table.loc[table["model"].duplicated(), "model"].unique()
     if len(repeated):
         raise ValueError(f"{where} lists model(s) {list(repeated[:5])} more than once; keep one row each.")
