@@ -847,7 +847,8 @@ def _after(*names: str):
     return ready
 
 
-@pytest.mark.parametrize("phase, modules", [("imports", ["jeirt.__main__"]), ("work", ["jeirt.__main__", "jeirt.data"])])
+@pytest.mark.parametrize("phase, modules", [("imports", ["jeirt.interrupts"]),
+                                            ("work", ["jeirt.interrupts", "jeirt.data"])])
 def test_ctrl_c_while_importing_and_working(phase, modules, mmlu_pro):
     code, output = _interrupted([sys.executable, "-X", "importtime", "-m", "jeirt", "data", "mmlu_pro"],
                                 _after(*modules))
