@@ -370,3 +370,33 @@ def test_make_book_builds_the_full_profile_on_the_shipped_data(monkeypatch):
     assert "\t$(BIN)/python scripts/build_book.py\n" in makefile  # make book: the script, its defaults
     ci = (ROOT / ".ci" / "run").read_text()
     assert ci.rstrip().endswith("make test\nmake book")  # CI runs the README's two commands
+
+
+def test_the_publishing_workflow_passes_actionlint(tmp_path):
+    """One workflow in .github/workflows/, without a finding of actionlint (which finds a planted one),
+    building the site as the README does (make book, torch pinned as in the Makefile)."""
+    import re
+    import subprocess
+
+    import yaml
+
+    actionlint = Path(sys.executable).with_name("actionlint")
+    assert actionlint.is_file(), "actionlint is missing: pip install -e '.[dev]' installs it"
+    workflows = sorted((ROOT / ".github" / "workflows").glob("*.y*ml"))
+    assert [w.name for w in workflows] == ["publish.yml"], "publishing is one workflow"
+    result = subprocess.run([str(actionlint), "-no-color", *map(str, workflows)], capture_output=True, text=True)
+    assert result.returncode == 0, f"actionlint:\n{result.stdout}{result.stderr}"
+    planted = tmp_path / "planted.yml"
+    planted.write_text("on: push\njobs:\n  a:\n    runs-on: ubuntu-latest\n    steps:\n      - run: echo ${{ github.no_such }}\n")
+    result = subprocess.run([str(actionlint), "-no-color", str(planted)], capture_output=True, text=True)
+    assert result.returncode == 1 and "no_such" in result.stdout, result.stdout + result.stderr
+
+    text = workflows[0].read_text()
+    steps = [step for job in yaml.safe_load(text)["jobs"].values() for step in job.get("steps", [])]
+    runs = "\n".join(step.get("run", "") for step in steps)
+    assert re.search(r"^make book$", runs, re.MULTILINE), "the workflow builds the site with the README's command"
+    pin = re.search(r"pip install -q (torch==[\d.]+)", (ROOT / "Makefile").read_text()).group(1)
+    assert f"pip install -q {pin} " in runs, f"the workflow pins {pin} as the Makefile does"
+    assert "${{ github.server_url }}/${{ github.repository }}" in text  # JEIRT_REPO_URL: this repository
+    uses = {step.get("uses", "").split("@")[0] for step in steps}
+    assert {"actions/upload-pages-artifact", "actions/deploy-pages"} <= uses
