@@ -295,8 +295,8 @@ def read_csv_table(path: str | Path, *, required: Sequence[str] = (), unique: Se
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("error", pd.errors.ParserWarning)  # a row longer than the header
-                return pd.read_csv(path, keep_default_na=False, na_filter=False, index_col=False,
-                                   skip_blank_lines=False, **kwargs)  # a blank line is a row, never dropped
+                return pd.read_csv(path, keep_default_na=False, na_filter=False, index_col=False, encoding="utf-8-sig",
+                                   skip_blank_lines=False, **kwargs)  # utf-8-sig: Excel's BOM; a blank line is a row
         except pd.errors.ParserWarning:
             raise ValueError(f"{path} has rows with more cells than the header has columns; give every row "
                              "one cell per column (quote cells that hold commas).") from None

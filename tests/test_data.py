@@ -211,3 +211,80 @@ def test_checksums_catch_a_changed_file_by_size_and_by_hash(tmp_path, monkeypatc
 def test_dataset_names_stay_inside_the_data_folder(tmp_path):
     with pytest.raises(ValueError, match="not a folder name"):
         load_local("../outside", tmp_path)
+
+
+# ----------------------------------------------------------------------------------------------------
+# The one reader of user CSVs (read_csv_table)
+
+
+def test_reader_keeps_names_as_written(tmp_path):
+    from jeirt.data import read_csv_table
+
+    path = tmp_path / "r.csv"
+    path.write_bytes(b"\xef\xbb\xbfmodel,item_id,label\nNA,None,1\n1e3,0001,0\nnan,,1\n")  # a BOM, as Excel writes
+    table = read_csv_table(path, names=(), numbers=("label",))
+    assert table.columns.tolist() == ["model", "item_id", "label"]
+    assert table["model"].tolist() == ["NA", "1e3", "nan"] and table["item_id"].tolist() == ["None", "0001", ""]
+    assert table["label"].tolist() == [1.0, 0.0, 1.0]
+    with pytest.raises(ValueError, match=r"item_id '' on data row 3 is empty"):
+        read_csv_table(path)
+    ds = read_results_csv(_write(tmp_path / "ok.csv", "model,item_id,label,text\nNA,1e3,1,q\nNone,1e3,0,q\n"))
+    assert ds.models == ["NA", "None"] and ds.items["item_id"].tolist() == ["1e3"]
+
+
+def _write(path, text: str):
+    path.write_text(text)
+    return path
+
+
+@pytest.mark.parametrize("text, message", [
+    ("model,item_id,label,label\na,1,1,0\n", r"\['label'\] more than once"),
+    ("model,item_id, label\na,1,1\n", "' label' has spaces"),
+    ("model,item_id,label\na,1,1,5\n", "more cells than the header"),
+    ("model,item_id,label\n a,1,1\n", r"' a' on data row 1 has spaces"),
+    ("model,item_id,label\na,1,1\n\na,2,1\n", r"data row 2 is empty"),  # a blank line is a row, not skipped
+    ("model,item_id\na,1\n", r"lacks column\(s\) \['label'\]"),
+    ("", "is empty"),
+    ('model,item_id,label\na,"1,1\n', "could not be read as CSV"),
+])
+def test_reader_refuses_with_the_row(tmp_path, text, message):
+    with pytest.raises(ValueError, match=message):
+        read_results_csv(_write(tmp_path / "r.csv", text))
+
+
+def test_reader_refuses_damaged_and_special_files(tmp_path):
+    import gzip
+    import os
+
+    from jeirt.data import read_csv_table
+
+    whole = gzip.compress(b"model,item_id,label\n" + b"a,1,1\n" * 5000)
+    (tmp_path / "cut.csv.gz").write_bytes(whole[: len(whole) // 2])
+    with pytest.raises(ValueError, match="damaged or cut short"):
+        read_csv_table(tmp_path / "cut.csv.gz")
+    (tmp_path / "latin1.csv").write_bytes(b"item_id,text\na,caf\xe9\n")
+    with pytest.raises(ValueError, match="not UTF-8"):
+        read_csv_table(tmp_path / "latin1.csv")
+    os.mkfifo(tmp_path / "fifo.csv")
+    with pytest.raises(ValueError, match="not a regular file"):
+        read_csv_table(tmp_path / "fifo.csv")
+    with pytest.raises(ValueError, match="is a folder"):
+        read_csv_table(tmp_path)
+    _write(tmp_path / "q.csv", "item_id,text\na,x\nb,y\na,z\n")
+    with pytest.raises(ValueError, match=r"repeats item_id 'a' \(data rows \[1, 3\]\)"):
+        read_csv_table(tmp_path / "q.csv", unique=("item_id",))
+
+
+def test_questions_without_text_are_not_encoded():
+    ds = from_long(long_table().drop(columns="text"))
+    with pytest.raises(ValueError, match="3 of 3 questions have no text"):
+        ds.features("all-MiniLM-L6-v2")
+
+
+def test_from_long_refuses_missing_and_padded_names():
+    with pytest.raises(ValueError, match="model on data row 2 is missing"):
+        from_long(long_table().assign(model=["a", None, "b", "b", "c"]))
+    with pytest.raises(ValueError, match=r"'b ' on data row 3"):
+        from_long(long_table().assign(model=["a", "a", "b ", "b", "c"]))
+    with pytest.raises(ValueError, match=r"data rows \[2\], counted from 1"):
+        from_long(long_table().assign(label=[1, 2, 0, 1, 0]))

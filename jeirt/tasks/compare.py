@@ -44,7 +44,7 @@ from jeirt.baselines import (
 from jeirt.data import Dataset, load_dataset
 from jeirt.encoders import canonical_name
 from jeirt.estimator import JEIRT
-from jeirt.files import atomic_write_many, finite_json, json_number
+from jeirt.files import atomic_write_many, finite_json, json_number, protected
 from jeirt.metrics import ece, evaluate
 from jeirt.baselines.irt import PerQuestionIRT
 from jeirt.questions import known_question_split
@@ -183,6 +183,12 @@ def compare(datasets: Sequence[str | Dataset], encoders: Sequence[str] = ("all-M
                          f"variants beyond the paper {list(VARIANTS)}.")
     if not seeds:
         raise ValueError("seeds is empty; give at least one seed, e.g. (0, 1, 2).")
+    if out is not None:  # before the first run, not after it
+        if Path(out).suffix != ".csv":
+            raise ValueError(f"out={str(out)!r}; expected a .csv path (the .json is written beside it).")
+        for path in (Path(out), Path(out).with_suffix(".json")):
+            if protected(path):
+                raise ValueError(f"out={str(out)!r}: {path} is {protected(path)}; jeirt never writes there.")
     encoders = [canonical_name(e) for e in encoders]
     config = {"datasets": [d if isinstance(d, str) else d.name for d in datasets], "encoders": encoders,
               "seeds": [int(s) for s in seeds], "methods": methods, "split": split, "skipped": [],
