@@ -137,6 +137,8 @@ def parameter_recovery(ax: plt.Axes, true: np.ndarray, fitted: np.ndarray, se: n
     ax.plot([lo, hi], [lo, hi], color="0.3", linewidth=0.8, linestyle="--", marker="")
     ax.text(0.03, 0.95, f"r = {np.corrcoef(true[ok], fitted[ok])[0, 1]:.2f}", transform=ax.transAxes,
             va="top")
+    pad = 0.1 * np.ptp(fitted[ok])
+    ax.set_ylim(fitted[ok].min() - pad, fitted[ok].max() + pad)  # the points decide; long bars run off
     ax.set_xlabel(f"true {name}")
     ax.set_ylabel(f"fitted {name}")
     return ax
