@@ -234,40 +234,6 @@ def test_results_page_quotes_the_papers_table(doc):
 SETTING_PENDING = {"efficient"}
 
 
-def test_irt_primer_course_helpers():
-    from scipy.special import expit
-
-    from jeirt.book import irt_primer as ip
-
-    rng = np.random.default_rng(0)
-    a, b = rng.uniform(0.5, 2, 15), rng.normal(size=15)
-    y = (rng.random(15) < expit(a * (0.5 - b))).astype(float)
-    _, grad, hess = ip.loglik_theta(0.2, y, a, b)
-    h = 1e-5
-    assert grad == pytest.approx((ip.loglik_theta(0.2 + h, y, a, b)[0] - ip.loglik_theta(0.2 - h, y, a, b)[0]) / (2 * h), rel=1e-5)
-    assert hess == pytest.approx((ip.loglik_theta(0.2 + h, y, a, b)[1] - ip.loglik_theta(0.2 - h, y, a, b)[1]) / (2 * h), rel=1e-5)
-    fit = ip.newton_theta(y, a, b)
-    assert abs(ip.loglik_theta(fit["theta"], y, a, b)[1]) < 1e-8
-    assert fit["se"] == pytest.approx(1 / np.sqrt(ip.item_information(np.array([fit["theta"]]), a, b).sum()))
-    with pytest.raises(ValueError, match="all answers are equal"):
-        ip.newton_theta(np.ones(15), a, b)
-    assert ip.item_information(np.array([0.0]), 2.0, 0.0)[0] == pytest.approx(1.0)
-    # Rasch: JML stretches a 5-item test by about J / (J - 1); MML by EM does not, and never lowers its likelihood
-    b_true = np.linspace(-1.5, 1.5, 5)
-    theta = rng.normal(size=3000)
-    data = (rng.random((3000, 5)) < expit(theta[:, None] - b_true)).astype(float)
-    inner = (data.sum(axis=1) > 0) & (data.sum(axis=1) < 5)
-    assert np.polyfit(b_true, ip.rasch_jml(data[inner])["b"], 1)[0] == pytest.approx(1.25, abs=0.08)
-    mml = ip.rasch_mml_em(data)
-    assert np.abs(mml["b"] - b_true).max() < 0.12 and np.all(np.diff(mml["loglik"]) > -1e-9)
-    with pytest.raises(ValueError, match="extreme scores"):
-        ip.rasch_jml(data)
-    table = ip.patterns_given_score(np.array([-1.0, 0.0, 1.0]), 1)
-    assert np.allclose(table.iloc[:, 0], table.iloc[:, 1]) and table.iloc[:, 0].sum() == pytest.approx(1.0)
-    assert ip.check(None, 1.0, "x").startswith("Not answered") and ip.check(1.0, 1.0, "x").startswith("Correct")
-    assert "look at: the hint" in ip.check(2.0, 1.0, "the hint").lower()
-
-
 def test_setup_cell_is_quiet_outside_colab():
     # IPython magics are not Python; replace the %pip and !git lines, which must not run outside Colab.
     for url in (None, "https://github.com/owner/jeirt"):  # the pages' cell, and a published build's
