@@ -663,8 +663,9 @@ def cmd_estimate(args: argparse.Namespace) -> None:
 
 
 def cmd_suggest(args: argparse.Namespace) -> None:
-    """`jeirt suggest`: which k questions each new model should answer next; every model gets its own
-    draw (the models of --results, then the names of --models)."""
+    """`jeirt suggest`: which k questions each new model should answer next (the models of --results,
+    then the names of --models), each model's as --rule's help says: a draw each (random, stratified),
+    a clustering each (kmeans), or the most informative given its answers (the adaptive rules)."""
     import pandas as pd
 
     from jeirt.tasks.evaluation import next_items, select_items
@@ -682,8 +683,8 @@ def cmd_suggest(args: argparse.Namespace) -> None:
         posterior = bank.posterior(np.nan_to_num(labels), asked, progress=not args.quiet)
         picks = next_items(bank, posterior, args.k, candidates, target=target, progress=not args.quiet)
     elif args.rule == "kmeans":  # one clustering per model (seed --seed + its position): each its own set
-        picks = np.concatenate([select_items(bank, args.k, "kmeans", candidates=candidates[i:i + 1], seed=args.seed + i)
-                                for i in range(len(models))])
+        picks = np.concatenate([select_items(bank, args.k, "kmeans", candidates=candidates[i:i + 1],
+                                             seed=(args.seed + i) % 2**32) for i in range(len(models))])
     else:  # random, stratified: a draw each from one generator
         picks = select_items(bank, args.k, args.rule, candidates=candidates, seed=args.seed,
                              progress=len(models) > 1 and not args.quiet)
