@@ -29,8 +29,11 @@ def main() -> None:
         signal.signal(signal.SIGINT, stop)  # from here on an interrupt ends the process at once
         if code != INTERRUPTED and interrupted():  # swallowed by a library on the way
             stop()
-        sys.stdout.flush()
-        sys.stderr.flush()
+        try:
+            sys.stdout.flush()
+            sys.stderr.flush()
+        except BrokenPipeError:  # the reader (`| head`) has gone: nothing is left to say to it
+            pass
     except BaseException:
         if not interrupted():  # a failure of the command line itself (the command's are caught there)
             raise
