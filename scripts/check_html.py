@@ -6,7 +6,9 @@ For each page listed in `_toc.yml` (as `_build/html/<file>.html`):
   figure printed as text ("<Figure size ...>") instead of drawn;
 - no cross-reference is left unresolved (a `{numref}`, `{eq}` or `{ref}` whose target is missing);
 - every `<img>` points at an image file that exists, and every figure holds an image;
-- a page with maths loads the local MathJax copy.
+- a page with maths loads the local MathJax copy;
+- no link leads to the placeholder repository (`jeirt.settings.REPO_URL_PLACEHOLDER`): a repository
+  or Colab button there would lead nowhere (book/_ext/colab_links.py leaves them out).
 For every HTML page of the site and the CSS it links: no script, stylesheet, font or other
 resource from a remote URL (CDNs such as cdn.jsdelivr.net, unpkg.com, cdnjs, googleapis). Plain
 links (`<a href>`) to other sites are fine.
@@ -25,6 +27,8 @@ from pathlib import Path
 from urllib.parse import unquote, urlparse
 
 import yaml
+
+from jeirt.settings import REPO_URL_PLACEHOLDER
 
 ROOT = Path(__file__).resolve().parents[1]
 REMOTE = re.compile(r"^(https?:)?//", re.I)
@@ -65,6 +69,7 @@ class PageParser(HTMLParser):
         self.mathjax_src: list[str] = []
         self._text_plain = 0
         self.figure_reprs = 0
+        self.links: list[str] = []  # <a href>
 
     def handle_starttag(self, tag, attrs):
         a = dict(attrs)
@@ -83,6 +88,8 @@ class PageParser(HTMLParser):
                 self.images.append(a["src"])
                 if self._in_figure:
                     self.figure_images += 1
+        if tag == "a" and a.get("href"):
+            self.links.append(a["href"])
         if tag == "object" and a.get("data"):
             self.resources.append((tag, a["data"]))
         if tag == "figure":
@@ -147,6 +154,11 @@ def check_page(page: Path, build: Path, in_toc: bool, allow_stderr: bool,
             problems.append(f"<{tag}> points at missing file {url}")
         elif target is not None and target.suffix == ".css":
             problems += check_css(target.resolve(), css_seen)
+    placeholder = urlparse(REPO_URL_PLACEHOLDER).path.strip("/")  # owner/name
+    dead = [url for url in parser.links if re.search(rf"github(\.com)?/{re.escape(placeholder)}(/|$)", url)]
+    if dead:
+        problems.append(f"{len(dead)} link(s) to the placeholder repository {REPO_URL_PLACEHOLDER} "
+                        f"({dead[0]}): set JEIRT_REPO_URL to the real one, or leave the buttons out")
     if not in_toc:
         return problems
     errors = [e for e in parser.errors if not (allow_stderr and "stderr" in e)]

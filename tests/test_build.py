@@ -400,3 +400,17 @@ def test_the_publishing_workflow_passes_actionlint(tmp_path):
     assert "${{ github.server_url }}/${{ github.repository }}" in text  # JEIRT_REPO_URL: this repository
     uses = {step.get("uses", "").split("@")[0] for step in steps}
     assert {"actions/upload-pages-artifact", "actions/deploy-pages"} <= uses
+
+
+def test_check_html_finds_links_to_the_placeholder_repository(tmp_path, capsys):
+    import check_html
+
+    site = tmp_path / "html"
+    site.mkdir()
+    (tmp_path / "_toc.yml").write_text("format: jb-book\nroot: page\n")
+    body = '<a href="https://colab.research.google.com/github/{}/blob/notebooks/page.ipynb">Colab</a>'
+    (site / "page.html").write_text(body.format("owner/jeirt"))
+    assert check_html.main(["--build", str(site), "--toc", str(tmp_path / "_toc.yml")]) == 0
+    (site / "page.html").write_text(body.format("jeirt/jeirt") + '<a href="https://github.com/jeirt/jeirt">repo</a>')
+    assert check_html.main(["--build", str(site), "--toc", str(tmp_path / "_toc.yml")]) == 1
+    assert "2 link(s) to the placeholder repository" in capsys.readouterr().err
