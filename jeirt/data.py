@@ -392,7 +392,13 @@ def from_long(responses: pd.DataFrame, items: pd.DataFrame | None = None, *, nam
 
     if items is None:
         cols = [c for c in ("benchmark", "subject", "text") if c in df.columns]
-        items = df.drop_duplicates("item_id")[["item_id"] + cols].copy()
+        items = df.drop_duplicates(["item_id"] + cols)[["item_id"] + cols].copy()
+        clash = items["item_id"].duplicated(keep=False).to_numpy()
+        if clash.any():  # one question, two texts (or benchmarks): which one is meant?
+            item = items["item_id"][clash].iloc[0]
+            rows = (np.flatnonzero((df["item_id"] == item).to_numpy()) + 1)[:4].tolist()
+            raise ValueError(f"the results table gives item_id {item!r} different {'/'.join(cols)} on data rows "
+                             f"{rows}; give each question one text, benchmark and subject (or an item table).")
         items["benchmark"] = items.get("benchmark", "all")
         items["text"] = items.get("text", "")
     else:

@@ -302,6 +302,8 @@ def hostile_files(work, mmlu_pro) -> Path:
     (work / "not_gzip.csv.gz").write_bytes(raw)
     os.mkfifo(work / "fifo.csv")
     os.symlink(work / "questions.csv", work / "link_to_questions.csv")
+    os.symlink(settings.data_dir() / "mmlu_pro", work / "link_to_dataset")
+    (work / "two_texts.csv").write_text("model,item_id,label,text\na,q1,1,What is 2+2?\nb,q1,0,What is 3+3?\n")
     return work
 
 
@@ -331,6 +333,7 @@ ROUND_TWO = {  # class -> (case id, argv, exit code, fragments of the message)
                                     "{w}/bad_label_row.csv"], 3, ["--results", "data row 2", "'maybe'"]),
         ("suggest-padded-results", ["suggest", "--model", M, "--dataset", "mmlu_pro", "--k", "2", "--results",
                                     "{w}/padded_model.csv"], 3, ["--results", "spaces"]),
+        ("one-item-two-texts", ["data", "{w}/two_texts.csv"], 3, ["'q1'", "different text", "data rows [1, 2]"]),
         ("items-repeated", ["onboard", "--model", M, "--results", "{w}/custom_results.csv", "--items",
                             "{w}/items_dup.csv", "--out", "{w}/o.pt"], 3, ["--items", "items_dup.csv", "'q1'"]),
     ],
@@ -350,6 +353,9 @@ ROUND_TWO = {  # class -> (case id, argv, exit code, fragments of the message)
                                "{w}/link_to_questions.csv", "--force"], 5, ["never overwrites an input"]),
         ("out-name-too-long", ["predict", "--model", M, "--questions", "{w}/questions.csv", "--out",
                                "{w}/" + LONG + ".csv"], 5, ["bytes long", "at most 255"]),
+        ("json-through-link-into-dataset", ["data", "--json", "{w}/link_to_dataset/new.json"], 5, ["dataset folder"]),
+        ("compare-json-twice", ["compare", "--dataset", "zeroeval", "--out", "{w}/r.csv", "--json", "{w}/r.json"], 5,
+         ["same file"]),
         ("compare-json-is-input", ["compare", "--dataset", "{w}/answers.csv", "--out", "{w}/answers.csv"], 5,
          ["never overwrites an input"]),
     ],
