@@ -37,11 +37,13 @@ if TYPE_CHECKING:  # pandas, torch and the workflows are imported where a comman
 EXIT_CODES = """exit codes:
   0    success
   1    internal error: a bug in jeirt (rerun with --debug and report the traceback)
-  2    usage: an option is missing or out of range, or an input path does not exist or is a folder
+  2    usage: an option is missing, empty, repeated or out of range, or an input path is not a file
   3    data: an input file's contents (CSV, dataset, results, price table) are malformed or do not fit
   4    model: the --model file is not a readable jeirt model
-  5    output: an output file exists (pass --force), would overwrite an input, or cannot be written
-  6    environment: the device, memory, network or cache folder is not available
+  5    output: an output file exists (pass --force), would overwrite an input, a dataset, its
+       checksum manifest or a file of the jeirt package, or cannot be written (disk full)
+  6    environment: the device, memory, network or cache folder is not available, or a JEIRT_*
+       variable is set to nothing usable (empty, a file for a folder)
   130  interrupted (Ctrl-C)
 """
 
