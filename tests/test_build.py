@@ -350,12 +350,11 @@ def test_build_source_puts_the_colab_cell_first_only_for_a_real_url(monkeypatch)
 
 def test_one_grid_of_dimensions():
     """Every page that compares d reads the profile's one d_grid (the Reproducing page prints it); the
-    full grid holds Fig. 2's 16 to 1024 and the onboarding rates' dimensions."""
+    full grid holds Fig. 2's 16 to 1024."""
     from jeirt import book
-    from jeirt.book import onboarding
 
     full = book.PROFILE_DEFAULTS["full"]["d_grid"]
-    assert {16, 1024} <= set(full) and set(onboarding.RATE_DIMS) <= set(full) and list(full) == sorted(full)
+    assert {16, 64, 256, 1024} <= set(full) and list(full) == sorted(full)
     pages = {path.name: path.read_text() for path in (ROOT / "book").glob("*.md")}
     assert "d_grid = cfg.d_grid\n" in pages["dimension.md"] and "set(cfg.d_grid)" in pages["geometry.md"]
     for name, text in pages.items():
