@@ -82,8 +82,8 @@ def main(argv: list[str] | None = None) -> int:
     init_summary = {}
     for key in dict.fromkeys((r["recipe"], r["init"]) for r in init_check):
         rows = [r for r in init_check if (r["recipe"], r["init"]) == key]
-        values = {"val_loss": [r["best_val_loss"] for r in rows], "test_accuracy": [r["test"]["accuracy"] for r in rows],
-                  "test_auc": [r["test"]["auc"] for r in rows]}
+        values = {"val_loss": [r["best_val_loss"] for r in rows],
+                  "test_accuracy": [r["test"]["accuracy"] for r in rows], "test_auc": [r["test"]["auc"] for r in rows]}
         init_summary[f"{key[0]} init={key[1]}"] = {"seeds": [r["seed"] for r in rows]} | {
             f"{name}_{stat}": float(f(v, **kw)) for name, v in values.items()
             for stat, f, kw in (("mean", np.mean, {}), ("sd", np.std, {"ddof": 1 if len(v) > 1 else 0}))}
