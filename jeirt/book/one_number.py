@@ -37,7 +37,7 @@ def discrimination_scatter(ax: plt.Axes, discrimination: np.ndarray, difficulty:
     ax.set_xlim(-limit * 1.05, limit * 1.05)
     ax.set_xlabel("difficulty b")
     ax.set_ylabel("discrimination a")
-    ax.legend(loc="lower right", fontsize=7)
+    ax.legend(loc="upper right", fontsize=7)
     return ax
 
 
