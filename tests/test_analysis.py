@@ -1,5 +1,6 @@
-"""jeirt.analysis: clustering scores, effective rank, families, cosines, opposite pairs and the
-propositions, each on inputs small enough to work out by hand, plus every bad-input error."""
+"""jeirt.book.taxonomy and jeirt.book.geometry: clustering scores, effective rank, families, cosines,
+opposite pairs and the propositions, each on inputs small enough to work out by hand, plus every
+bad-input error."""
 from __future__ import annotations
 
 import itertools
@@ -330,7 +331,7 @@ def test_pairs_helpers():
 
 
 # ---------------------------------------------------------------------------------------------
-# The figure helpers these analyses use (jeirt.plots), in the house style
+# The figure helpers these analyses use (jeirt.book.figures), in the house style
 
 
 def test_geometry_figures_follow_the_house_style():

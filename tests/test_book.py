@@ -336,7 +336,7 @@ def test_load_dataset_respects_the_profile():
 
 
 # ---------------------------------------------------------------------------------------------
-# jeirt.plots
+# jeirt.book.intro
 
 
 def test_p_correct_matches_equation_and_circle():

@@ -1,4 +1,4 @@
-"""Tests for jeirt.compare: the runs table, its summary and margins, the files it writes, and `jeirt compare`."""
+"""Tests for jeirt.tasks.compare: the runs table, its summary and margins, the files it writes, and `jeirt compare`."""
 from __future__ import annotations
 
 import argparse

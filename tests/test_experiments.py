@@ -1,7 +1,7 @@
 """Protocols of the chapters "Embedding dimension" (Fig. 2) and "Onboarding new LLMs" (Tables 1-2,
 Appendix D): their tables, their seeds, the rate measurement, and the figure helpers.
 
-Everything runs on simulated data drawn from JE-IRT itself (`jeirt.data.simulate`), where the answer
+Everything runs on simulated data drawn from JE-IRT itself (`jeirt.simulate`), where the answer
 is known: the true dimension is 8, and a model's vector is recoverable from its answers.
 """
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Tests for jeirt.irt: the 1PL/2PL estimators (recovery, identification, masks, errors) and the
+"""Tests for jeirt.baselines.irt: the 1PL/2PL estimators (recovery, identification, masks, errors) and the
 Section 3.1 / Appendix J analyses on hand-worked toy matrices."""
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Ability probes (jeirt.probes) and soft labels (jeirt.data helpers, the trainer's checks)."""
+"""Ability probes (jeirt.book.beyond) and soft labels (jeirt.data helpers, the trainer's checks)."""
 from __future__ import annotations
 
 import numpy as np

@@ -1,4 +1,4 @@
-"""Routing (`jeirt.routing`, `jeirt route`): hand-worked toy cases, every bad input, the price table,
+"""Routing (`jeirt.tasks.routing`, `jeirt route`): hand-worked toy cases, every bad input, the price table,
 IRT-Net's difficulty output, and the CLI end to end on a tiny JE-IRT fitted on a slice of mmlu_pro."""
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """The book layer: what the pages import. Not part of the core: `jeirt` never imports `jeirt.book`.
 
-This module holds the pages' settings, read from the environment in one place; `jeirt.book.style` holds
+This module holds the pages' settings, read from the environment in one place; `jeirt.book.figures` holds
 the figure style and shared plots, `jeirt.book.verdicts` the verdicts every results page computes, and
 one module per page (`jeirt.book.onboarding` for book/onboarding.md, ...) that page's analysis and figures.
 
