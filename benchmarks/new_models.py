@@ -47,6 +47,7 @@ from jeirt.tasks.evaluation import (
     estimate_scores,
     irt_estimates,
     plain_means,
+    random_positions,
     select_items,
 )
 
@@ -83,12 +84,15 @@ def fold_rows(ds: Dataset, held: list[str], seed: int, ks: list[int], rules: lis
 
     for rule in rules:
         if rule == "adaptive":  # the questions depend on the bank that chooses them
+            drawn = random_positions(max(ks))  # which of the order's questions were drawn at random
             for corrections, bank in banks.items():
-                order, posteriors = adaptive_selection(bank, max(ks), labels, rule, keep=ks)
+                order, posteriors = adaptive_selection(bank, max(ks), labels, rule, seed=seed, keep=ks)
                 for k in ks:
                     asked = asked_of(order, k)
+                    sampled = np.zeros_like(asked)
+                    np.put_along_axis(sampled, order[:, :k][:, drawn[:k]], True, axis=1)
                     add(estimate_scores(bank, labels, asked, targets=graded, draws=draws, seed=seed, models=held,
-                                        posterior=posteriors.get(k)), rule, "je-irt", corrections, k)
+                                        posterior=posteriors.get(k), sampled=sampled), rule, "je-irt", corrections, k)
                     add(irt_estimates(irt, new, asked), rule, RASCH, corrections, k)
                     add(plain_means(bank, labels, asked, held), rule, PLAIN, corrections, k)
             continue
@@ -157,17 +161,22 @@ def main() -> None:
         parser.error(f"--rules {unknown}; expected some of {list(RULES)}.")
     config = {**vars(args), **run_record("benchmarks/new_models.py")}
     rows = []
+
+    def run_fold(ds: Dataset, held: list[str], seed: int, name: str) -> None:
+        rows.extend(fold_rows(ds, held, seed, args.ks, args.rules, args.draws, name))
+        pd.DataFrame(rows).to_csv(args.out, index=False, float_format="%.6g")  # every fold so far
+        print(f"{ds.name} {name} (seed {seed}) done", flush=True)
+
     for seed in args.seeds:
         if "mmlu_pro" in args.datasets:
             ds, folds = mmlu_pro_folds(args.folds)
             for name, held in folds:
-                rows += fold_rows(ds, held, seed, args.ks, args.rules, args.draws, name)
+                run_fold(ds, held, seed, name)
         if "metabench" in args.datasets:
             for group, sub, held in metabench_folds(args.metabench_held, args.metabench_train, seed):
-                rows += fold_rows(sub, held, seed, args.ks, args.rules, args.draws, group)
+                run_fold(sub, held, seed, group)
     runs = pd.DataFrame(rows)
     summary = summarize(runs)
-    runs.to_csv(args.out, index=False, float_format="%.6g")
     records = summary.astype(object).where(summary.notna(), None).to_dict("records")
     write_json(args.out.replace(".csv", ".json"), {"format": "jeirt-new-models", "config": config,
                                                    "summary": records}, indent=1)
