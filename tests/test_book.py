@@ -163,8 +163,15 @@ def test_verdicts_are_computed_and_checked(tmp_path, monkeypatch):
     monkeypatch.setenv("JEIRT_CLAIMS_DIR", str(tmp_path))
     verdicts.show("xy_paper_vs_book", rows[:2])
     verdicts.show("zz_paper_vs_book", rows[2:])
-    card = verdicts.scorecard(tmp_path, {"zz": "book/zz", "xy": "book/xy"})
-    assert list(card["claim"]) == ["c", "a", "b"] and list(card["page"]) == ["book/zz", "book/xy", "book/xy"]
+    later = [dataclasses.replace(rows[2], claim="d (Table 3)"), dataclasses.replace(rows[2], claim="... e")]
+    verdicts.show("ww_paper_vs_book", later)
+    card = verdicts.scorecard(tmp_path, {"zz": "book/zz", "xy": "book/xy", "ww": "book/ww"})
+    # in the paper's order: Table 3 first, its continuation beside it, then rows that cite no place
+    assert list(card["claim"]) == ["d (Table 3)", "... e", "c", "a", "b"]
+    assert list(card["page"]) == ["book/ww", "book/ww", "book/zz", "book/xy", "book/xy"]
+    snapshot = verdicts.save_claims(tmp_path, tmp_path / "snap" / "claims.json", "test build")
+    assert verdicts.tally(snapshot, {"zz": "z", "xy": "x", "ww": "w"}) == {"holds": 0, "matches within noise": 3, "holds in direction": 1,
+                                        "does not hold": 0, "not testable": 1}
     with pytest.raises(FileNotFoundError, match="nope"):
         verdicts.scorecard(tmp_path, {"nope": "book/nope"})
 

@@ -199,8 +199,8 @@ def scorecard(folder: str | Path, pages: dict[str, str] | None = None) -> pd.Dat
     """Every page's claim rows from `folder` (what `show` wrote, one JSON file per page; or a
     `save_claims` snapshot file), one row per
     claim with the page it comes from (`pages`: glue prefix -> page file, default `PAGES`), sorted into
-    the paper's order (`jeirt.book.paper.position` of the claim; within a place, page order, then row
-    order). A page with no file there is a `FileNotFoundError` naming it."""
+    the paper's order (`jeirt.book.paper.position` of the claim, a row starting '...' kept beside the
+    one before it; within a place, page order, then row order). A page with no file there is a `FileNotFoundError` naming it."""
     from jeirt.book.paper import position
 
     folder, pages = Path(folder), PAGES if pages is None else pages
@@ -214,12 +214,13 @@ def scorecard(folder: str | Path, pages: dict[str, str] | None = None) -> pd.Dat
                                 f"(scripts/build_book.py writes them) or run those pages with JEIRT_CLAIMS_DIR set.")
     rows = []
     for prefix, page in pages.items():
+        where = 9.0
         for claim in found[prefix]["claims"]:
-            rows.append({**{k: claim[k] for k in ("claim", "paper", "ours", "data", "setting", "verdict")},
-                         "page": page})
-    card = pd.DataFrame(rows)
-    card.insert(0, "position", [position(c) for c in card["claim"]])
-    return card.sort_values("position", kind="stable").reset_index(drop=True)
+            # a row that continues the one before ('... by about 10 points') stays beside it
+            where = where if claim["claim"].startswith("...") else position(claim["claim"])
+            rows.append({"position": where, **{k: claim[k] for k in ("claim", "paper", "ours", "data", "setting",
+                                                                     "verdict")}, "page": page})
+    return pd.DataFrame(rows).sort_values("position", kind="stable").reset_index(drop=True)
 
 
 def save_claims(folder: str | Path, path: str | Path, note: str) -> Path:
@@ -234,11 +235,12 @@ def save_claims(folder: str | Path, path: str | Path, note: str) -> Path:
     pages = {p.stem: json.loads(p.read_text()) for p in sorted(folder.glob("*.json"))}
     if not pages:
         raise FileNotFoundError(f"no claim rows in {folder}; build the book first.")
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
     return write_json(path, {"note": note, "pages": pages}, indent=1)
 
 
-def tally(source: str | Path) -> dict[str, int]:
+def tally(source: str | Path, pages: dict[str, str] | None = None) -> dict[str, int]:
     """The scorecard's counts per verdict word (holds, matches within noise, holds in direction, does
     not hold, not testable), from a build's claims folder or a `save_claims` snapshot: what the README
     quotes."""
-    return {k: int(v) for k, v in count(scorecard(source)).items()}
+    return {k: int(v) for k, v in count(scorecard(source, pages)).items()}
