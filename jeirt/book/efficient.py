@@ -24,6 +24,7 @@ from jeirt.tasks.evaluation import (
     adaptive_selection,
     estimate_scores,
     plain_means,
+    random_positions,
     select_items,
 )
 
@@ -158,18 +159,24 @@ def _few_item_run(bank: QuestionBank, labels: np.ndarray, graded: np.ndarray, ks
     # A random order's first k questions are a random sample of k, and an adaptive order's are
     # the adaptive run to k: one order to the largest k serves every k. Not so for the others.
     # The adaptive run also hands over the posteriors it fitted at any k where one of its batches ended.
+    # An adaptive order's random share (`random_positions`) is the sample its estimate checks itself on.
     nested = rule in ("random", "adaptive", "adaptive-accuracy")
-    posteriors = {}
+    posteriors, drawn = {}, None
     if rule == "random":
         order = select_items(bank, ks[-1], rule, labels=labels, seed=seed)
     elif nested:
-        order, posteriors = adaptive_selection(bank, ks[-1], labels, rule, keep=ks)
+        order, posteriors = adaptive_selection(bank, ks[-1], labels, rule, seed=seed, keep=ks)
+        drawn = random_positions(ks[-1])
     for k in ks:
         picks = order[:, :k] if nested else select_items(bank, k, rule, labels=labels, seed=seed)
         asked = np.zeros_like(graded)
         np.put_along_axis(asked, picks, True, axis=1)
+        sampled = None
+        if drawn is not None:
+            sampled = np.zeros_like(graded)
+            np.put_along_axis(sampled, picks[:, drawn[:k]], True, axis=1)
         est = estimate_scores(bank, labels, asked, targets=graded, draws=draws, seed=seed, models=models,
-                              posterior=posteriors.get(k))
+                              posterior=posteriors.get(k), sampled=sampled)
         rows += score_rows(est, truth, rule, k, seed)
         if rule == "random":
             rows += score_rows(plain_means(bank, labels, asked, models), truth, PLAIN, k, seed)
@@ -210,12 +217,14 @@ def score_rows(est: pd.DataFrame, truth: pd.DataFrame, rule: str, k: int, seed: 
 
 
 def summarize_few_item(results: pd.DataFrame) -> pd.DataFrame:
-    """Mean absolute error of the overall and per-benchmark estimates (over models and seeds), mean
-    predicted sd, and the coverage of the intervals overall and per benchmark, per rule and k."""
+    """Mean absolute error and mean error (bias) of the overall estimates and mean absolute error of the
+    per-benchmark ones (over models and seeds), mean predicted sd, and the coverage of the intervals
+    overall and per benchmark, per rule and k."""
     if results.empty:
         raise ValueError("no results to summarise.")
     grouped = results.groupby(["rule", "k"], sort=False)
-    table = grouped.agg(mae=("abs_error", "mean"), bench_mae=("bench_mae", "mean"), runs=("abs_error", "size"))
+    table = grouped.agg(mae=("abs_error", "mean"), bias=("error", "mean"), bench_mae=("bench_mae", "mean"),
+                        runs=("abs_error", "size"))
     if "sd" in results:
         table["mean_sd"] = grouped["sd"].mean()
         table["coverage"] = grouped["covered"].mean()
