@@ -1,22 +1,36 @@
-"""The package's layering, read from the source with `ast` (nothing is imported): the core depends on
-no layer above it, baselines and tasks not on the book or the CLI, nothing on the CLI, and the
-import graph among jeirt's modules has no cycle. Also the core's size and JEIRT's scikit-learn
-parameter protocol."""
+"""The package's layering, read from the source with `ast` (nothing is imported): every module has a
+layer, the core depends on no layer above it, baselines and tasks not on the book or the CLI, nothing
+on the CLI, and the import graph among jeirt's modules has no cycle. Also the core's size, that every
+`jeirt.x` name the docs and comments mention exists, and JEIRT's scikit-learn parameter protocol."""
 from __future__ import annotations
 
 import ast
+import functools
 import itertools
+import re
 from pathlib import Path
 
 import pytest
 from sklearn.base import clone
 
-PACKAGE = Path(__file__).resolve().parents[1] / "jeirt"
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGE = ROOT / "jeirt"
 
-CORE = ("model", "train", "onboard", "estimator", "data", "splits", "simulate", "encoders",
-        "metrics", "settings", "files")
+# Every module of jeirt/ is in one of these. The core: the model (Eqs. 2-3), its trainer, estimator and
+# onboarding, question corrections, the data and its splits, encoders, metrics, the cache of fitted
+# models, file writing, simulation and settings. Above it the layer packages, and on top the console
+# entry: the CLI, `python -m jeirt` and the Ctrl-C handling those two share (standard library only).
+CORE = ("model", "train", "onboard", "estimator", "questions", "data", "splits", "encoders", "metrics",
+        "fitcache", "files", "simulate", "settings")
 CORE_MODULES = ("jeirt", *(f"jeirt.{name}" for name in CORE))
-MAX_CORE_LINES = 3000
+LAYERS = ("jeirt.baselines", "jeirt.tasks", "jeirt.book")
+ENTRY = ("jeirt.cli", "jeirt.__main__", "jeirt.interrupts")
+# The core had 3,882 lines (`wc -l` of CORE_MODULES' files) when this limit was set. The old limit,
+# 3,000, counted 12 modules without questions.py and fitcache.py, and the reliability work (model-file
+# checks, the one CSV reader) had taken those past it (3,444 of 3,000). The limit is today's size plus
+# about 10% for work in flight; past it, a module splits or leaves the core, or this number rises with
+# a reason.
+MAX_CORE_LINES = 4300
 
 
 def module_name(path: Path) -> str:
@@ -30,8 +44,8 @@ PACKAGES = {name for name, path in MODULES.items() if path.name == "__init__.py"
 
 def imports_of(module: str) -> list[tuple[str, int, str]]:
     """(imported jeirt module, line, source text) for every import in `module`, at any depth (module
-    level, inside functions, classes or `if` blocks). `from jeirt.pkg import x` is `jeirt.pkg.x` when
-    that is a module, else `jeirt.pkg`; relative imports are resolved against `module`'s package."""
+    level, inside functions, classes or `if` blocks). `from jeirt.<pkg> import x` is `jeirt.<pkg>.x` when
+    that is a module, else `jeirt.<pkg>`; relative imports are resolved against `module`'s package."""
     path = MODULES[module]
     source = path.read_text(encoding="utf-8")
     package = module if module in PACKAGES else module.rpartition(".")[0]
@@ -76,17 +90,25 @@ def offending(importers, forbidden) -> list[str]:
 
 def test_the_package_was_found_and_parsed():
     assert set(CORE_MODULES) <= set(MODULES), f"core modules missing: {set(CORE_MODULES) - set(MODULES)}"
-    for layer in ("jeirt.baselines", "jeirt.tasks", "jeirt.book", "jeirt.cli"):
+    for layer in (*LAYERS, *ENTRY):
         assert layer in MODULES, f"{layer} not found under {PACKAGE}"
     # the graph is not empty: the estimator imports the model (so a broken parser cannot pass vacuously)
     assert "jeirt.model" in {t for t, _, _ in GRAPH["jeirt.estimator"]}
     assert "jeirt.settings" in {t for t, _, _ in GRAPH["jeirt.data"]}  # `from jeirt import settings`
 
 
+def test_every_module_has_a_layer():
+    """A new module of jeirt/ is placed on purpose: named in CORE, inside a layer package, or in ENTRY."""
+    unplaced = [m for m in MODULES
+                if m not in CORE_MODULES and m not in ENTRY and not any(in_layer(m, layer) for layer in LAYERS)]
+    assert not unplaced, f"modules in no layer: {unplaced}; add each to CORE, ENTRY or a layer package " \
+        f"({', '.join(LAYERS)}) in {Path(__file__).name}"
+
+
 def test_core_imports_no_layer_above_it():
-    bad = offending(CORE_MODULES, ("jeirt.book", "jeirt.tasks", "jeirt.cli", "jeirt.baselines"))
-    assert not bad, "the core (" + ", ".join(CORE_MODULES) + ") must not import baselines, tasks, book " \
-        "or cli:\n" + "\n".join(bad)
+    bad = offending(CORE_MODULES, (*LAYERS, *ENTRY))
+    assert not bad, "the core (" + ", ".join(CORE_MODULES) + ") must not import baselines, tasks, book, " \
+        "the CLI or the console entry:\n" + "\n".join(bad)
 
 
 def test_baselines_import_neither_tasks_book_nor_cli():
@@ -152,6 +174,72 @@ def test_the_core_stays_small():
     total = sum(lines.values())
     table = "\n".join(f"  {m:<18} {n:>5}" for m, n in sorted(lines.items(), key=lambda kv: -kv[1]))
     assert total <= MAX_CORE_LINES, f"the core has {total} lines (at most {MAX_CORE_LINES}):\n{table}"
+
+
+def test_the_api_page_documents_every_module_below_the_book():
+    """book/api.md runs autodoc on each module of the core, baselines and tasks, and shows the CLI's help."""
+    page = (ROOT / "book" / "api.md").read_text(encoding="utf-8")
+    documented = re.findall(r"^\.\. automodule:: (\S+)$", page, re.MULTILINE)
+    wanted = {m for m in MODULES if not in_layer(m, "jeirt.book") and m not in ENTRY}
+    assert len(documented) == len(set(documented)), "book/api.md documents a module twice"
+    assert set(documented) == wanted, f"book/api.md: add {sorted(wanted - set(documented))}, " \
+        f"remove {sorted(set(documented) - wanted)}"
+    assert ".. jeirt-cli-help::" in page, "book/api.md must show the command line's --help text"
+
+
+# ----------------------------------------------------------------------------- names in the docs
+
+# Where module names are written down for readers: docstrings and comments, the pages, README, Makefile
+# (not this file, whose checks name missing modules on purpose).
+DOCUMENTS = sorted({*PACKAGE.rglob("*.py"), *(ROOT / "tests").glob("*.py"), *(ROOT / "scripts").glob("*.py"),
+                    *(ROOT / "benchmarks").glob("*.py"), *(ROOT / "book").glob("*.md"), ROOT / "README.md",
+                    ROOT / "Makefile"} - {Path(__file__).resolve()})
+DOTTED_NAME = re.compile(r"(?<![\w./-])jeirt(?:\.[A-Za-z_]\w*)+")
+
+
+@functools.cache
+def defined_names(module: str) -> set[str]:
+    """Names bound at the top of `module` (also inside top-level `if`/`try`), and its submodules."""
+    names, todo = set(), list(ast.parse(MODULES[module].read_text(encoding="utf-8")).body)
+    while todo:
+        node = todo.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            names |= {n.id for target in targets for n in ast.walk(target) if isinstance(n, ast.Name)}
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            names |= {(alias.asname or alias.name).split(".")[0] for alias in node.names}
+        elif isinstance(node, (ast.If, ast.Try)):
+            todo += node.body + node.orelse + getattr(node, "finalbody", []) + \
+                [stmt for handler in getattr(node, "handlers", []) for stmt in handler.body]
+    submodules = {m.rpartition(".")[2] for m in MODULES if m.rpartition(".")[0] == module}
+    return names | submodules | {"__file__", "__name__", "__doc__", "__path__"}
+
+
+def missing_name(name: str) -> str | None:
+    """Why the dotted `name` (a module, or a module's attribute) does not exist, or None if it does."""
+    parts = name.split(".")
+    k = max(k for k in range(1, len(parts) + 1) if ".".join(parts[:k]) in MODULES)
+    module, rest = ".".join(parts[:k]), parts[k:]
+    if rest and rest[0] not in defined_names(module):
+        return f"{module} has no module or name {rest[0]!r}"
+    return None
+
+
+def test_missing_name_finds_what_is_gone():
+    assert missing_name("jeirt.model.probability") is None and missing_name("jeirt.tasks.compare") is None
+    assert missing_name("jeirt.plots") == "jeirt has no module or name 'plots'"
+    assert missing_name("jeirt.data.simulate") == "jeirt.data has no module or name 'simulate'"
+
+
+def test_documented_module_names_exist():
+    """Every `jeirt.x...` written in docstrings, comments, pages, README and Makefile names a module of
+    jeirt, or a name that module defines (a renamed or removed module leaves no stale mention)."""
+    stale = [f"{path.relative_to(ROOT)}:{i}: {m.group(0)} ({why})"
+             for path in DOCUMENTS for i, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+             for m in DOTTED_NAME.finditer(line) if (why := missing_name(m.group(0).rstrip(".")))]
+    assert not stale, "names that do not exist (renamed or removed modules?):\n" + "\n".join(stale)
 
 
 # ----------------------------------------------------------------------------- scikit-learn protocol
