@@ -455,3 +455,18 @@ def test_site_builds():
     result = subprocess.run([sys.executable, str(ROOT / "scripts" / "build_book.py")], cwd=ROOT,
                             env=env, capture_output=True, text=True, timeout=3600)
     assert result.returncode == 0, f"{result.stdout[-6000:]}\n{result.stderr[-3000:]}"
+
+
+def test_difficulty_auc_se_is_a_bootstrap_over_questions():
+    from jeirt.book import difficulty
+
+    rng = np.random.default_rng(0)
+    hard = rng.random(200)  # (n_items,) a difficulty per question
+    labels = (rng.random((30, 200)) > hard).astype(float)  # harder questions answered less often
+    se = difficulty.difficulty_auc_se(hard, labels, n_boot=100)
+    assert 0.005 < se < 0.05
+    # ten times the models on the same questions barely narrows it: the questions are the unit
+    many = (rng.random((300, 200)) > hard).astype(float)
+    assert difficulty.difficulty_auc_se(hard, many, n_boot=100) > 0.5 * se
+    with pytest.raises(ValueError, match="one per question"):
+        difficulty.difficulty_auc_se(np.ones((30, 200)), labels)

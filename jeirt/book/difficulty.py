@@ -76,6 +76,25 @@ def difficulty_auc(scores: np.ndarray, labels: np.ndarray, mask: np.ndarray | No
     return float(skm.roc_auc_score(wrong, s))
 
 
+def difficulty_auc_se(scores: np.ndarray, labels: np.ndarray, mask: np.ndarray | None = None,
+                      n_boot: int = 200, seed: int = 0) -> float:
+    """Standard error of `difficulty_auc` by a bootstrap over questions: the questions are drawn with
+    replacement, each with all its graded pairs (the pairs of one question share its score, so they
+    are not independent draws). `scores` is one difficulty per question (n_items,)."""
+    if n_boot < 2:
+        raise ValueError(f"n_boot={n_boot}; expected at least 2 bootstrap draws.")
+    scores, labels = np.asarray(scores, dtype=np.float64), np.asarray(labels, dtype=np.float64)
+    if scores.shape != (labels.shape[1],):
+        raise ValueError(f"scores has shape {scores.shape}; expected one per question ({labels.shape[1]},).")
+    rng = np.random.default_rng(seed)
+    n = labels.shape[1]
+    draws = []
+    for _ in range(n_boot):
+        cols = rng.integers(0, n, n)
+        draws.append(difficulty_auc(scores[cols], labels[:, cols], None if mask is None else mask[:, cols]))
+    return float(np.nanstd(draws, ddof=1))
+
+
 def difficulty_roc(scores: np.ndarray, labels: np.ndarray, mask: np.ndarray | None = None) -> pd.DataFrame:
     """App. F's ROC-like curve: for each threshold t on the difficulty score, the share of wrongly
     answered pairs with score >= t ("tpr") against the share of correctly answered ones ("fpr")."""
