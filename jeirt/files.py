@@ -136,12 +136,13 @@ def atomic_write_many(files: Sequence[tuple[str | Path, Callable[[BinaryIO], obj
                     raise
                 raise WriteError(err.errno, f"could not write {path} ({err.strerror or err}); free space or "
                                  "choose another path", str(path)) from err
-        for path, tmp in zip(targets, temporaries):
+        for path, tmp in zip(targets, temporaries):  # the moves back to back; the flushes after them all
             try:
                 os.replace(tmp, path)
             except OSError as err:
                 raise WriteError(err.errno, f"could not write {path} ({err.strerror or err})", str(path)) from err
-            _fsync_folder(path.parent)
+        for folder in dict.fromkeys(path.parent for path in targets):
+            _fsync_folder(folder)
     finally:
         for tmp in temporaries:
             tmp.unlink(missing_ok=True)
