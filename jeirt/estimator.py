@@ -244,7 +244,9 @@ class JEIRT(BaseEstimator):
         `prior_scale`. "auto" picks the scale from `onboard.PRIOR_SCALES` with the largest Laplace
         evidence of the new models' answers (empirical Bayes): the trained vectors' variance, spread
         over all d coordinates, is far narrower than how far a new model's vector must move (on
-        mmlu_pro at d = 256 "auto" picks 100-1000). The choice is kept in `onboard_prior_scale_`.
+        mmlu_pro at d = 256 "auto" picks 100-1000). The choice is kept in `onboard_prior_scale_`. The
+        few-question estimate (`jeirt.tasks.evaluation.QuestionBank.posterior`) uses another prior, for
+        k << d answers; its module docstring says why ("Two priors for a new model").
         With `covariances`, each new vector's Laplace posterior covariance (d x d, float32) is kept in
         `onboard_covariances_`; without, nothing of size d x d per model is kept.
         """

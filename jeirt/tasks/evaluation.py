@@ -55,6 +55,17 @@ towards their mean. All fits run in whitened coordinates z, v = mu + L z with S 
 prior is N(0, c I) and question q becomes the feature f_q = L^T u_q with offset o_q = r_q - u_q . mu,
 so that P = sigmoid(f_q . z - o_q).
 
+**Two priors for a new model, on purpose.** `JEIRT.onboard` and `QuestionBank.posterior` fit the same
+likelihood (Eq. 3 with the same `question_terms`) under different priors: onboarding N(mean, s var I),
+isotropic, s in `jeirt.onboard.PRIOR_SCALES` (1 to 1e4) by the evidence summed over the models
+onboarded together; the bank N(mu, c S), S the trained vectors' Ledoit-Wolf covariance, c in
+`PRIOR_WIDTHS` (1 to 16) by each model's own evidence. Onboarding fits hundreds to thousands of answers
+a model, which soon outweigh any prior, and an isotropic one lets the vector move in every direction
+the answers ask for; the few-question estimate has k << d answers, where the prior does most of the
+work and the trained vectors' covariance says in which directions models differ. So with few answers
+the two give different vectors for the same answers (`jeirt onboard` against `jeirt estimate`): for a
+model asked few questions the bank's is the one to use. One posterior for both is not yet measured.
+
 The questions' side is the model's `question_terms`: with per-question corrections fitted from the
 trained models' answers (`JEIRT.fit_corrections`, `jeirt.questions`) the estimate and the choice of
 questions use the corrected terms, the same item information onboarding uses. `irt_estimates` is the
