@@ -26,7 +26,7 @@ from jeirt.cli import CLIError, build_parser, main, validate
 
 CODES = {2, 3, 5, 6}
 EXAMPLES = {"results": 100, "questions": 40, "options": 200}
-PROPERTY = dict(deadline=None, derandomize=True, suppress_health_check=[HealthCheck.function_scoped_fixture,
+PROPERTY = dict(deadline=None, derandomize=True, database=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
                                                                           HealthCheck.too_slow])
 _counter = itertools.count()
 
@@ -89,9 +89,10 @@ def results_csvs(draw):
     header = ["model", "item_id", "label"]
     shape = draw(st.sampled_from(["plain", "benchmark"] if clean else
                                  ["plain", "plain", "benchmark", "dup-label", "padded", "no-label"]))
-    if shape == "benchmark":
+    if shape == "benchmark":  # one benchmark per item, unless a row contradicts it
         header.append("benchmark")
-        rows = [row + [draw(names)] for row in rows]
+        bench = {item: draw(valid_names) for item in items}
+        rows = [row + [bench[row[1]] if clean or draw(st.booleans()) else draw(names)] for row in rows]
     elif shape == "dup-label":
         header.append("label")
         rows = [row + ["1"] for row in rows]
@@ -101,7 +102,8 @@ def results_csvs(draw):
         header, rows = header[:2], [row[:2] for row in rows]
     valid = (len(rows) > 0 and shape in ("plain", "benchmark")
              and all(_valid_name(r[0]) and _valid_name(r[1]) and r[2] in VALID_LABELS for r in rows)
-             and len({(r[0], r[1]) for r in rows}) == len(rows))
+             and len({(r[0], r[1]) for r in rows}) == len(rows)
+             and len({(r[1], tuple(r[3:])) for r in rows}) == len({r[1] for r in rows}))  # one benchmark an item
     return header, rows, valid
 
 
