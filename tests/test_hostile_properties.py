@@ -25,7 +25,7 @@ from hypothesis import HealthCheck, event, given, settings as hsettings, strateg
 from jeirt.cli import CLIError, build_parser, main, validate
 
 CODES = {2, 3, 5, 6}
-EXAMPLES = {"results": 100, "questions": 40, "options": 200}
+EXAMPLES = {"results": 200, "questions": 60, "options": 400}
 PROPERTY = dict(deadline=None, derandomize=True, database=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
                                                                           HealthCheck.too_slow])
 _counter = itertools.count()
