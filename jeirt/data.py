@@ -550,7 +550,11 @@ def verify_files(root: Path | None = None, prefix: str = "", full: bool = False)
             seen[key], changed = stamp, True
         checked.append(rel)
     if changed:
-        write_json(seen_path, seen, indent=0)
+        try:
+            write_json(seen_path, seen, indent=0)
+        except OSError as err:  # a cache, not an output: the environment's (JEIRT_CACHE) to fix
+            raise OSError(err.errno, f"the cache file {seen_path} cannot be written ({err.strerror or err}); point "
+                          "JEIRT_CACHE at a writable folder with free space", str(seen_path)) from err
     return checked
 
 

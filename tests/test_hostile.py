@@ -554,6 +554,19 @@ def test_cache_folder_that_cannot_be_made_names_jeirt_cache(monkeypatch, tmp_pat
         settings.cache_dir()
 
 
+def test_a_cache_that_cannot_be_written_is_an_environment_error(work, capsys, monkeypatch, tmp_path):
+    monkeypatch.setenv("JEIRT_CACHE", str(tmp_path))
+    real = files.os.fsync
+
+    def full(fd):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(files.os, "fsync", full)
+    code, _, err = _run_case(work, capsys, ["data", "verify"])  # records what it checked in the cache
+    assert code == 6 and "JEIRT_CACHE" in err and "Traceback" not in err, err
+    monkeypatch.setattr(files.os, "fsync", real)
+
+
 def _toy_data(root: Path, mmlu_pro) -> Path:
     """A data folder of one small dataset (30 items), with its embeddings and a checksum manifest."""
     from jeirt.data import write_manifest
