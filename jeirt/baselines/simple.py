@@ -128,7 +128,12 @@ class KNN(Baseline):
         if len(train_items) == 0:
             raise ValueError("the split's training part selects no labels; check the split.")
         features = ds.features(self.encoder, progress=self.progress)
-        self.train_features_ = _unit_rows(features[train_items])  # (n_train, dim)
+        # Duplicate questions (datasets hold some) share one row of features, so their similarities to a
+        # query are one number, bitwise: a matrix product may round equal columns differently (AVX2 did,
+        # by 1.8e-7), and `_most_similar` breaks exact ties by column.
+        unique, columns = np.unique(features[train_items], axis=0, return_inverse=True)
+        self.train_features_ = _unit_rows(unique)  # (n_unique, dim)
+        self.train_columns_ = torch.from_numpy(columns.reshape(-1))  # (n_train,) each question's row
         sub = mask[:, train_items]
         self.train_labels_ = torch.from_numpy(np.where(sub, np.nan_to_num(ds.labels[:, train_items]), 0)
                                               .astype(np.float32))  # (n_models, n_train)
@@ -185,7 +190,7 @@ class KNN(Baseline):
         start = torch.clamp(base * 2 ** torch.ceil(torch.log2(own.clamp_min(1))).long(), max=n_train)
         chunk = max(1, self.block_cells // max(1, int(start.sum())))
         for s in tqdm(range(0, len(queries), chunk), desc="knn", disable=not self.progress, leave=False):
-            sims = queries[s:s + chunk] @ self.train_features_.T  # (c, n_train)
+            sims = (queries[s:s + chunk] @ self.train_features_.T)[:, self.train_columns_]  # (c, n_train)
             pending, m_of, top = torch.arange(n_rows), start.clone(), None
             while len(pending):
                 m = int(m_of[pending].min())  # the models at the smallest M go now
