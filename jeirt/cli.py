@@ -846,7 +846,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--max-epochs", type=int, help="upper bound on epochs (default: the recipe's)")
     p.add_argument("--recipe", choices=["fast", "paper"], default="fast",
-                   help="training recipe: fast (default) or paper (the JE-IRT authors': Adam lr 5e-5, 100 epochs)")
+                   help="training recipe: fast (default) or paper (the JE-IRT authors' code: N(0, 1) model vectors, AdamW lr 3e-5, early stopping)")
     p.add_argument("--search", action="store_true",
                    help="bounded hyperparameter search on the validation labels (lr, regularisation, d)")
     p.add_argument("--search-budget", type=float, default=300.0,

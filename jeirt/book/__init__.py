@@ -198,7 +198,7 @@ def seeded_split(ds, seed: int):
 SPLITS = ("seeded", "official")
 RECIPE_NAMES = ("fast", "paper")  # the names of jeirt.estimator.RECIPES (tests/test_book.py checks they agree)
 # The paper's own setting, used by the full profile on EmbedLLM: the official split, the authors' recipe
-# (Adam lr 5e-5, dropout 0.5, 512 rows a batch, step decay, the lowest validation loss) and their 100 epochs.
+# (jeirt.estimator.RECIPES['paper']: their code's d = 256 settings) and their cap of 100 epochs.
 PAPER_SETTING = {"split": "official", "recipe": "paper", "max_epochs": 100}
 
 
