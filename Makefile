@@ -35,13 +35,14 @@ book: setup
 screenshots:
 	$(BIN)/python scripts/screenshots.py
 
-# Tests side by side, one per core (at most 4; pytest-xdist): every chapter runs as its own notebook
+# Tests side by side, one per core (at most 4; pytest-xdist, an idle worker takes queued tests from a
+# busy one so a slow chapter does not end the run alone): every chapter runs as its own notebook
 # (smoke profile), writing what it glues to $(GLUE_LOG); then those values are held against the
 # committed smoke snapshot (verdicts exactly, numbers within scripts/glued_values.py's tolerances).
 GLUE_LOG := $(abspath _build/test-glue)
 test: setup
 	rm -rf $(GLUE_LOG)
-	JEIRT_GLUE_LOG=$(GLUE_LOG) $(BIN)/pytest -n auto --maxprocesses 4
+	JEIRT_GLUE_LOG=$(GLUE_LOG) $(BIN)/pytest -n auto --maxprocesses 4 --dist worksteal
 	$(BIN)/python scripts/glued_values.py --check results/glued_smoke_mmlu_pro.json --log $(GLUE_LOG)
 
 clean:
