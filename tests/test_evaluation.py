@@ -71,10 +71,11 @@ def test_posterior_recovers_true_vectors(sim):
     true = truth.model_vectors[N_TRAINED:]
     cosine = (vectors * true).sum(1) / np.linalg.norm(vectors, axis=1) / np.linalg.norm(true, axis=1)
     assert np.median(cosine) > 0.95, cosine
-    # The true vector lies within the Laplace posterior's reach: Mahalanobis distances of a
-    # d-dimensional Gaussian, chi-square with 8 degrees of freedom (99.9% quantile 26.1).
+    # The true vector lies as far from the posterior mean as the Laplace covariance says: Mahalanobis
+    # distances of a d-dimensional Gaussian, chi-square with 8 degrees of freedom (median 7.34; measured
+    # 5.5). Two-sided: covariances 100 times too wide give a median of 0.06, 0.3 times give 18.4.
     maha = [float((v - t) @ np.linalg.solve(c, v - t)) for v, t, c in zip(vectors, true, covs)]
-    assert np.median(maha) < 26.1, maha
+    assert 3 < np.median(maha) < 15, np.median(maha)
 
 
 def test_nothing_asked_gives_the_prior_and_everything_asked_is_exact(sim):
@@ -91,7 +92,7 @@ def test_nothing_asked_gives_the_prior_and_everything_asked_is_exact(sim):
 
 def test_estimates_beat_the_plain_mean_and_intervals_cover(sim):
     ds, truth, bank, labels = sim
-    errors, plain_errors, covered = [], [], []
+    errors, plain_errors, covered, widths = [], [], [], []
     for seed in range(3):
         asked = asked_mask(ev.select_items(bank, 40, "random", labels=labels, seed=seed), bank.n_items)
         est = ev.estimate_scores(bank, labels, asked, draws=200, seed=seed)
@@ -101,10 +102,14 @@ def test_estimates_beat_the_plain_mean_and_intervals_cover(sim):
         errors += list(np.abs(overall["estimate"] - true))
         plain_errors += list(np.abs(plain.loc[plain["group"] == ev.OVERALL, "estimate"].to_numpy() - true))
         covered += list((overall["lower"] <= true) & (true <= overall["upper"]))
+        widths += list(overall["upper"] - overall["lower"])
     # With the true geometry the posterior is the Bayes estimate: about 20% below the plain mean's
     # error at k = 40 here (models differ in 8 directions; the gain grows as they differ in fewer).
     assert np.mean(errors) < 0.9 * np.mean(plain_errors), (np.mean(errors), np.mean(plain_errors))
-    assert 0.75 <= np.mean(covered) <= 1.0, np.mean(covered)
+    # 90% intervals, 120 of them: coverage within about three binomial sd (measured 0.95), and narrow
+    # (measured mean width 0.22): an interval that is always [0, 1] covers everything and fails here.
+    assert 0.80 <= np.mean(covered) <= 0.99, np.mean(covered)
+    assert np.mean(widths) < 0.35, np.mean(widths)
 
 
 def test_estimate_checks_its_inputs(sim):
