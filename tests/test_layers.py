@@ -25,7 +25,7 @@ CORE = ("model", "train", "onboard", "estimator", "questions", "data", "splits",
 CORE_MODULES = ("jeirt", *(f"jeirt.{name}" for name in CORE))
 LAYERS = ("jeirt.baselines", "jeirt.tasks", "jeirt.book")
 ENTRY = ("jeirt.cli", "jeirt.__main__", "jeirt.interrupts")
-# The core had 3,882 lines (`wc -l` of CORE_MODULES' files) when this limit was set. The old limit,
+# The core had 3,889 lines (`wc -l` of CORE_MODULES' files) when this limit was set. The old limit,
 # 3,000, counted 12 modules without questions.py and fitcache.py, and the reliability work (model-file
 # checks, the one CSV reader) had taken those past it (3,444 of 3,000). The limit is today's size plus
 # about 10% for work in flight; past it, a module splits or leaves the core, or this number rises with
