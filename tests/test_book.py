@@ -227,18 +227,13 @@ def test_results_page_quotes_the_papers_table(doc):
     code = "\n".join(c.source for c in nb.cells if c.cell_type == "code") + \
         (module.read_text() if module.is_file() else "")
     text = "\n".join(c.source for c in nb.cells)
-    if Path(doc).name not in SETTING_PENDING:
-        assert PAPER_QUOTE.search(code), f"{doc}: quote the paper's numbers with jeirt.book.paper (paper.quote)"
+    assert PAPER_QUOTE.search(code), f"{doc}: quote the paper's numbers with jeirt.book.paper (paper.quote)"
     assert "not available" not in text.lower() and "NOT_AVAILABLE" not in code, \
         f"{doc}: says 'not available'; quote the value from jeirt.book.paper, or paper.no_number(place)"
     for place in re.findall(r"no_number\(\s*[\"']([^\"']+)[\"']", code):
         paper.no_number(place)  # raises for a place whose numbers the table holds
-    if Path(doc).name not in SETTING_PENDING:
-        assert "verdicts.setting(" in code, f"{doc}: name each row's setting with verdicts.setting(cfg, ...)"
+    assert "verdicts.setting(" in code, f"{doc}: name each row's setting with verdicts.setting(cfg, ...)"
 
-
-# Pages being reworked that do not yet quote through jeirt.book.paper nor pass a setting to their rows.
-SETTING_PENDING = {"efficient"}
 
 
 def test_setup_cell_is_quiet_outside_colab():
