@@ -809,6 +809,18 @@ OUT_SUFFIXES = {cmd_fit: ".pt", cmd_onboard: ".pt", cmd_predict: ".csv", cmd_rou
                 run_compare_command: ".csv"}
 
 
+class _StoreOnce(argparse._StoreAction):
+    """argparse's `store`, refusing an option given twice in one command line (`--dataset a --dataset b`
+    would otherwise keep the last without a word)."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        given = namespace.__dict__.setdefault("_given_once", set())
+        if option_string is not None and self.dest in given:
+            parser.error(f"{'/'.join(self.option_strings)} given twice; give it once.")
+        given.add(self.dest)
+        super().__call__(parser, namespace, values, option_string)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="jeirt", description=__doc__.split("\n")[0], epilog=EXIT_CODES,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -823,7 +835,10 @@ def build_parser() -> argparse.ArgumentParser:
     def add_parser(name: str, **kwargs) -> argparse.ArgumentParser:
         kwargs.setdefault("epilog", EXIT_CODES)
         kwargs.setdefault("formatter_class", argparse.RawDescriptionHelpFormatter)
-        return sub_parser(name, parents=[common], **kwargs)
+        p = sub_parser(name, parents=[common], **kwargs)
+        for key in (None, "store"):  # every single-value option of the command: given at most once
+            p.register("action", key, _StoreOnce)
+        return p
 
     sub.add_parser = add_parser  # compare, estimate, suggest get the common options too
 
@@ -928,6 +943,7 @@ def main(argv: list[str] | None = None) -> int:
         args = parser.parse_args(argv)
     except SystemExit as exit_:  # argparse: --help (0) or a usage error (2), already printed
         return int(exit_.code or 0)
+    vars(args).pop("_given_once", None)  # _StoreOnce's record of the options given
     try:
         validate(args)
         result = args.func(args)

@@ -24,7 +24,7 @@ import pytest
 import torch
 
 from jeirt import files, settings
-from jeirt.cli import main
+from jeirt.cli import build_parser, main
 from jeirt.estimator import JEIRT
 
 TINY_FIT = ["--limit-items", "200", "--d", "8", "--max-epochs", "2", "--quiet"]
@@ -429,6 +429,21 @@ def test_hostile_round_two(hostile_files, capsys, monkeypatch, cls, case, argv, 
     if code in (2, 5):  # refused before any data is loaded
         assert time.perf_counter() - started < 10, f"{case}: refused only after work"
 
+
+
+@pytest.mark.parametrize("argv, option", [
+    (["fit", "--dataset", "mmlu_pro", "--dataset", "zeroeval"], "--dataset"),
+    (["fit", "--dataset", "mmlu_pro", "--d", "8", "--d", "16"], "--d"),
+    (["estimate", "--model", "a.pt", "--model", "b.pt", "--results", "r.csv"], "--model"),
+    (["predict", "--model", "a.pt", "--questions", "q.csv", "--out", "a.csv", "--out", "b.csv"], "--out"),
+])
+def test_a_single_value_option_given_twice_is_refused(capsys, argv, option):
+    """argparse keeps the last of a repeated option; jeirt refuses it, naming the option."""
+    with pytest.raises(SystemExit) as exit_:
+        build_parser().parse_args(argv)
+    assert exit_.value.code == 2
+    assert f"{option} given twice" in capsys.readouterr().err
+    assert main(argv) == 2
 
 def test_round_two_covers_every_class():
     counts = {cls: len(cases) for cls, cases in ROUND_TWO.items()}
