@@ -799,7 +799,10 @@ def load_embedllm(cache: Path | None = None, *, revision: str | None = None,
 def _read_embedllm_labels(path: Path, part: str, revision: str, folder: Path) -> pd.DataFrame:
     """One split file without its prompt text, its row count checked against the registered one."""
     try:
-        frame = pd.read_csv(path, usecols=_LABEL_COLUMNS, dtype={"model_name": str, "category": str})
+        # Names as written (a model called "NA" or "None" stays one); only an empty number cell is missing.
+        frame = pd.read_csv(path, usecols=_LABEL_COLUMNS, dtype={"model_name": str, "category": str},
+                            keep_default_na=False,
+                            na_values={c: [""] for c in ("prompt_id", "model_id", "category_id", "label")})
     except (ValueError, pd.errors.ParserError, pd.errors.EmptyDataError) as err:
         raise ValueError(f"EmbedLLM {part}.csv ({path}) could not be read ({err}): the download is damaged or "
                          f"not EmbedLLM's; delete {folder} to download it again.") from err

@@ -216,3 +216,14 @@ def test_default_split_is_official_where_the_dataset_ships_one():
     assert np.array_equal(chosen.test, official.test) and np.array_equal(chosen.train, official.train)
     local = jdata.load_dataset("mmlu_pro").subset(items=np.arange(300))  # no 'part' column
     assert np.array_equal(default_split(local, seed=3).test, split_by_question(local, seed=3).test)
+
+
+def test_a_model_named_like_a_missing_value_keeps_its_name(fake_hub, tmp_path):
+    """pandas reads 'NA', 'None' or 'null' as missing by default; a model of that name stays itself."""
+    files, _ = fake_hub
+    first = pd.read_csv(FIXTURE / "train.csv")["model_name"].iloc[0]
+    for part in ("train", "val", "test"):
+        path = files / f"{part}.csv"
+        path.write_bytes(path.read_bytes().replace(f",{first},".encode(), b",NA,"))
+    ds, _ = load_embedllm(cache=tmp_path / "cache")
+    assert "NA" in ds.models and first not in ds.models
