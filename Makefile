@@ -40,6 +40,10 @@ screenshots:
 # (smoke profile), writing what it glues to $(GLUE_LOG); then those values are held against the
 # committed smoke snapshot (verdicts exactly, numbers within scripts/glued_values.py's tolerances).
 GLUE_LOG := $(abspath _build/test-glue)
+# One BLAS / torch thread per worker unless set: the workers already fill the cores, and two threads
+# each made two chapter kernels on 2 cores run 4x slower (ood and known_answers past 3.5 min each).
+test: export OMP_NUM_THREADS ?= 1
+test: export MKL_NUM_THREADS ?= 1
 test: setup
 	rm -rf $(GLUE_LOG)
 	JEIRT_GLUE_LOG=$(GLUE_LOG) $(BIN)/pytest -n auto --maxprocesses 4 --dist worksteal
