@@ -57,16 +57,18 @@ def setup_cell(url: str | None) -> str:
     does nothing); with None (no public repository yet), how to run the page locally."""
     if url is None:
         return """\
-# To run this page: in a checkout of jeirt, `make setup` (README.md), then `.venv/bin/pip install
-# jupyterlab` and `.venv/bin/jupyter lab`, and open this page's book/*.md file (jupytext opens it as a
-# notebook). Every page at once: `JEIRT_PROFILE=smoke make book`. This cell does nothing outside Colab.
+# To run this page: in a checkout of jeirt, `make setup` (README.md), then
+# `.venv/bin/pip install jupyterlab` and `.venv/bin/jupyter lab`, and open this page's
+# book/*.md file (jupytext opens it as a notebook). Every page at once:
+# `JEIRT_PROFILE=smoke make book`. This cell does nothing outside Colab.
 import sys
 if "google.colab" in sys.modules:
-    raise RuntimeError("jeirt has no public repository for Colab to clone yet: run this page in a "
-                       "local checkout (README.md).")
+    raise RuntimeError("jeirt has no public repository for Colab to clone yet: "
+                       "run this page in a local checkout (README.md).")
 """
     return f"""\
-# On Colab: clone jeirt with its datasets, then install it. Elsewhere this cell does nothing.
+# On Colab: clone jeirt with its datasets, then install it.
+# Elsewhere this cell does nothing.
 import os, sys
 if "google.colab" in sys.modules:
     !git clone --quiet --depth 1 {url} /content/jeirt
