@@ -140,6 +140,11 @@ def test_verdicts_are_computed_and_checked(tmp_path, monkeypatch):
     # onboarding's +0.84 +- 0.59 points against the paper's -0.39 (Table 1, 100% - All), 0.5 points allowed
     assert verdicts.against(0.84, -0.39, 0.5, se=0.59 / np.sqrt(10) * 10 ** 0.5) == "matches within noise"
     assert verdicts.against(0.84, -0.39, 0.5, se=0.1, direction=True) == "holds in direction"
+    assert verdicts.mean_and_se([1.0, 2.0, 3.0]) == pytest.approx((2.0, 1 / np.sqrt(3)))
+    with pytest.raises(ValueError, match="at least 2"):
+        verdicts.mean_and_se([1.0])
+    assert verdicts.ahead(0.5, 0.1) == "holds" and verdicts.ahead(0.1, 0.1) == "matches within noise"
+    assert verdicts.ahead(-0.5, 0.1) == "does not hold"
     with pytest.raises(ValueError, match="se="):
         verdicts.against(0.1, 0.2, 0.0, se=-1.0)
     lo, hi = verdicts.rho_interval(-0.5, 10)

@@ -112,6 +112,23 @@ def compared(gap: float, se: float, sds: float = 2.0) -> str:
     return "level with"
 
 
+def mean_and_se(gaps) -> tuple[float, float]:
+    """Mean and standard error of paired differences (one per model, seed or start)."""
+    import numpy as np
+
+    gaps = np.asarray(gaps, dtype=float)
+    if len(gaps) < 2:
+        raise ValueError(f"{len(gaps)} paired difference(s); a standard error needs at least 2.")
+    return float(gaps.mean()), float(gaps.std(ddof=1) / np.sqrt(len(gaps)))
+
+
+def ahead(gap: float, se: float, sds: float = 2.0) -> str:
+    """The verdict on "ours is ahead" from a gap (positive: ours better) and its standard error:
+    'holds' beyond `sds` standard errors, 'matches within noise' within them, else 'does not hold'."""
+    side = compared(gap, se, sds)
+    return verdict(side == "ahead of", noise=side == "level with")
+
+
 @dataclass(frozen=True)
 class Claim:
     """One row of a page's "paper vs this book" table."""
