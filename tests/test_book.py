@@ -145,6 +145,8 @@ def test_verdicts_are_computed_and_checked(tmp_path, monkeypatch):
         verdicts.mean_and_se([1.0])
     assert verdicts.ahead(0.5, 0.1) == "holds" and verdicts.ahead(0.1, 0.1) == "matches within noise"
     assert verdicts.ahead(-0.5, 0.1) == "does not hold"
+    with pytest.raises(TypeError, match="glue numbers only"):
+        book.glue_numbers("x", {"phrase": "a sentence built in code"})
     with pytest.raises(ValueError, match="se="):
         verdicts.against(0.1, 0.2, 0.0, se=-1.0)
     lo, hi = verdicts.rho_interval(-0.5, 10)

@@ -255,3 +255,12 @@ def glue(name: str, value, display: bool = False) -> None:
         folder = Path(folder).expanduser()
         folder.mkdir(parents=True, exist_ok=True)
         write_json(folder / f"{name}.json", record, indent=1)
+
+
+def glue_numbers(prefix: str, numbers: dict) -> None:
+    """Glue each entry of `numbers` as `<prefix>_<key>` for the prose ({glue:text}), in one call: a
+    page glues a table's or a dict's numbers together, and writes the words itself."""
+    for key, value in numbers.items():
+        if not isinstance(value, (int, float, np.integer, np.floating)) or isinstance(value, bool):
+            raise TypeError(f"{key}={value!r}; glue numbers only (the prose holds the words).")
+        glue(f"{prefix}_{key}", value)

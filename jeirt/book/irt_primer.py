@@ -16,16 +16,7 @@ import seaborn as sns
 from scipy.stats import norm
 
 from jeirt.baselines import irt
-from jeirt.book import glue
 from jeirt.book.figures import PALETTE, SEQUENTIAL, style
-
-
-def glue_numbers(prefix: str, numbers: dict) -> None:
-    """Glue each entry of `numbers` as `<prefix>_<key>` for the prose ({glue:text}), in one call."""
-    for key, value in numbers.items():
-        if not isinstance(value, (int, float, np.integer, np.floating)):
-            raise TypeError(f"{key}={value!r}; glue numbers only (the prose holds the words).")
-        glue(f"{prefix}_{key}", value, display=False)
 
 
 # Curves
