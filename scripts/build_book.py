@@ -140,10 +140,18 @@ def execute_page(page: str, timeout: int, workers: int | None = None) -> tuple[s
 
     if workers is not None:  # the kernel is a child of this (pool) process: it inherits the setting
         os.environ["JEIRT_WORKERS"] = str(workers)
-    notebook = read_page(Path(page))
     cpu = children_cpu_seconds()
-    result = timed_execution(single_nb_execution)(notebook, cwd=str(Path(page).parent), timeout=timeout,
-                                                  allow_errors=False, meta_override=True)
+    for attempt in (1, 2):
+        notebook = read_page(Path(page))
+        try:
+            result = timed_execution(single_nb_execution)(notebook, cwd=str(Path(page).parent), timeout=timeout,
+                                                          allow_errors=False, meta_override=True)
+            break
+        except RuntimeError as err:
+            # A kernel that died while starting (kernels started side by side can race for their TCP
+            # ports; seen once in a test run) gets one more try; anything else is the page's failure.
+            if attempt == 2 or "Kernel died before replying" not in str(err):
+                raise
     cpu = children_cpu_seconds() - cpu
     return page, nbformat.writes(notebook), result.time, cpu, (result.exc_string if result.err else None)
 
