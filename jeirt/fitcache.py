@@ -30,12 +30,12 @@ from typing import Sequence, TypeVar
 import numpy as np
 import sklearn
 import torch
-from joblib import Parallel, delayed
 
 import jeirt
 from jeirt import settings
 from jeirt.data import Dataset, Split
 from jeirt.files import atomic_write
+from jeirt.parallel import side_by_side
 
 E = TypeVar("E")
 _CORE = Path(jeirt.__file__).resolve().parent
@@ -133,12 +133,6 @@ def fit_cached(estimator: E, ds: Dataset, split: Split, folder: str | Path | Non
     return estimator
 
 
-def _fit_alone(estimator: E, ds: Dataset, split: Split, folder: str | Path | None) -> E:
-    """`fit_cached` in a worker process, with one torch thread (the workers share the cores)."""
-    torch.set_num_threads(1)
-    return fit_cached(estimator, ds, split, folder)
-
-
 def fit_many(estimators: Sequence[E], ds: Dataset | Sequence[Dataset], splits: Sequence[Split],
              n_jobs: int | None = None, folder: str | Path | None = None) -> list[E]:
     """`fit_cached(estimators[i], ds, splits[i])` for every i, independent fits side by side.
@@ -163,9 +157,4 @@ def fit_many(estimators: Sequence[E], ds: Dataset | Sequence[Dataset], splits: S
     # Chosen here, not in the workers: joblib keeps its worker processes between calls, and they would
     # still see the environment ($JEIRT_FIT_CACHE) of the call that started them.
     folder = Path(folder) if folder is not None else default_folder()
-    if jobs == 1 or len(estimators) <= 1:
-        return [fit_cached(est, data, split, folder) for est, data, split in zip(estimators, datasets, splits)]
-    # max_nbytes=None: arrays travel pickled, so each worker's are its own and writable (joblib would
-    # otherwise share large ones as read-only memory maps, which torch warns about).
-    return Parallel(n_jobs=jobs, max_nbytes=None)(delayed(_fit_alone)(est, data, split, folder)
-                                                  for est, data, split in zip(estimators, datasets, splits))
+    return side_by_side(fit_cached, list(zip(estimators, datasets, splits, [folder] * len(estimators))), n_jobs=jobs)

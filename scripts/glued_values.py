@@ -105,7 +105,12 @@ def compare(old: dict, new: dict) -> list[str]:
         if a is None or b is None:
             lines.append(f"{page}: only in {'new' if a is None else 'old'} build")
             continue
+        renamed = renames({page: {n: t for n, t in a["glue"].items() if n not in b["glue"]}},
+                          {n: t for n, t in b["glue"].items() if n not in a["glue"]})
+        lines += [f"{page}: {old} -> {new}: renamed, the same value {b['glue'][new]!r}" for old, new in renamed.items()]
         for name in sorted(set(a["glue"]) | set(b["glue"])):
+            if name in renamed or name in renamed.values():
+                continue
             if a["glue"].get(name) != b["glue"].get(name):
                 lines.append(f"{page}: {name}: {a['glue'].get(name)!r} -> {b['glue'].get(name)!r}")
         for name in sorted(set(a.get("verdicts", {})) | set(b.get("verdicts", {}))):
@@ -154,11 +159,18 @@ def check(snapshot: dict, logged: dict[str, dict], rtol: float = RTOL, atol: flo
     page_of = {name: page for page, values in snapshot.items() for name in values["glue"]}
     prefixes = {name.split("_")[0] for name in page_of}  # each page's names start with its own prefix
     unknown = sorted(name for name in logged if name not in page_of and name.split("_")[0] in prefixes)
-    reached = sorted({page_of[name] for name in logged if name in page_of})
-    lines = [f"{name}: new, not in the snapshot" for name in unknown]
+    reached = sorted({page_of[name] for name in logged if name in page_of} |
+                     {page for page, values in snapshot.items() for name in unknown
+                      if name.split("_")[0] == _prefix(values)})
+    renamed = renames({page: {n: t for n, t in v["glue"].items() if n not in logged} for page, v in snapshot.items()},
+                      {name: logged[name]["text"] for name in unknown})
+    lines = [f"{name}: new, not in the snapshot" for name in unknown if name not in renamed.values()]
+    lines += [f"{old} -> {new}: renamed, the same value {logged[new]['text']!r}" for old, new in renamed.items()]
     for page in reached:
         values = snapshot[page]
         for name, old in sorted(values["glue"].items()):
+            if name in renamed:
+                continue
             if name not in logged:
                 lines.append(f"{page}: {name}: not glued any more (was {old!r})")
             elif TIMES.search(name):
@@ -170,6 +182,25 @@ def check(snapshot: dict, logged: dict[str, dict], rtol: float = RTOL, atol: flo
             elif not close(old, logged[name]["text"], rtol, atol):
                 lines.append(f"{page}: {name}: {old!r} -> {logged[name]['text']!r}")
     return lines
+
+
+def _prefix(values: dict) -> str | None:
+    """The prefix every glue name of a page starts with (`onb` for onboarding), None for a page without."""
+    prefixes = {name.split("_")[0] for name in values["glue"]}
+    return prefixes.pop() if len(prefixes) == 1 else None
+
+
+def renames(gone: dict[str, dict[str, str]], new: dict[str, str]) -> dict[str, str]:
+    """{old name: new name} for values glued under a new name: a name gone from a page paired with a new
+    name of the same prefix whose text is the same (each used once; ambiguous pairs left unpaired)."""
+    pairs = {}
+    for values in gone.values():
+        for old, text in values.items():
+            same = [n for n, t in new.items() if t == text and n.split("_")[0] == old.split("_")[0]
+                    and n not in pairs.values()]
+            if len(same) == 1 and sum(t == text for t in values.values()) == 1:
+                pairs[old] = same[0]
+    return pairs
 
 
 def pages_of(blob: dict) -> dict:

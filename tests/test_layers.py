@@ -21,9 +21,9 @@ PACKAGE = ROOT / "jeirt"
 # models, file writing, simulation and settings. Above it the layer packages, and on top the console
 # entry: the CLI, `python -m jeirt` and the Ctrl-C handling those two share (standard library only).
 CORE = ("model", "train", "onboard", "estimator", "questions", "data", "splits", "encoders", "metrics",
-        "fitcache", "files", "simulate", "settings")
+        "fitcache", "parallel", "files", "simulate", "settings")
 CORE_MODULES = ("jeirt", *(f"jeirt.{name}" for name in CORE))
-LAYERS = ("jeirt.baselines", "jeirt.tasks", "jeirt.book")
+LAYERS = ("jeirt.baselines", "jeirt.analysis", "jeirt.tasks", "jeirt.book")
 ENTRY = ("jeirt.cli", "jeirt.__main__", "jeirt.interrupts")
 # The core had 3,889 lines (`wc -l` of CORE_MODULES' files) when this limit was set. The old limit,
 # 3,000, counted 12 modules without questions.py and fitcache.py, and the reliability work (model-file
@@ -115,6 +115,58 @@ def test_baselines_import_neither_tasks_book_nor_cli():
     baselines = [m for m in MODULES if in_layer(m, "jeirt.baselines")]
     bad = offending(baselines, ("jeirt.book", "jeirt.tasks", "jeirt.cli"))
     assert not bad, "jeirt.baselines must not import jeirt.book, jeirt.tasks or jeirt.cli:\n" + "\n".join(bad)
+
+
+def test_analysis_imports_neither_tasks_book_nor_cli():
+    analysis = [m for m in MODULES if in_layer(m, "jeirt.analysis")]
+    bad = offending(analysis, ("jeirt.book", "jeirt.tasks", "jeirt.cli"))
+    assert not bad, "jeirt.analysis must not import jeirt.book, jeirt.tasks or jeirt.cli:\n" + "\n".join(bad)
+
+
+# The book layer's shared modules (settings, figure style, verdicts, the paper's numbers, exercises);
+# every other module of jeirt.book is one page's tables and figures, named after its page.
+BOOK_SHARED = ("jeirt.book", "jeirt.book.figures", "jeirt.book.verdicts", "jeirt.book.paper",
+               "jeirt.book.exercises")
+PAGE_MODULES = [m for m in MODULES if in_layer(m, "jeirt.book") and m not in BOOK_SHARED]
+
+
+def test_each_page_module_belongs_to_a_page():
+    pages = {p.stem for p in (ROOT / "book").glob("*.md")}
+    orphans = [m for m in PAGE_MODULES if m.rpartition(".")[2] not in pages]
+    assert not orphans, f"page modules without a page book/<name>.md: {orphans}; a module two pages " \
+        f"need belongs in the library, or in BOOK_SHARED with a reason"
+
+
+def test_no_page_module_imports_another():
+    """A page module holds its own page's tables and figures; what two pages need lives in the library."""
+    bad = [f"{m}:{line} imports {target}  ({text})" for m in PAGE_MODULES
+           for target, line, text in GRAPH[m] if target in PAGE_MODULES and target != m]
+    assert not bad, "page modules importing each other:\n" + "\n".join(bad)
+
+
+def python_imports_of_pages() -> list[str]:
+    """'file:line: text' for every import of a page module outside the book's pages and the tests:
+    the library, benchmarks/ and scripts/ run the library's protocols, never a page's code."""
+    found = []
+    files = [*PACKAGE.rglob("*.py"), *(ROOT / "benchmarks").glob("*.py"), *(ROOT / "scripts").glob("*.py")]
+    for path in files:
+        if module_name(path) in PAGE_MODULES if path.is_relative_to(PACKAGE) else False:
+            continue  # a page module's imports are checked above
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = []
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("jeirt.book"):
+                names = [node.module] + [f"{node.module}.{a.name}" for a in node.names]
+            if any(n in PAGE_MODULES for n in names):
+                found.append(f"{path.relative_to(ROOT)}:{node.lineno}")
+    return found
+
+
+def test_only_pages_and_tests_import_page_modules():
+    bad = python_imports_of_pages()
+    assert not bad, "page modules (jeirt.book.<page>) imported outside book/*.md and tests/; move what " \
+        "they need into the library:\n" + "\n".join(bad)
 
 
 def test_tasks_import_neither_book_nor_cli():
