@@ -5,7 +5,14 @@ A check of what a reader sees, beyond what `check_html.py` can tell from the HTM
   MathJax copy;
 - every image loaded;
 - the browser asked for nothing outside the local server (no CDN, fonts, analytics).
-Screenshots go to `_build/screenshots/<page>.png` (the top `--max-height` pixels of each page).
+- nothing is cut or overflows the text column at a 1280 x 900 window (`--width`): no code cell's
+  input scrolls sideways (the lines cut at the right edge are counted), no display equation is
+  wider than its container, no table is wider than the text column, and no image in the text has
+  its file path as alt text (book/_ext/figure_alt.py gives figure images their caption).
+  Whether figure labels are legible cannot be measured here: look at the PNGs.
+Screenshots go to `_build/screenshots/<page>.png` (the top `--max-height` pixels of each page), the
+layout measurements to `_build/screenshots/layout.json` (per page: each element found, with what
+was measured).
 
     python scripts/screenshots.py [--build _build/html] [--out _build/screenshots] [--chromium PATH]
 
@@ -59,6 +66,77 @@ PAGE_STATE = """(async () => {
     height: Math.ceil(document.documentElement.scrollHeight),
   };
 })()"""
+
+
+# Runs in the page after PAGE_STATE, at the reading window's size: what is cut or overflows the text
+# column. A code line is cut when its text is wider than the <pre>'s content box (the font's own
+# advance widths, measured on a canvas in the <pre>'s font).
+LAYOUT = """(() => {
+  const article = document.querySelector('article.bd-article') || document.querySelector('main')
+                  || document.body;
+  const box = el => { const s = getComputedStyle(el);
+    return el.clientWidth - parseFloat(s.paddingLeft) - parseFloat(s.paddingRight); };
+  const column = box(article);
+  const excerpt = t => t.replace(/\\s+/g, ' ').trim().slice(0, 60);
+  const canvas = document.createElement('canvas').getContext('2d');
+  const code = [];
+  document.querySelectorAll('div.cell_input pre').forEach((pre, i) => {
+    const s = getComputedStyle(pre);
+    canvas.font = `${s.fontStyle} ${s.fontWeight} ${s.fontSize} ${s.fontFamily}`;
+    const width = box(pre);
+    const lines = pre.textContent.replace(/\\n$/, '').split('\\n');
+    const cut = lines.filter(l => canvas.measureText(l).width > width + 0.5);
+    const charWidth = canvas.measureText('0'.repeat(100)).width / 100;
+    if (pre.scrollWidth > pre.clientWidth + 1 || cut.length)
+      code.push({cell: i + 1, cutLines: cut.length, longest: Math.max(...lines.map(l => l.length)),
+                 fits: Math.floor(width / charWidth), first: excerpt(cut[0] || lines[0])});
+  });
+  const fit = {charsPerLine: null, fontSize: null, column: Math.round(column)};
+  const pre = document.querySelector('div.cell_input pre');
+  if (pre) { const s = getComputedStyle(pre);
+    canvas.font = `${s.fontStyle} ${s.fontWeight} ${s.fontSize} ${s.fontFamily}`;
+    fit.fontSize = s.fontSize; fit.codeWidth = Math.round(box(pre));
+    fit.charsPerLine = Math.floor(box(pre) / (canvas.measureText('0'.repeat(100)).width / 100)); }
+  const maths = [];
+  document.querySelectorAll('mjx-container[display]').forEach((m, i) => {
+    const inner = m.querySelector('mjx-math') || m;
+    const width = inner.getBoundingClientRect().width;
+    const room = Math.min(m.clientWidth || column, column);
+    if (width > room + 1 || m.scrollWidth > m.clientWidth + 1)
+      maths.push({equation: i + 1, width: Math.round(width), room: Math.round(room),
+                  tex: excerpt((m.parentElement && m.parentElement.getAttribute('data-tex'))
+                               || (m.closest('.math') || m).textContent)});
+  });
+  const tables = [];
+  article.querySelectorAll('table').forEach((t, i) => {
+    const width = t.getBoundingClientRect().width;
+    if (width > column + 1)
+      tables.push({table: i + 1, width: Math.round(width), column: Math.round(column),
+                   columns: t.rows.length ? Math.max(...[...t.rows].map(r => r.cells.length)) : 0,
+                   first: excerpt(t.textContent)});
+  });
+  const pathAlt = [...article.querySelectorAll('img')]
+    .filter(im => /(^|\\/)[^\\s\\/]+\\.(png|jpe?g|svg|gif|webp)$/i.test((im.getAttribute('alt') || '').trim()))
+    .map(im => im.getAttribute('alt'));
+  return {fit, code, maths, tables, pathAlt};
+})()"""
+
+
+def layout_problems(layout: dict) -> list[str]:
+    """One line per element that is cut or overflows, from the LAYOUT measurements of one page."""
+    found = []
+    for c in layout["code"]:
+        found.append(f"code cell {c['cell']}: {c['cutLines']} line(s) cut (longest {c['longest']} "
+                     f"characters, {c['fits']} fit): {c['first']!r}")
+    for m in layout["maths"]:
+        found.append(f"display equation {m['equation']} is {m['width']} px wide in {m['room']} px: "
+                     f"{m['tex']!r}")
+    for t in layout["tables"]:
+        found.append(f"table {t['table']} ({t['columns']} columns) is {t['width']} px wide, the text "
+                     f"column {t['column']} px: {t['first']!r}")
+    for alt in layout["pathAlt"]:
+        found.append(f"image with its file path as alt text: {alt}")
+    return found
 
 
 class Quiet(SimpleHTTPRequestHandler):
@@ -128,6 +206,7 @@ async def shoot(pages: list[str], base: str, out: Path, port_file: Path, width: 
     for domain in ("Page", "Network", "Runtime"):
         await cdp.send(f"{domain}.enable", session=session)
     problems: dict[str, list[str]] = {}
+    layouts: dict[str, dict] = {}
     for page in pages:
         await cdp.send("Emulation.setDeviceMetricsOverride", {"width": width, "height": 900,
                        "deviceScaleFactor": 1, "mobile": False}, session=session)
@@ -136,6 +215,9 @@ async def shoot(pages: list[str], base: str, out: Path, port_file: Path, width: 
         await cdp.wait_event("Page.loadEventFired", session, since)
         state = (await cdp.send("Runtime.evaluate", {"expression": PAGE_STATE, "awaitPromise": True,
                                 "returnByValue": True}, session=session))["result"]["value"]
+        layout = (await cdp.send("Runtime.evaluate", {"expression": LAYOUT, "returnByValue": True},
+                                 session=session))["result"]["value"]
+        layouts[page] = layout
         height = min(state["height"], max_height)
         await cdp.send("Emulation.setDeviceMetricsOverride", {"width": width, "height": height,
                        "deviceScaleFactor": 1, "mobile": False}, session=session)
@@ -158,13 +240,18 @@ async def shoot(pages: list[str], base: str, out: Path, port_file: Path, width: 
             found.append(f"images that did not load: {state['brokenImages']}")
         if remote:
             found.append(f"requests outside the site: {remote}")
-        print(f"screenshots: {png.relative_to(ROOT)}  maths {state['typeset']}/{state['math']} typeset, "
-              f"{state['images']} images, page height {state['height']} px"
+        found += layout_problems(layout)
+        shown = png.relative_to(ROOT) if png.is_relative_to(ROOT) else png
+        print(f"screenshots: {shown}  maths {state['typeset']}/{state['math']} typeset, "
+              f"{state['images']} images, page height {state['height']} px, "
+              f"{layout['fit']['charsPerLine']} code characters a line"
               + ("" if not found else "  PROBLEMS: " + "; ".join(found)))
         if found:
             problems[page] = found
     cdp.reader.cancel()
     cdp.ws.close()
+    (out / "layout.json").write_text(json.dumps({"width": width, "height": 900, "pages": layouts},
+                                                indent=1) + "\n")
     return problems
 
 
@@ -177,6 +264,7 @@ def main(argv=None) -> int:
                         or shutil.which("google-chrome"))
     parser.add_argument("--width", type=int, default=1280)
     parser.add_argument("--max-height", type=int, default=8000)
+    parser.add_argument("--pages", nargs="*", help="toc files to shoot (default: every page)")
     args = parser.parse_args(argv)
     if not args.chromium:
         print("screenshots: no Chromium found; apt-get install -y chromium, or pass --chromium.",
@@ -186,7 +274,8 @@ def main(argv=None) -> int:
         print(f"screenshots: no built site at {args.build}; run `make book` first.", file=sys.stderr)
         return 1
     args.out.mkdir(parents=True, exist_ok=True)
-    pages = [f"{doc}.html" for doc in toc_files(args.toc)]
+    pages = [f"{doc}.html" for doc in toc_files(args.toc)
+             if not args.pages or doc in args.pages or Path(doc).name in args.pages]
     server, base = serve(args.build)
     with tempfile.TemporaryDirectory(prefix="jeirt-chromium-", ignore_cleanup_errors=True) as profile:
         browser = subprocess.Popen([args.chromium, *CHROMIUM_FLAGS, f"--user-data-dir={profile}",
