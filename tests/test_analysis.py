@@ -1,6 +1,6 @@
-"""jeirt.book.taxonomy and jeirt.book.geometry: clustering scores, effective rank, families, cosines,
-opposite pairs and the propositions, each on inputs small enough to work out by hand, plus every
-bad-input error."""
+"""jeirt.analysis.taxonomy and jeirt.analysis.geometry: clustering scores, effective rank, families,
+cosines, opposite pairs and the propositions, each on inputs small enough to work out by hand, plus
+every bad-input error; and the Geometry, Taxonomy and Difficulty pages' figures in the house style."""
 from __future__ import annotations
 
 import itertools
@@ -9,7 +9,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from jeirt.book import figures, geometry, taxonomy
+from jeirt.analysis import geometry, taxonomy
+from jeirt.book import figures
 from jeirt.data import from_long
 from jeirt.model import probability, unit_rows
 
@@ -331,28 +332,75 @@ def test_pairs_helpers():
 
 
 # ---------------------------------------------------------------------------------------------
-# The figure helpers these analyses use (jeirt.book.figures), in the house style
+# The figures of the pages these analyses serve, in the house style
 
 
-def test_geometry_figures_follow_the_house_style():
+def test_prop3_and_reversals_by_hand():
+    m = np.array([[2.0, 0.0], [0.0, 1.0]])  # (n_models, d)
+    u1, u2 = np.array([[1.0, 0.0]]), np.array([[0.0, 1.0]])
+    shift, bound = geometry.ability_shift(m, u1, u2)
+    np.testing.assert_allclose(shift, [[2.0, 1.0]])  # |<u1 - u2, E_M>|
+    np.testing.assert_allclose(bound, [[2 * np.sqrt(2), np.sqrt(2)]])  # ||u1 - u2|| ||E_M||
+    table = geometry.bound_summary({"toy": (bound, shift), "over": (np.ones(2), np.array([1.0, 2]))})
+    assert table.loc["toy", "violations"] == 0 and table.loc["over", "violations"] == 1
+    assert table.loc["toy", "max ratio"] == pytest.approx(1 / np.sqrt(2))
+    theta = np.array([[1.0, 0.0, -1.0], [0.0, 1.0, -2.0]])  # (n_items, n_models)
+    assert geometry.reversed_pairs(theta) == (1, 3)  # only models 0 and 1 swap
+    with pytest.raises(ValueError, match="same shape|one shape"):
+        geometry.bound_summary({"bad": (np.ones(2), np.ones(3))})
+    with pytest.raises(ValueError, match="n_models >= 2"):
+        geometry.reversed_pairs(np.ones((3, 1)))
+
+
+def test_within_between_cosine_by_hand():
+    x = np.array([[1.0, 0.0], [2.0, 0.0], [0.0, 1.0], [0.0, 3.0], [1.0, 1.0]])
+    within, between = geometry.within_between_cosine(x, ["a", "a", "b", "b", "other"])
+    assert within == pytest.approx(1.0) and between == pytest.approx(0.0)
+    with pytest.raises(ValueError, match="at least one pair"):
+        geometry.within_between_cosine(x[:2], ["a", "b"])
+
+
+def test_page_figures_follow_the_house_style():
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+
+    from jeirt.book import difficulty as difficulty_page
+    from jeirt.book import geometry as geometry_page
+    from jeirt.book import taxonomy as taxonomy_page
 
     figures.use_style()
     rng = np.random.default_rng(0)
     fig, axes = plt.subplots(2, 3, figsize=(12, 6))
     table = pd.DataFrame({"purity": [0.2, 0.5], "nmi": [0.3, 0.6]}, index=["learned", "frozen"])
-    figures.grouped_bars(axes[0, 0], table)
-    figures.curves(axes[0, 1], {"d = 2": [0.9, 1.0], "d = 8": [0.8, 0.9, 1.0]}, "components", "share")
-    figures.scatter_groups(axes[0, 2], rng.normal(size=(30, 2)), np.repeat(list("abc"), 10),
-                         names=[f"m{i}" for i in range(30)])
+    taxonomy_page.agreement_bars(axes[0, 0], table)
+    taxonomy_page.cluster_mix(axes[0, 1], pd.DataFrame(rng.random((3, 4)), columns=list("abcd")))
+    families = ["Qwen"] * 4 + ["Llama"] * 3 + ["Yi"] * 2 + ["other"]
+    geometry_page.family_map(axes[0, 2], rng.normal(size=(10, 2)), families, top=2)
+    labels = [t.get_text() for t in axes[0, 2].get_legend().get_texts()]
+    assert labels == ["other (3)", "Qwen (4)", "Llama (3)"]  # Yi folds into "other"
     x = rng.normal(size=(40, 3))
-    geometry.cosine_histograms(axes[1, 0], geometry.cosine_to_means(x, np.repeat(["g", "h"], 20)))
-    geometry.opposite_pair(axes[1, 1], ["m1", "m2", "m3"], np.array([[1, 0], [0, np.nan], [1, 1.0]]),
-                        rng.random((3, 2)))
+    geometry_page.cosine_histograms(axes[1, 0],
+                                    geometry.cosine_to_means(x, np.repeat(["g", "h"], 20)))
+    geometry_page.opposite_pair(axes[1, 1], ["m1", "m2", "m3"],
+                                np.array([[1, 0], [0, np.nan], [1, 1.0]]), rng.random((3, 2)))
     bound = rng.random(100)
-    geometry.bound_scatter(axes[1, 2], bound, bound * rng.random(100), label="pairs")
+    geometry_page.bound_scatter(axes[1, 2], bound, bound * rng.random(100), label="pairs")
+    figures.check_figure(fig)
+    plt.close(fig)
+    bound = rng.random((2, 50))
+    checks = {name: (bound, bound * rng.random((2, 50))) for name in "abc"}
+    fig = geometry_page.bound_panels(checks, {"a and b": ["a", "b"], "c": ["c"]})
+    assert len(fig.axes) == 2 and fig.axes[0].get_xlim()[1] >= bound.max()
+    figures.check_figure(fig)
+    plt.close(fig)
+    fig = geometry_page.groups_one_by_one(rng.normal(size=(30, 2)), np.repeat(list("abc"), 10),
+                                          ncols=2)
+    assert sum(ax.axison for ax in fig.axes) == 3  # the fourth panel is empty
+    figures.check_figure(fig)
+    plt.close(fig)
+    a = np.array([1.0, -1.0, 0.5, 2.0])
+    fig = difficulty_page.norm_vs_difficulty(rng.random(4), rng.random(4), rng.normal(size=4), a)
     figures.check_figure(fig)
     plt.close(fig)
     styles = {tuple(figures.group_style(i).values()) for i in range(64)}

@@ -460,7 +460,7 @@ def test_site_builds():
 
 
 def test_difficulty_auc_se_is_a_bootstrap_over_questions():
-    from jeirt.book import difficulty
+    from jeirt.analysis import difficulty
 
     rng = np.random.default_rng(0)
     hard = rng.random(200)  # (n_items,) a difficulty per question

@@ -1,6 +1,6 @@
 """Eq. (2)-(3) in `jeirt.model` against hand-worked numbers, the torch and numpy forms against each
 other, the network's forward pass against `jeirt_logits`, and the propositions of Appendices A-C
-through jeirt's own functions (`jeirt.book.geometry`) applied to the model's embeddings."""
+through jeirt's own functions (`jeirt.analysis.geometry`) applied to the model's embeddings."""
 from __future__ import annotations
 
 import math
@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 import torch
 
-from jeirt.book import geometry
+from jeirt.analysis import geometry
 from jeirt.model import Adapter, Dropout, JEIRTNet, jeirt_logits, probability, sigmoid, unit_rows
 
 

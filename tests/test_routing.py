@@ -10,7 +10,7 @@ from scipy.stats import spearmanr
 from sklearn.exceptions import NotFittedError
 
 from jeirt.baselines import IRTNet
-from jeirt.book import difficulty
+from jeirt.analysis import difficulty
 from jeirt.cli import main
 from jeirt.data import Dataset
 from jeirt.splits import split_by_question

@@ -220,7 +220,7 @@ def _unit_square(ax: plt.Axes, xlabel: str, ylabel: str, legend_loc: str) -> plt
 
 def roc_curves(ax: plt.Axes, curves: dict) -> plt.Axes:
     """One ROC(-like) curve per entry of `curves` (label -> DataFrame with columns fpr, tpr, e.g. from
-    `jeirt.book.difficulty.difficulty_roc`), in the house cycle, with the chance diagonal."""
+    `jeirt.analysis.difficulty.difficulty_roc`), in the house cycle, with the chance diagonal."""
     ax.plot([0, 1], [0, 1], color="0.6", linewidth=0.8, linestyle=":", marker="", label="chance")
     for i, (label, table) in enumerate(curves.items()):
         s = style(i)

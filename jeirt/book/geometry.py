@@ -1,343 +1,16 @@
-"""The Geometry page (appendices A-C, E, G): spectra, model families, question directions, opposite
-abilities and the propositions, with their figures.
+"""The Geometry page's figures (book/geometry.md): the bound of Props. 2-3 against |dP|, a map of
+the model vectors by family, the question directions' cosines to their means, a kernel PCA map by
+benchmark, and one opposite pair of questions. The measurements are in `jeirt.analysis.geometry`.
 """
 from __future__ import annotations
-
-import re
-from itertools import combinations
-from typing import Sequence
 
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
-from sklearn.decomposition import PCA, KernelPCA
-from sklearn.manifold import TSNE
+import seaborn as sns
 
-from jeirt.book.figures import shorten_name, style
-from jeirt.model import probability, unit_rows
-
-EPS = 1e-12  # guards divisions by a zero norm or variance
-
-
-# Spectrum of an embedding matrix (App. E, Fig. 4)
-def effective_rank(x: np.ndarray, center: bool = False) -> float:
-    """Entropic effective rank exp(H(p)), p = singular values / their sum (Roy & Vetterli 2007).
-
-    Between 1 (one direction) and min(x.shape) (all singular values equal). `center=True` removes the
-    column means first, measuring the spread around the mean instead of around the origin.
-    """
-    x = np.asarray(x, dtype=np.float64)
-    if x.ndim != 2 or min(x.shape) == 0:
-        raise ValueError(f"x has shape {x.shape}; expected a non-empty 2-D matrix.")
-    if center:
-        x = x - x.mean(axis=0)
-    s = np.linalg.svd(x, compute_uv=False)
-    if s.sum() <= 0:
-        raise ValueError("x is all zeros; its effective rank is undefined.")
-    p = s / s.sum()
-    p = p[p > 0]
-    return float(np.exp(-(p * np.log(p)).sum()))
-
-
-def covariance_effective_rank(x: np.ndarray) -> float:
-    """The paper's Eq. 7: exp(H(p)) with p = eigenvalues of the covariance of rows `x` / their sum.
-
-    The same as `effective_rank(x, center=True)` but on squared singular values (variances), so a
-    dominant direction weighs more: between 1 (one direction of variance) and min(n - 1, d)."""
-    x = np.asarray(x, dtype=np.float64)
-    if x.ndim != 2 or x.shape[0] < 2 or x.shape[1] == 0:
-        raise ValueError(f"x has shape {x.shape}; expected a 2-D matrix with at least 2 rows.")
-    var = np.linalg.svd(x - x.mean(axis=0), compute_uv=False) ** 2  # (min(n, d),) covariance eigenvalues * (n - 1)
-    if var.sum() <= 0:
-        raise ValueError("x has no variance (all rows equal); its covariance effective rank is undefined.")
-    p = var[var > 0] / var.sum()
-    return float(np.exp(-(p * np.log(p)).sum()))
-
-
-def cumulative_variance(x: np.ndarray, n_components: int = 64) -> np.ndarray:
-    """Cumulative share of variance of the first principal components of rows `x` (n, d); at most
-    min(n_components, n, d) values, rising to 1 when every component is kept."""
-    x = np.asarray(x, dtype=np.float64)
-    n = min(n_components, *x.shape)
-    return np.cumsum(PCA(n_components=n).fit(x).explained_variance_ratio_)
-
-
-# Model families (App. E, Fig. 5)
-
-# The first pattern found anywhere in the model name (case-insensitive) names the family; the order
-# matters (e.g. "deepseek" before "llama", since DeepSeek-Coder-V2-Lite-Instruct is not a Llama).
-# Names are all the rule sees: fine-tunes named after their base model join its family, others
-# (e.g. "Matter-7B", a Mistral fine-tune) fall to "other", and "GPT" also catches open GPT-style
-# models (GPT-2, GPT-J, GPT-NeoX) whose names say "gpt".
-FAMILIES: tuple[tuple[str, str], ...] = (
-    ("DeepSeek", r"deepseek"),
-    ("Mistral", r"mistral|mixtral|mathstral|codestral"),
-    ("Qwen", r"qwen"),
-    ("Yi", r"(^|[/_\- ])yi([/_\-. ]|$)"),
-    ("Gemma/Gemini", r"gemma|gemini"),
-    ("GPT", r"gpt|(^|[/_\- ])o1([/_\-. ]|$)"),
-    ("Phi", r"(^|[/_\- ])phi[-_]?\d"),
-    ("Claude", r"claude"),
-    ("Llama", r"llama"),
-)
-
-
-OTHER_FAMILY = "other"
-
-
-def model_family(name: str) -> str:
-    """The family of model `name` by the first matching rule in `FAMILIES`, else "other"."""
-    for family, pattern in FAMILIES:
-        if re.search(pattern, str(name), flags=re.IGNORECASE):
-            return family
-    return OTHER_FAMILY
-
-
-def model_families(names: Sequence[str]) -> np.ndarray:
-    """`model_family` of each name, as an array (n,)."""
-    return np.array([model_family(n) for n in names], dtype=object)
-
-
-def tsne_map(x: np.ndarray, seed: int = 0, perplexity: float | None = None) -> np.ndarray:
-    """2-D t-SNE coordinates (n, 2) of rows `x` on the cosine distance; perplexity defaults to
-    min(30, (n - 1) / 3) so a few dozen models still have enough neighbours."""
-    n = len(x)
-    if n < 4:
-        raise ValueError(f"t-SNE needs at least 4 rows; got {n}.")
-    perplexity = min(30.0, (n - 1) / 3) if perplexity is None else perplexity
-    if not 0 < perplexity < n:
-        raise ValueError(f"perplexity={perplexity}; expected 0 < perplexity < n = {n}.")
-    return TSNE(n_components=2, perplexity=perplexity, metric="cosine", init="pca",
-                random_state=seed).fit_transform(np.asarray(x, dtype=np.float64))
-
-
-# Question directions (App. E, Table 6, Fig. 7)
-def density_peaks(values: np.ndarray, prominence: float = 0.05, grid: int = 512) -> np.ndarray:
-    """Where a Gaussian kernel density of `values` (Scott's bandwidth) has its peaks: local maxima
-    that rise at least `prominence` times the highest density above the valleys beside them."""
-    from scipy.signal import find_peaks
-    from scipy.stats import gaussian_kde
-
-    values = np.asarray(values, dtype=np.float64)
-    values = values[np.isfinite(values)]
-    if len(values) < 3 or np.ptp(values) == 0:
-        raise ValueError(f"density_peaks needs at least 3 distinct finite values; got {len(values)}.")
-    x = np.linspace(values.min(), values.max(), grid)
-    density = gaussian_kde(values)(x)
-    peaks, _ = find_peaks(np.r_[0.0, density, 0.0], prominence=prominence * density.max())
-    return x[peaks - 1]
-
-
-def cosine_to_means(x: np.ndarray, groups: Sequence[str]) -> pd.DataFrame:
-    """Per row of `x` (n, d): its group, its cosine to the mean direction of all rows ("global") and
-    to the mean direction of its group's rows ("own benchmark"). Means are of unit directions."""
-    u = unit_rows(x)
-    groups = np.asarray(groups)
-    if len(groups) != len(u):
-        raise ValueError(f"groups has {len(groups)} entries; x has {len(u)} rows.")
-    global_mean = u.mean(axis=0)
-    own = np.empty(len(u))
-    for g in np.unique(groups):
-        rows = groups == g
-        own[rows] = u[rows] @ unit_rows(u[rows].mean(axis=0)[None])[0]
-    return pd.DataFrame({"benchmark": groups, "global": u @ unit_rows(global_mean[None])[0], "own benchmark": own})
-
-
-def cosine_table(cosines: pd.DataFrame) -> pd.DataFrame:
-    """Mean and sd of each cosine column of `cosine_to_means` per benchmark, and over all questions."""
-    stats = cosines.groupby("benchmark").agg(["mean", "std"])
-    stats.loc["all questions"] = cosines.drop(columns="benchmark").agg(["mean", "std"]).T.stack()
-    return stats
-
-
-def kernel_pca_cosine(x: np.ndarray, n_components: int = 2, max_rows: int | None = 3000,
-                      seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
-    """Kernel PCA with the cosine kernel: (row positions used, coordinates (n_used, n_components)).
-
-    The kernel matrix is n x n, so at most `max_rows` rows are used (a seeded sample)."""
-    n = len(x)
-    rows = np.arange(n)
-    if max_rows is not None and n > max_rows:
-        rows = np.sort(np.random.default_rng(seed).choice(n, size=max_rows, replace=False))
-    kpca = KernelPCA(n_components=n_components, kernel="cosine", random_state=seed)
-    return rows, kpca.fit_transform(np.asarray(x, dtype=np.float64)[rows])
-
-
-# Opposite abilities (App. G)
-def most_opposite_pairs(x: np.ndarray, n_pairs: int = 1, block: int = 2048) -> pd.DataFrame:
-    """The `n_pairs` pairs of rows of `x` (n, d) with the most negative cosine, most negative first:
-    columns i, j (row positions, i < j) and cosine. Works in blocks, so n can be tens of thousands."""
-    u = unit_rows(x).astype(np.float32)
-    n = len(u)
-    if n < 2:
-        raise ValueError(f"x has {n} rows; need at least 2 to form a pair.")
-    best_cos, best_i, best_j = np.zeros(0, np.float32), np.zeros(0, int), np.zeros(0, int)
-    for start in range(0, n, block):
-        cos = u[start:start + block] @ u.T  # (block, n)
-        rows = np.arange(start, start + len(cos))[:, None]
-        cos = np.where(np.arange(n)[None, :] > rows, cos, np.inf)  # each pair once: j > i
-        k = min(n_pairs, cos.size)
-        flat = np.argpartition(cos, k - 1, axis=None)[:k]
-        i, j = np.unravel_index(flat, cos.shape)
-        best_cos = np.concatenate([best_cos, cos[i, j]])
-        best_i, best_j = np.concatenate([best_i, i + start]), np.concatenate([best_j, j])
-        keep = np.isfinite(best_cos)
-        order = np.lexsort((best_j[keep], best_i[keep], best_cos[keep]))[:n_pairs]
-        best_cos, best_i, best_j = best_cos[keep][order], best_i[keep][order], best_j[keep][order]
-    return pd.DataFrame({"i": best_i, "j": best_j, "cosine": best_cos.astype(np.float64)})
-
-
-def exactly_one_right(a: np.ndarray, b: np.ndarray, p_a: np.ndarray | None = None,
-                      p_b: np.ndarray | None = None) -> dict[str, float]:
-    """How many models get exactly one of two questions right, against two predictions.
-
-    `a`, `b`: each model's labels (n_models,) on the two questions, NaN = not graded (dropped).
-    "independence": if success on the two were independent across models with the observed marginals
-    rates p, q, the expected share is p(1 - q) + (1 - p)q. "je-irt" (when `p_a`, `p_b` are given): the
-    mean over models of P_a(1 - P_b) + (1 - P_a)P_b from the model's own probabilities.
-    """
-    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
-    if a.shape != b.shape:
-        raise ValueError(f"a {a.shape} and b {b.shape} must have the same shape (one label per model).")
-    seen = ~np.isnan(a) & ~np.isnan(b)
-    if not seen.any():
-        raise ValueError("no model was graded on both questions.")
-    a, b = a[seen], b[seen]
-    p, q = a.mean(), b.mean()
-    out = {"models": int(seen.sum()), "observed": float(np.mean(a * (1 - b) + (1 - a) * b)),
-           "independence": float(p * (1 - q) + (1 - p) * q)}
-    if p_a is not None and p_b is not None:
-        pa, pb = np.asarray(p_a, dtype=float)[seen], np.asarray(p_b, dtype=float)[seen]
-        out["je-irt"] = float(np.mean(pa * (1 - pb) + (1 - pa) * pb))
-    return out
-
-
-def answer_correlation(labels: np.ndarray, i: np.ndarray, j: np.ndarray) -> np.ndarray:
-    """Phi coefficient (Pearson correlation of 0/1 answers) across models between questions i and j,
-    for each pair (n_pairs,); models not graded on both are left out, NaN where a question has no
-    variance (all right or all wrong). labels (n_models, n_items), NaN = not graded."""
-    a, b = labels[:, np.asarray(i)], labels[:, np.asarray(j)]  # (n_models, n_pairs)
-    seen = ~np.isnan(a) & ~np.isnan(b)
-    a, b = np.where(seen, a, 0.0), np.where(seen, b, 0.0)
-    n = seen.sum(axis=0)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        mean_a, mean_b = a.sum(axis=0) / n, b.sum(axis=0) / n
-        cov = (a * b).sum(axis=0) / n - mean_a * mean_b
-        var_a = (a * a).sum(axis=0) / n - mean_a ** 2
-        var_b = (b * b).sum(axis=0) / n - mean_b ** 2
-        phi = cov / np.sqrt(var_a * var_b)
-    return np.where((var_a > EPS) & (var_b > EPS), phi, np.nan)
-
-
-def correlation_by_cosine(x: np.ndarray, labels: np.ndarray, n_pairs: int = 20000,
-                          bins: Sequence[float] = (-1.0, -0.5, 0.0, 0.5, 0.9, 1.0),
-                          seed: int = 0) -> pd.DataFrame:
-    """Random question pairs grouped by the cosine of their directions: per cosine bin, the number of
-    pairs and the mean and standard error of their answer correlation across models (App. G's claim,
-    on many pairs instead of one: opposite directions, less alike answers)."""
-    i, j = random_pairs(len(x), n_pairs, seed)
-    u = unit_rows(x)
-    cos = np.einsum("nd,nd->n", u[i], u[j])
-    names = [f"{lo:g} to {hi:g}" for lo, hi in zip(bins[:-1], bins[1:])]
-    frame = pd.DataFrame({"cosine bin": pd.cut(cos, list(bins), labels=names, include_lowest=True),
-                          "phi": answer_correlation(labels, i, j)}).dropna()
-    out = frame.groupby("cosine bin", observed=False)["phi"].agg(["size", "mean", "sem"])
-    return out.rename(columns={"size": "pairs", "mean": "mean phi", "sem": "standard error"})
-
-
-def expressive_construction(n: int, subset: Sequence[int], scale: float = 1.0,
-                            norm: float | None = None) -> tuple[np.ndarray, np.ndarray, float]:
-    """Prop. 1's construction for `n` models in d = n dimensions: (model vectors (n, n), question
-    direction (n,), question norm) such that exactly the models in `subset` have P > 1/2.
-
-    Model m is scale * e_m; the direction is (sum over S of e_m - sum over the rest) / sqrt(n); so
-    model m's logit is +-scale / sqrt(n) - norm, and any norm < scale / sqrt(n) (default: half of it)
-    puts the models of S above 1/2 and the others below.
-    """
-    subset = sorted(set(int(m) for m in subset))
-    if n < 1 or any(not 0 <= m < n for m in subset):
-        raise ValueError(f"subset={subset} with n={n}; expected n >= 1 and model ids in [0, {n}).")
-    limit = scale / np.sqrt(n)
-    norm = limit / 2 if norm is None else norm
-    if not 0 <= norm < limit:
-        raise ValueError(f"norm={norm}; the construction needs 0 <= norm < scale / sqrt(n) = {limit:.4g}.")
-    sign = -np.ones(n)
-    sign[subset] = 1.0
-    return scale * np.eye(n), sign / np.sqrt(n), float(norm)
-
-
-def realisable_subsets_2pl(abilities: np.ndarray) -> set[frozenset[int]]:
-    """The sets of models with P > 1/2 that any 2PL item (positive discrimination) can produce for
-    models of these abilities: those above a threshold, n + 1 sets for n distinct abilities."""
-    order = np.argsort(-np.asarray(abilities), kind="stable")
-    return {frozenset(int(m) for m in order[:k]) for k in range(len(order) + 1)}
-
-
-def all_subsets(n: int) -> list[tuple[int, ...]]:
-    """Every subset of range(n), smallest first (2**n of them)."""
-    return [s for k in range(n + 1) for s in combinations(range(n), k)]
-
-
-def bound_delta_p(model_vectors: np.ndarray, u1: np.ndarray, u2: np.ndarray, r1: np.ndarray,
-                  r2: np.ndarray) -> np.ndarray:
-    """Props. 2-3: the bound (|E_M| ||u1 - u2|| + |r1 - r2|) / 4 on |P1 - P2| for each question pair
-    and model.
-
-    model_vectors (n_models, d) or (d,); u1, u2 (n_pairs, d) or (d,) unit directions; r1, r2 norms
-    (n_pairs,) or scalars. Returns (n_pairs, n_models), without the axes that were given 1-D/scalar.
-    """
-    m = np.asarray(model_vectors, dtype=np.float64)
-    u1, u2 = np.asarray(u1, dtype=np.float64), np.asarray(u2, dtype=np.float64)
-    if u1.shape != u2.shape or u1.shape[-1] != m.shape[-1]:
-        raise ValueError(f"u1 {u1.shape}, u2 {u2.shape} and model_vectors {m.shape} must share the "
-                         "last (embedding) dimension, and u1, u2 the same shape.")
-    gap = np.linalg.norm(np.atleast_2d(u1) - np.atleast_2d(u2), axis=1)  # (n_pairs,)
-    dr = np.abs(np.broadcast_to(np.asarray(r1, dtype=np.float64) - np.asarray(r2, dtype=np.float64),
-                                gap.shape))
-    bound = 0.25 * (np.outer(gap, np.linalg.norm(np.atleast_2d(m), axis=1)) + dr[:, None])
-    if m.ndim == 1:
-        bound = bound[:, 0]
-    return bound[0] if u1.ndim == 1 else bound
-
-
-def delta_p(model_vectors: np.ndarray, u1: np.ndarray, u2: np.ndarray, r1: np.ndarray,
-            r2: np.ndarray) -> np.ndarray:
-    """|P1 - P2| for the same pairs and models as `bound_delta_p`, with the same shape."""
-    m = np.atleast_2d(model_vectors)
-    gap = np.abs(probability(u1, np.broadcast_to(r1, np.atleast_2d(u1).shape[:1]), m)
-                 - probability(u2, np.broadcast_to(r2, np.atleast_2d(u2).shape[:1]), m))
-    if np.ndim(model_vectors) == 1:
-        gap = gap[:, 0]
-    return gap[0] if np.ndim(u1) == 1 else gap
-
-
-def random_pairs(n: int, n_pairs: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
-    """`n_pairs` random pairs (i, j), i != j, of positions in range(n), seeded."""
-    if n < 2:
-        raise ValueError(f"n={n}; need at least 2 items to pair.")
-    rng = np.random.default_rng(seed)
-    i = rng.integers(0, n, size=n_pairs)
-    j = (i + rng.integers(1, n, size=n_pairs)) % n  # never equal to i
-    return i, j
-
-
-def nearest_direction_pairs(x: np.ndarray, n_pairs: int, seed: int = 0,
-                            block: int = 1024) -> tuple[np.ndarray, np.ndarray]:
-    """`n_pairs` pairs (i, j) where j is the row whose direction is closest to that of row i (i a
-    seeded sample of rows): pairs of related questions, where Props. 2-3 say answers barely change."""
-    n = len(x)
-    if n < 2:
-        raise ValueError(f"x has {n} rows; need at least 2 to form a pair.")
-    u = unit_rows(x).astype(np.float32)
-    i = np.sort(np.random.default_rng(seed).choice(n, size=min(n_pairs, n), replace=False))
-    j = np.empty_like(i)
-    for start in range(0, len(i), block):
-        rows = i[start:start + block]
-        cos = u[rows] @ u.T  # (block, n)
-        cos[np.arange(len(rows)), rows] = -np.inf  # not itself
-        j[start:start + block] = cos.argmax(axis=1)
-    return i, j
-
+from jeirt.analysis.geometry import OTHER_FAMILY
+from jeirt.book.figures import MARKERS, PALETTE, shorten_name, style
 
 COSINE_LABELS = {"global": "to the mean direction of all questions",
                  "own benchmark": "to the mean direction of its benchmark"}
@@ -382,7 +55,7 @@ def opposite_pair(ax: plt.Axes, models, labels: np.ndarray, probs: np.ndarray,
     if len(models) <= max_names:
         short = [shorten_name(m) for m in models]
         ax.set_xticks(x)
-        ax.set_xticklabels(short, rotation=70, ha="right", fontsize=6)
+        ax.set_xticklabels(short, rotation=70, ha="right", fontsize=9)
     else:
         ax.set_xticks([])
     ax.set_ylabel("p(correct)")
@@ -394,19 +67,93 @@ def opposite_pair(ax: plt.Axes, models, labels: np.ndarray, probs: np.ndarray,
 
 def bound_scatter(ax: plt.Axes, bound: np.ndarray, gap: np.ndarray, label: str | None = None,
                   index: int = 0, max_points: int = 20000, seed: int = 0) -> plt.Axes:
-    """|ΔP| against its bound (one point per question pair and model) with the diagonal y = x:
+    """|dP| against its bound (one point per question pair and model) with the diagonal y = x:
     a bound that holds leaves every point on or below it. Shows at most `max_points` points."""
     bound, gap = np.ravel(bound), np.ravel(gap)
     if len(bound) > max_points:
         keep = np.random.default_rng(seed).choice(len(bound), size=max_points, replace=False)
         bound, gap = bound[keep], gap[keep]
     s = style(index)
-    ax.scatter(bound, gap, s=3, alpha=0.3, color=s["color"], marker=s["marker"], edgecolor="none",
-               rasterized=True, label=label)
-    top = max(bound.max(), gap.max()) * 1.05
+    ax.scatter(bound, gap, s=6, alpha=0.3, color=s["color"], marker=s["marker"],
+               edgecolor="none", rasterized=True, label=label)
+    drawn = ax.get_xlim()[1] if ax.lines else 0.0  # a diagonal from an earlier series
+    top = max(drawn, 1.05 * max(bound.max(), gap.max()))
     ax.plot([0, top], [0, top], color="black", linestyle="--", linewidth=0.8, marker="none")
     ax.set_xlim(0, top)
     ax.set_ylim(0, top)
-    ax.set_xlabel(r"bound $(\|E_M\|\,\|u_1 - u_2\| + |r_1 - r_2|)\,/\,4$")
-    ax.set_ylabel(r"$|P_1 - P_2|$")
     return ax
+
+
+def bound_panels(checks: dict, panels: dict, seed: int = 0) -> plt.Figure:
+    """One panel per entry of `panels` (panel name -> names of `checks` drawn in it; `checks`: name ->
+    (bound, |dP|)), each named in its corner; one axis label for all (the bound of Eq. 4)."""
+    fig, axes = plt.subplots(1, len(panels), figsize=(7.2, 2.8), squeeze=False)
+    k = 0
+    for ax, (panel, names) in zip(axes[0], panels.items()):
+        for name in names:
+            bound_scatter(ax, *checks[name], label=name if len(names) > 1 else None, index=k,
+                          seed=seed)
+            k += 1
+        ax.text(0.03, 0.97, panel, transform=ax.transAxes, va="top", fontsize=9)
+        if len(names) > 1:
+            ax.legend(loc="lower right", markerscale=3, fontsize=9)
+    axes[0, 0].set_ylabel(r"$|P_1 - P_2|$")
+    axes[0, len(panels) // 2].set_xlabel(
+        r"bound $(\|E_M\|\,\|u_1 - u_2\| + |r_1 - r_2|)\,/\,4$")
+    return fig
+
+
+def family_map(ax: plt.Axes, xy: np.ndarray, families, top: int = 5) -> plt.Axes:
+    """A 2-D map (n, 2) of models, the `top` largest families each in its own colour and marker,
+    the rest (and "other") as light grey dots; counts in the legend."""
+    families = pd.Series(np.asarray(families, dtype=object))
+    if len(families) != len(xy):
+        raise ValueError(f"families has {len(families)} entries; xy has {len(xy)} rows.")
+    counts = families[families != OTHER_FAMILY].value_counts(sort=True)
+    shown = list(counts.index[:top])
+    group = families.where(families.isin(shown), OTHER_FAMILY)
+    sizes = group.value_counts()
+    frame = pd.DataFrame({"x": xy[:, 0], "y": xy[:, 1],
+                          "family": [f"{g} ({sizes[g]})" for g in group]})
+    rest = frame[group == OTHER_FAMILY]
+    ax.scatter(rest["x"], rest["y"], s=30, color="0.75", marker=".", edgecolor="none",
+               label=f"{OTHER_FAMILY} ({len(rest)})")
+    names = [f"{g} ({sizes[g]})" for g in shown]
+    sns.scatterplot(data=frame[group != OTHER_FAMILY], x="x", y="y", hue="family",
+                    style="family", hue_order=names, style_order=names,
+                    palette=PALETTE[: len(names)], markers=MARKERS[: len(names)], s=45,
+                    edgecolor="none", ax=ax)
+    ax.set_xticks([])
+    ax.set_yticks([])
+    ax.legend(title="family", loc="center left", bbox_to_anchor=(1.0, 0.5), fontsize=9,
+              title_fontsize=9)
+    return ax
+
+
+def groups_one_by_one(xy: np.ndarray, groups, ncols: int = 5, size: float = 4,
+                      xlabel: str = "kernel pc 1", ylabel: str = "kernel pc 2") -> plt.Figure:
+    """Small multiples of a 2-D map (n, 2): one panel per group (largest first), its points in colour
+    over all points in light grey, the group's name and count in the panel's corner."""
+    groups = pd.Series(np.asarray(groups, dtype=object))
+    if len(groups) != len(xy):
+        raise ValueError(f"groups has {len(groups)} entries; xy has {len(xy)} rows.")
+    order = groups.value_counts().index
+    nrows = int(np.ceil(len(order) / ncols))
+    fig, axes = plt.subplots(nrows, ncols, figsize=(7.2, 1.45 * nrows + 0.4), sharex=True,
+                             sharey=True, squeeze=False)
+    for ax, name in zip(axes.flat, order):
+        rows = (groups == name).to_numpy()
+        ax.scatter(xy[:, 0], xy[:, 1], s=size, color="0.85", edgecolor="none", rasterized=True)
+        ax.scatter(xy[rows, 0], xy[rows, 1], s=size, color=PALETTE[0], edgecolor="none",
+                   rasterized=True)
+        ax.text(0.03, 0.97, f"{name} ({rows.sum()})", transform=ax.transAxes, va="top",
+                fontsize=9)
+    for ax in axes.flat:
+        ax.set_xticks([])
+        ax.set_yticks([])
+        ax.grid(False)
+    for ax in axes.flat[len(order):]:
+        ax.set_axis_off()
+    fig.supxlabel(xlabel, fontsize=9)
+    fig.supylabel(ylabel, fontsize=9)
+    return fig
