@@ -1,5 +1,6 @@
 """The book's figure style and the plots that several pages share: one palette, markers and line
-styles, so that every figure reads without colour alone.
+styles, so that every figure reads without colour alone, and text of at least 9 pt as the site shows
+it (`small_text` measures that; seaborn draws the heatmaps in the same style).
 """
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import matplotlib as mpl
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
+import seaborn as sns
 from cycler import cycler
 
 # Okabe & Ito (2008) colour-blind-safe palette, black last.
@@ -22,26 +24,34 @@ LINESTYLES = ["-", "--", ":", "-.", (0, (5, 1)), (0, (3, 1, 1, 1)), (0, (1, 1)),
 SEQUENTIAL = "viridis"  # perceptually uniform, readable in grey
 
 
+# How the site shows a figure: the PNG (at savefig.dpi) at its own size in CSS pixels (96 an inch),
+# shrunk to the text column when wider (688 px in a 1280-pixel window, measured in Chromium).
+COLUMN_PX = 688
+CSS_PX_PER_INCH = 96
+MIN_POINTS = 9  # the smallest text a reader should have to read, as shown
+SMALL = 9  # font size (pt) of tick labels, legends and annotations in a figure of the default width
+
 STYLE = {
-    "figure.figsize": (6.4, 3.6),  # inches; fits the book's text column
+    "figure.figsize": (6.4, 3.6),  # inches; 960 px at 150 dpi, shown at 688 px: text at 1.12x its size
     "figure.dpi": 150,  # inline PNGs sharp on high-resolution screens
     "savefig.dpi": 150,
     "savefig.bbox": "tight",
     "figure.constrained_layout.use": True,
-    "font.size": 9,
-    "axes.labelsize": 9,
-    "xtick.labelsize": 8,
-    "ytick.labelsize": 8,
-    "legend.fontsize": 8,
+    "font.size": 10,
+    "axes.labelsize": 10,
+    "xtick.labelsize": SMALL,
+    "ytick.labelsize": SMALL,
+    "legend.fontsize": SMALL,
+    "legend.title_fontsize": SMALL,
     "legend.frameon": False,
-    "axes.titlesize": 9,  # titles are not used; set small in case a helper from elsewhere adds one
+    "axes.titlesize": 10,  # titles are not used; set in case a helper from elsewhere adds one
     "axes.spines.top": False,
     "axes.spines.right": False,
     "axes.grid": True,
     "grid.alpha": 0.3,
     "grid.linewidth": 0.5,
     "lines.linewidth": 1.5,
-    "lines.markersize": 4,
+    "lines.markersize": 5,
     "image.cmap": SEQUENTIAL,
     "axes.prop_cycle": (cycler(color=PALETTE) + cycler(marker=MARKERS)
                         + cycler(linestyle=LINESTYLES)),
@@ -49,8 +59,60 @@ STYLE = {
 
 
 def use_style() -> None:
-    """Apply the book's figure style to every later figure of this process."""
+    """Apply the book's figure style to every later figure of this process (seaborn's plots too: they
+    draw with matplotlib's settings and colour cycle)."""
     mpl.rcParams.update(STYLE)
+
+
+def shown_scale(fig: plt.Figure) -> float:
+    """How many points on the site one point of `fig` becomes (its tight PNG shown at its size in CSS
+    pixels, shrunk to the text column when wider)."""
+    renderer = fig.canvas.get_renderer()
+    width_in = fig.get_tightbbox(renderer).width
+    dpi = mpl.rcParams["savefig.dpi"] if mpl.rcParams["savefig.dpi"] != "figure" else fig.dpi
+    shown_px = min(width_in * dpi, COLUMN_PX)  # CSS pixels
+    return shown_px / CSS_PX_PER_INCH / width_in
+
+
+def small_text(fig: plt.Figure, min_points: float = MIN_POINTS) -> list[str]:
+    """Every visible text of `fig` (labels, tick labels, legends, annotations) smaller than
+    `min_points` as the site shows it, as 'text (size pt)'; empty when all are legible."""
+    fig.canvas.draw()
+    scale = shown_scale(fig)
+    found = []
+    for text in fig.findobj(mpl.text.Text):
+        if text.get_visible() and text.get_text().strip() and text.get_fontsize() * scale < min_points - 0.05:
+            found.append(f"{text.get_text()[:30]!r} ({text.get_fontsize() * scale:.1f} pt)")
+    return found
+
+
+def _fit_rows(ax: plt.Axes, n_rows: int) -> None:
+    """Make a figure of one row of axes tall enough for `n_rows` tick labels of SMALL points each."""
+    fig = ax.figure
+    if len({a.get_subplotspec().rowspan.start for a in fig.axes if a.get_subplotspec()}) > 1:
+        return
+    needed = 0.8 + n_rows * SMALL * 1.5 / 72  # inches: 1.5 lines a label, axis labels around
+    if fig.get_figheight() < needed:
+        fig.set_figheight(needed)
+
+
+def annotate_points(ax: plt.Axes, x, y, names, offset=(3, 2)) -> int:
+    """Write each name next to its point (x, y), leaving out a name that would overlap one already
+    written (the first in order wins); returns how many were written."""
+    renderer = ax.figure.canvas.get_renderer()
+    taken, written = [], 0
+    for xi, yi, name in zip(x, y, names):
+        if not (np.isfinite(xi) and np.isfinite(yi)):
+            continue
+        text = ax.annotate(str(name), (xi, yi), fontsize=SMALL, xytext=offset, textcoords="offset points",
+                           color="0.25")
+        box = text.get_window_extent(renderer)
+        if any(box.overlaps(other) for other in taken):
+            text.remove()
+            continue
+        taken.append(box)
+        written += 1
+    return written
 
 
 def style(i: int) -> dict:
@@ -81,8 +143,9 @@ def bar_by_group(ax: plt.Axes, values: pd.Series, xlabel: str = "accuracy",
     bars = ax.barh(np.arange(len(values)), values.to_numpy(), color=colors, height=0.75)
     for bar, hatch in zip(bars, hatches):
         bar.set_hatch(hatch)
+    _fit_rows(ax, len(values))
     ax.set_yticks(np.arange(len(values)))
-    ax.set_yticklabels([str(k) for k in values.index], fontsize=7 if len(values) > 20 else 8)
+    ax.set_yticklabels([str(k) for k in values.index])
     ax.set_ylim(-0.6, len(values) - 0.4)
     ax.set_xlabel(xlabel.lower())
     ax.grid(axis="y", visible=False)
@@ -99,24 +162,22 @@ def extremes(values: pd.Series, n: int = 40) -> pd.Series:
 
 def heatmap(ax: plt.Axes, table: pd.DataFrame, label: str = "accuracy", annotate: bool | None = None,
             vmin: float = 0.0, vmax: float = 1.0) -> plt.Axes:
-    """`table` (rows x columns) as coloured cells with a colour bar; numbers printed in the cells
-    when the table is small enough to read (`annotate=None` decides)."""
-    data = table.to_numpy(dtype=float)
-    image = ax.imshow(data, aspect="auto", cmap=SEQUENTIAL, vmin=vmin, vmax=vmax,
-                      interpolation="nearest")
-    plt.colorbar(image, ax=ax, label=label.lower(), shrink=0.8)
-    ax.set_xticks(np.arange(data.shape[1]))
-    ax.set_xticklabels([str(c) for c in table.columns], rotation=60, ha="right")
-    ax.set_yticks(np.arange(data.shape[0]))
-    ax.set_yticklabels([str(r) for r in table.index], fontsize=7 if data.shape[0] > 20 else 8)
-    ax.grid(False)
+    """`table` (rows x columns) as coloured cells with a colour bar (seaborn), missing cells left
+    blank; numbers printed in the cells when each cell holds "0.00" at 9 pt (`annotate=None` decides).
+    Tick labels that would overlap are thinned by seaborn."""
+    data = table.astype(float)
     if annotate is None:
-        annotate = data.size <= 200
-    if annotate:
-        for (i, j), v in np.ndenumerate(data):
-            if np.isfinite(v):
-                ax.text(j, i, f"{v:.2f}", ha="center", va="center", fontsize=6,
-                        color="white" if v < (vmin + vmax) / 2 else "black")
+        box = ax.get_position()  # figure fraction, before the colour bar takes its share
+        cell_w = box.width * ax.figure.get_figwidth() * 72 * 0.85 / max(data.shape[1], 1)  # points
+        cell_h = box.height * ax.figure.get_figheight() * 72 / max(data.shape[0], 1)
+        annotate = bool(cell_w >= 4 * SMALL and cell_h >= 1.6 * SMALL)
+    sns.heatmap(data, ax=ax, cmap=SEQUENTIAL, vmin=vmin, vmax=vmax, annot=bool(annotate), fmt=".2f",
+                annot_kws={"fontsize": SMALL}, xticklabels="auto", yticklabels="auto",
+                cbar_kws={"label": label.lower(), "shrink": 0.8})
+    ax.set_xlabel(str(table.columns.name or "").lower())
+    ax.set_ylabel(str(table.index.name or "").lower())
+    plt.setp(ax.get_xticklabels(), rotation=60, ha="right", rotation_mode="anchor")
+    plt.setp(ax.get_yticklabels(), rotation=0)
     return ax
 
 
@@ -136,11 +197,14 @@ def grouped_bars(ax: plt.Axes, table: pd.DataFrame, ylabel: str = "score") -> pl
     n_rows, n_cols = table.shape
     width = 0.8 / n_rows
     x = np.arange(n_cols)
+    bar_points = ax.get_position().width * ax.figure.get_figwidth() * 72 * width / max(n_cols, 1)
+    upright = bar_points < 2.6 * SMALL  # "0.52" at 9 pt is ~22 pt wide: turned upright on narrower bars
     for i, (name, row) in enumerate(table.iterrows()):
         bars = ax.bar(x + (i - (n_rows - 1) / 2) * width, row.to_numpy(dtype=float), width,
                       color=PALETTE[i % len(PALETTE)], hatch=HATCHES[i % len(HATCHES)],
-                      edgecolor="white", linewidth=0.5, label=str(name))
-        ax.bar_label(bars, fmt="%.2f", fontsize=6, padding=1)
+                      edgecolor="0.15", linewidth=0.5, label=str(name))
+        ax.bar_label(bars, fmt="%.2f", fontsize=SMALL, padding=1, rotation=90 if upright else 0)
+    ax.margins(y=0.18 if upright else 0.08)
     ax.set_xticks(x)
     ax.set_xticklabels([str(c) for c in table.columns])
     ax.set_ylabel(ylabel.lower())
@@ -168,7 +232,8 @@ def scatter_groups(ax: plt.Axes, xy: np.ndarray, groups, names=None, order=None,
                    background: str | None = None) -> plt.Axes:
     """Points `xy` (n, 2) coloured and shaped by `groups` (n,); `names` (n,) are written next to the
     points when given (for a few dozen points). `order` fixes the legend order of the groups; the
-    `background` group (e.g. "other") is drawn first, in light grey, so it hides no other group."""
+    `background` group (e.g. "other") is drawn first, in light grey, so it hides no other group.
+    Names that would overlap one already written are left out."""
     xy, groups = np.asarray(xy), np.asarray(groups)
     order = list(order) if order is not None else list(pd.unique(groups))
     if background is not None and (groups == background).any():
@@ -181,9 +246,7 @@ def scatter_groups(ax: plt.Axes, xy: np.ndarray, groups, names=None, order=None,
         ax.scatter(xy[rows, 0], xy[rows, 1], s=size, alpha=alpha, edgecolor="none",
                    label=f"{group} ({rows.sum()})", **group_style(i))
     if names is not None:
-        for (x, y), name in zip(xy, names):
-            ax.annotate(str(name), (x, y), fontsize=5, xytext=(2, 2), textcoords="offset points",
-                        color="0.25")
+        annotate_points(ax, xy[:, 0], xy[:, 1], names, offset=(2, 2))
     ax.set_xticks([])
     ax.set_yticks([])
     ax.legend(title=legend_title, loc="center left", bbox_to_anchor=(1.0, 0.5), markerscale=1.5)
@@ -194,13 +257,13 @@ def scatter_groups(ax: plt.Axes, xy: np.ndarray, groups, names=None, order=None,
 def labelled_scatter(ax: plt.Axes, x, y, names=None, xlabel: str = "x", ylabel: str = "y",
                      size: float = 18, label: str | None = None, i: int = 0) -> plt.Axes:
     """Points (x, y) in series style `i`, each written next to its name when `names` are given (for a
-    few dozen points, e.g. one per benchmark); `label` names the series in a legend."""
+    few dozen points, e.g. one per benchmark; a name that would overlap one already written is left
+    out); `label` names the series in a legend."""
     x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
     s = style(i)
     ax.scatter(x, y, s=size, color=s["color"], marker=s["marker"], edgecolor="none", alpha=0.85, label=label)
     if names is not None:
-        for xi, yi, name in zip(x, y, names):
-            ax.annotate(str(name), (xi, yi), fontsize=6, xytext=(3, 2), textcoords="offset points", color="0.25")
+        annotate_points(ax, x, y, names)
     # Lowercase labels (house style), except those with mathtext, where case carries meaning.
     ax.set_xlabel(xlabel if "$" in xlabel else xlabel.lower())
     ax.set_ylabel(ylabel if "$" in ylabel else ylabel.lower())
@@ -243,8 +306,9 @@ def dots_by_group(ax: plt.Axes, table: pd.DataFrame, xlabel: str = "test accurac
                    facecolor=s["color"] if i == 0 else "none")
         if mean_lines:
             ax.axvline(np.nanmean(values), color=s["color"], linestyle=s["linestyle"], linewidth=0.9)
+    _fit_rows(ax, len(table))
     ax.set_yticks(y)
-    ax.set_yticklabels([shorten_name(r) for r in table.index], fontsize=6 if len(table) > 20 else 7)
+    ax.set_yticklabels([shorten_name(r) for r in table.index])
     ax.set_ylim(-0.7, len(table) - 0.3)
     ax.set_xlabel(xlabel.lower())
     ax.grid(axis="y", visible=False)
