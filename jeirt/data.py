@@ -286,7 +286,8 @@ def read_csv_table(path: str | Path, *, required: Sequence[str] = (), unique: Se
 
     Refused with a ValueError naming `path`: a file that is not a regular file, empty, damaged
     (truncated gzip, bad zip) or not UTF-8 CSV; a header with repeated, empty-after-strip or padded
-    column names; missing `required` columns; missing, empty or padded names in the `names` columns;
+    column names; missing `required` columns; NUL bytes in any cell; missing, empty or padded names in
+    the `names` columns;
     repeated values in the `unique` columns (with their data rows, counted from 1).
     """
     path = _regular_file(Path(path).expanduser())
@@ -330,6 +331,13 @@ def read_csv_table(path: str | Path, *, required: Sequence[str] = (), unique: Se
         table = read(dtype=dtype | {c: np.float64 for c in numbers if c in header})
     except ValueError:  # a cell that is not a number: read it as text, its reader names the row
         table = read(dtype=dtype)
+    for column in table.columns:  # NUL is no text: a binary or damaged file, or a name that prints as another
+        if not pd.api.types.is_numeric_dtype(table[column]):
+            has_nul = table[column].str.contains("\x00", regex=False).to_numpy(dtype=bool)
+            if has_nul.any():
+                rows = (np.flatnonzero(has_nul) + 1)[:6].tolist()
+                raise ValueError(f"{path}: column {column!r} holds NUL bytes (data rows {rows}); is it a text CSV? "
+                                 "Remove the NUL characters or re-export the file as UTF-8 text.")
     for column in names:
         if column in table.columns:
             check_names(table[column], column, str(path))

@@ -1,6 +1,8 @@
 """Shared fixtures: the real datasets the repository ships (data/, or $JEIRT_DATA) and simulated data."""
 from __future__ import annotations
 
+import os
+
 import pytest
 import torch
 
@@ -18,10 +20,17 @@ def require_dataset(name: str):
 
 @pytest.fixture(scope="session", autouse=True)
 def fresh_fit_cache(tmp_path_factory):
-    """Fitted models (jeirt.fitcache) go to a folder of this test session, so every test fits afresh
-    and nothing is left in the user's cache."""
+    """Fitted models (jeirt.fitcache) go to a folder of this test session, so every session fits afresh
+    and nothing is left in the user's cache. The folder is shared by the session's workers (pytest-xdist
+    gives each its own temporary folder, below a shared one): the chapters fit many of the same models
+    (a page reads the main fit that another page made), and each is fitted once per session."""
+    root = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        root = root.parent
+    folder = root / "fits"
+    folder.mkdir(exist_ok=True)
     mp = pytest.MonkeyPatch()
-    mp.setenv("JEIRT_FIT_CACHE", str(tmp_path_factory.mktemp("fits")))
+    mp.setenv("JEIRT_FIT_CACHE", str(folder))
     yield
     mp.undo()
 

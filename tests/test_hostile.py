@@ -304,6 +304,8 @@ def hostile_files(work, mmlu_pro) -> Path:
     os.symlink(work / "questions.csv", work / "link_to_questions.csv")
     os.symlink(settings.data_dir() / "mmlu_pro", work / "link_to_dataset")
     (work / "two_texts.csv").write_text("model,item_id,label,text\na,q1,1,What is 2+2?\nb,q1,0,What is 3+3?\n")
+    (work / "nul_model.csv").write_bytes(b"model,item_id,label\na\x00b,q1,1\nc,q1,0\n")
+    (work / "q_nul_text.csv").write_bytes(b"item_id,text\nq1,What is\x00 2+2?\nq2,Name a colour.\n")
     return work
 
 
@@ -318,6 +320,9 @@ ROUND_TWO = {  # class -> (case id, argv, exit code, fragments of the message)
         ("duplicate-header", ["data", "{w}/dup_header.csv"], 3, ["--dataset", "['label'] more than once"]),
         ("padded-header", ["data", "{w}/padded_header.csv"], 3, ["' item_id'", "spaces"]),
         ("ragged-results", ["data", "{w}/ragged_results.csv"], 3, ["more cells than the header"]),
+        ("nul-in-model", ["data", "{w}/nul_model.csv"], 3, ["'model'", "NUL bytes", "data rows [1]"]),
+        ("nul-in-question-text", ["predict", "--model", M, "--questions", "{w}/q_nul_text.csv"], 3,
+         ["--questions", "'text'", "NUL bytes"]),
         ("questions-dup-header", ["predict", "--model", M, "--questions", "{w}/q_dup_header.csv"], 3,
          ["--questions", "more than once"]),
         ("questions-empty-id", ["predict", "--model", M, "--questions", "{w}/q_empty_id.csv"], 3,
