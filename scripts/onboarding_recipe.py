@@ -1,10 +1,11 @@
 """The onboarding page's metabench recipe against the library's, on validation loss, in both profiles.
 
 The page's "onboarding rate" section fits JE-IRT on metabench with its held-out models removed
-(`jeirt.book.onboarding`'s split: 200 held out of 400 models in the smoke profile, 1,000 of all in the
-full one) for d = 4, 16, 64, with 64 questions a step at lr 1e-2 instead of the library's `FAST`
-recipe. This fits both for each d (seed 0, the profile's epoch cap) and records the best validation
-loss, the best epoch and the epochs run.
+(`jeirt.tasks.onboarding.complete_models` and `new_models`: 200 held out of 400 models in the smoke
+profile, 1,000 of all in the full one) for d = 4, 16, 64, with 64 questions a step at lr 1e-2
+instead of the library's `FAST` recipe. This fits both for each d (seed 0, the profile's epoch cap)
+and records the best validation loss, the best epoch and the epochs run. It needs the page's split,
+not its onboarding loop.
 
     OMP_NUM_THREADS=1 python scripts/onboarding_recipe.py --out results/onboarding_recipe_metabench.json
 """
@@ -16,7 +17,8 @@ from dataclasses import replace
 import torch
 from tqdm import tqdm
 
-from jeirt.book import onboarding, page_settings
+import jeirt.tasks.onboarding as onb
+from jeirt.book import page_settings
 from jeirt.estimator import JEIRT
 from jeirt.files import run_record, write_json
 
@@ -33,9 +35,10 @@ def main(argv: list[str] | None = None) -> int:
         cfg = page_settings(profile)
         n_new = 200 if cfg.smoke else 1000  # as the page
         mb = replace(cfg, dataset="metabench", max_models=2 * n_new if cfg.smoke else None).load_dataset()
-        _, held = onboarding._rate_split(mb, n_new, cfg.seed)
+        names = onb.complete_models(mb, n_new, cfg.seed)  # the page's new models
+        held = onb.new_models(mb, cfg.split_for(mb, cfg.seed), names, cfg.seed).split
         cap = {"max_epochs": cfg.max_epochs or 200}
-        for d in tqdm(onboarding.RATE_DIMS, desc=profile):
+        for d in tqdm(onb.RATE_DIMS, desc=profile):
             for recipe, training in (("page", PAGE_RECIPE | cap), ("library", cap)):
                 model = JEIRT(d=d, encoder=cfg.encoder, training=training, random_state=cfg.seed,
                               progress=False).fit(mb, held)

@@ -18,7 +18,7 @@ from tqdm import (
 
 from jeirt.book.efficient import score_rows, side_by_side, training_only, true_scores
 from jeirt.book.figures import LINESTYLES, style
-from jeirt.book.onboarding import fraction_label
+from jeirt.tasks.onboarding import fraction_label
 from jeirt.data import Dataset
 from jeirt.estimator import JEIRT, Estimator
 from jeirt.fitcache import fit_cached, fit_many
