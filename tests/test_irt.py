@@ -9,7 +9,7 @@ import torch
 from sklearn.exceptions import NotFittedError
 
 from jeirt.baselines import irt
-from jeirt.book import one_number
+from jeirt.baselines import irt_diagnostics as diag
 from jeirt.data import Dataset
 
 torch.set_num_threads(1)
@@ -171,7 +171,7 @@ def test_icc_midpoint_and_slope():
 
 
 def test_discrimination_shares_toy():
-    shares = one_number.discrimination_shares(np.array([-1.0, -0.1, 0.0, 0.2, 1.0, np.nan]), near_zero=0.25)
+    shares = diag.discrimination_shares(np.array([-1.0, -0.1, 0.0, 0.2, 1.0, np.nan]), near_zero=0.25)
     assert shares == {"items": 5, "nonpositive": 0.6, "near_zero": 0.6, "clearly_negative": 0.2}
 
 
@@ -184,32 +184,32 @@ def test_saturation_matches_hand_worked_toy():
                       [0.8, 0.3, 0.1],
                       [0.6, 0.2, 0.2],
                       [0.7, 0.9, 0.3]])  # 0.9 on item 1 belongs to an ungraded pair: ignored
-    exact = one_number.saturation(probs, labels, tolerance=0.0)
+    exact = diag.saturation(probs, labels, tolerance=0.0)
     assert exact["models"].tolist() == [4, 3, 4]
     assert np.allclose(exact["predicted_share"], [1, 0, 0.25])  # p = 0.5 counts as correct
     assert np.allclose(exact["actual_share"], [1, 2 / 3, 0.25])
     assert exact["predicted_unanimous"].tolist() == [True, True, False]
     assert exact["actual_unanimous"].tolist() == [True, False, False]
-    near = one_number.saturation(probs, labels, tolerance=0.25)  # one dissenter in four allowed
+    near = diag.saturation(probs, labels, tolerance=0.25)  # one dissenter in four allowed
     assert near["predicted_unanimous"].tolist() == [True, True, True]
     assert near["actual_unanimous"].tolist() == [True, False, True]
     with pytest.raises(ValueError, match="tolerance"):
-        one_number.saturation(probs, labels, tolerance=0.5)
+        diag.saturation(probs, labels, tolerance=0.5)
 
 
 def test_correct_set_inclusion_matches_hand_worked_toy():
     labels = np.array([[1, 0, 0, 1],  # m0: accuracy 1/2
                        [1, 1, 0, 0],  # m1: accuracy 1/2
                        [1, 1, 1, np.nan]])  # m2: accuracy 1, not graded on item 3
-    ratio = one_number.correct_set_inclusion(labels, ["m0", "m1", "m2"])
+    ratio = diag.correct_set_inclusion(labels, ["m0", "m1", "m2"])
     assert list(ratio.index) == ["m0", "m1", "m2"]  # least to most accurate, ties in input order
     expected = np.array([[np.nan, 1 / 2, 0],  # m0 solves {0, 3}; m1 misses 3; on shared {0,1,2} m2 misses none
                          [1 / 2, np.nan, 0],  # m1 solves {0, 1}; m0 misses 1
                          [2 / 3, 1 / 3, np.nan]])  # m2 solves {0, 1, 2}; m0 misses 1, 2; m1 misses 2
     assert np.allclose(ratio.to_numpy(), expected, equal_nan=True)
-    assert one_number.mean_inclusion_gap(ratio) == pytest.approx(1 / 6)
-    assert one_number.mean_inclusion_gap(ratio, weakest=1 / 3) == pytest.approx(1 / 4)  # row m0 only
-    by_hand_order = one_number.correct_set_inclusion(labels, ["m0", "m1", "m2"], order=np.array([2, 0, 1]))
+    assert diag.mean_inclusion_gap(ratio) == pytest.approx(1 / 6)
+    assert diag.mean_inclusion_gap(ratio, weakest=1 / 3) == pytest.approx(1 / 4)  # row m0 only
+    by_hand_order = diag.correct_set_inclusion(labels, ["m0", "m1", "m2"], order=np.array([2, 0, 1]))
     assert list(by_hand_order.index) == ["m2", "m0", "m1"]
     assert by_hand_order.loc["m2", "m0"] == pytest.approx(2 / 3)
 
@@ -217,21 +217,21 @@ def test_correct_set_inclusion_matches_hand_worked_toy():
 def test_inclusion_is_zero_above_the_diagonal_on_a_perfect_scale():
     ability = np.arange(6)[:, None]
     labels = (ability > np.array([0, 1, 1, 2, 3, 4, 4])[None, :]).astype(float)  # Guttman pattern
-    ratio = one_number.correct_set_inclusion(labels)
+    ratio = diag.correct_set_inclusion(labels)
     upper = ratio.to_numpy()[np.triu_indices(6, k=1)]
-    assert np.nansum(upper) == 0 and one_number.mean_inclusion_gap(ratio) == 0
+    assert np.nansum(upper) == 0 and diag.mean_inclusion_gap(ratio) == 0
 
 
 def test_expected_unanimity_on_known_probabilities():
     certain = np.array([[1.0, 0.0], [1.0, 0.0]])
-    assert np.array_equal(one_number.expected_unanimity(certain, tolerance=0.0, n_draws=5), [1.0, 1.0])
+    assert np.array_equal(diag.expected_unanimity(certain, tolerance=0.0, n_draws=5), [1.0, 1.0])
     coin = np.full((3, 4000), 0.5)  # three fair coins agree with probability 2 / 8
-    assert one_number.expected_unanimity(coin, tolerance=0.0, n_draws=3).mean() == pytest.approx(0.25, abs=0.02)
+    assert diag.expected_unanimity(coin, tolerance=0.0, n_draws=3).mean() == pytest.approx(0.25, abs=0.02)
 
 
 def test_null_dataset_keeps_graded_pairs_and_has_no_falling_items(fitted):
     ds, *_, model = fitted
-    null = one_number.null_dataset(model, ds, seed=0)
+    null = diag.null_dataset(model, ds, seed=0)
     assert np.array_equal(null.observed, ds.observed)
     falling = model.discrimination_ < -1
     # Where the fitted item falls with ability, the null data are flat in ability instead.
@@ -244,12 +244,12 @@ def test_null_dataset_keeps_graded_pairs_and_has_no_falling_items(fitted):
 
 def test_pick_icc_examples_returns_the_four_kinds(fitted):
     ds, *_, model = fitted
-    picks = one_number.pick_icc_examples(model, ds)
+    picks = diag.pick_icc_examples(model, ds)
     a = model.discrimination_
     assert list(picks) == ["negative", "near zero", "positive, typical", "positive, sharpest"]
     assert len(set(picks.values())) == 4
     assert a[picks["negative"]] == np.nanmin(a)
-    assert a[picks["positive, sharpest"]] >= a[picks["positive, typical"]] >= one_number.NEAR_ZERO
+    assert a[picks["positive, sharpest"]] >= a[picks["positive, typical"]] >= diag.NEAR_ZERO
 
 
 def test_fit_restores_torch_threads():
@@ -422,8 +422,6 @@ def test_fit_mirt_finds_the_second_dimension_on_held_out_answers():
 
 
 def test_item_fit_is_one_on_the_true_curve_and_moves_with_misfit():
-    from jeirt.baselines import irt_diagnostics as diag
-
     rng = np.random.default_rng(7)
     theta = rng.normal(size=(20000, 1))
     b = np.linspace(-1, 1, 6)
@@ -441,8 +439,6 @@ def test_item_fit_is_one_on_the_true_curve_and_moves_with_misfit():
 
 
 def test_q3_finds_a_second_dimension_that_outfit_misses():
-    from jeirt.baselines import irt_diagnostics as diag
-
     rng = np.random.default_rng(8)
     n, j1, j2 = 1000, 24, 12
     theta = rng.normal(size=(n, 2))
@@ -464,16 +460,28 @@ def test_q3_finds_a_second_dimension_that_outfit_misses():
     assert np.allclose(np.diag(corr), 1.0) and np.allclose(corr, corr.T)
     with pytest.raises(ValueError, match="at least two"):
         diag.mean_q3(corr, [3])
+    by_group = diag.fit_by_group(labels, p, np.where(second, "second", "first"))
+    assert list(by_group.index) == ["first", "second"]
+    assert by_group.loc["second", "Q3 within"] == pytest.approx(diag.mean_q3(corr, second))
+    assert by_group.loc["second", "outfit"] == pytest.approx(fits["outfit"][second].mean())
+    with pytest.raises(ValueError, match="one per item"):
+        diag.fit_by_group(labels, p, ["first"] * 3)
+
+
+def test_beyond_chance_is_two_standard_errors_of_the_difference():
+    # se of the difference of 0.2 and 0.1 over 100 items: sqrt((0.16 + 0.09) / 100) = 0.05
+    assert diag.beyond_chance(0.2, 0.1 - 1e-9, 100) and not diag.beyond_chance(0.2, 0.1 + 1e-3, 100)
+    assert not diag.beyond_chance(0.1, 0.2, 100)  # below chance is not beyond it
+    with pytest.raises(ValueError, match="n=0"):
+        diag.beyond_chance(0.2, 0.1, 0)
 
 
 def test_rasch_patterns_given_their_score_do_not_depend_on_ability():
-    from jeirt.book import irt_primer
-
-    table = irt_primer.patterns_given_score(np.array([-1.0, 0.0, 1.0]), 1, thetas=(-2.0, 0.0, 3.0))
+    table = diag.patterns_given_score(np.array([-1.0, 0.0, 1.0]), 1, thetas=(-2.0, 0.0, 3.0))
     assert list(table.index) == ["001", "010", "100"]
     assert np.allclose(table.to_numpy(), table.iloc[:, [0]].to_numpy())  # the sum score is sufficient
     assert np.allclose(table.sum(), 1.0)
     weights = np.exp(-np.array([1.0, 0.0, -1.0]))  # P(pattern | score) is proportional to exp(-b_j)
     assert np.allclose(table.iloc[:, 0], weights / weights.sum())
     with pytest.raises(ValueError, match="score=4"):
-        irt_primer.patterns_given_score(np.zeros(3), 4)
+        diag.patterns_given_score(np.zeros(3), 4)

@@ -282,12 +282,12 @@ def test_fit_many_takes_one_dataset_per_fit(tmp_path):
 
 def test_null_refits_side_by_side_equal_the_refits_made_here():
     from jeirt.baselines.irt import TwoPL
-    from jeirt.book import one_number
+    from jeirt.baselines.irt_diagnostics import null_shares
 
     ds, _ = simulate(n_models=30, n_items=60, feature_dim=8, d=2, seed=0)
     fits, data = {"sim": TwoPL(device="cpu").fit(ds)}, {"sim": ds}
-    apart = one_number.null_shares(fits, data, (0, 1), device="cpu", n_jobs=2)
-    here = one_number.null_shares(fits, data, (0, 1), device="cpu", n_jobs=1)
+    apart = null_shares(fits, data, (0, 1), device="cpu", n_jobs=2)
+    here = null_shares(fits, data, (0, 1), device="cpu", n_jobs=1)
     assert apart == here and len(here["sim"]) == 2 and here["sim"][0] != here["sim"][1]
 
 

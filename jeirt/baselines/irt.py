@@ -1,4 +1,5 @@
-"""Classic item response theory (1PL and 2PL) and the analyses of Section 3.1 and Appendix J.
+"""Classic item response theory: the 1PL and 2PL fits that Section 3.1 and Appendix J rest on, and
+the algorithms the primer teaches.
 
 The two-parameter logistic model (2PL, Lord 1980) gives each model i one number, its ability theta_i,
 and each item j a discrimination a_j and a difficulty b_j:
@@ -30,7 +31,7 @@ under 2 s; a GPU brings the former to seconds.
 
 Identification. sigmoid(a (theta - b)) is unchanged by theta -> s theta + t, a -> a / s,
 b -> s b + t, for any s != 0. After the fit we (1) standardise the abilities to mean 0 and standard
-deviation 1 over the models that have labels, rescaling a and c so every probability is unchanged,
+deviation 1 over the models that have labels, rescaling a and d so every probability is unchanged,
 and (2) fix the sign so that ability correlates positively with each model's accuracy (flipping
 theta and every a_j together, which leaves every probability unchanged too). Abilities are then in
 units of "standard deviations of the models in this fit", and a_j is the change in log-odds of a
@@ -47,8 +48,9 @@ Classic IRT with known item parameters, the algorithms the primer (book/irt_prim
 its gradient and Hessian) and `estimate_ability` (ML, MAP or EAP, each with its standard error),
 `item_standard_errors`, `fit_item_3pl` (one item, abilities known), the Rasch model by joint
 (`rasch_jml`) and marginal (`rasch_mml_em`, EM) maximum likelihood, and a compensatory MIRT
-(`fit_mirt`). Item fit and Q3 are in `jeirt.baselines.irt_diagnostics`. `sample_labels` draws
-answers from probabilities.
+(`fit_mirt`). `sample_labels` draws answers from probabilities. The checks of a fit (item fit, Q3)
+and the analyses of Section 3.1 and Appendix J (discrimination shares against chance, saturation,
+correct-set inclusion) are in `jeirt.baselines.irt_diagnostics`.
 """
 from __future__ import annotations
 
@@ -143,18 +145,18 @@ class _IRT(Baseline):
         if dev.type == "cpu" and cfg.cpu_threads is not None:
             torch.set_num_threads(cfg.cpu_threads)
         try:
-            theta, a, c, n_iter, converged, objective = self._fit_tensors(y, w)
+            theta, a, d, n_iter, converged, objective = self._fit_tensors(y, w)
         finally:
             torch.set_num_threads(threads)
 
         # Identification: standardise theta over the models with labels, then fix the sign so that
-        # ability rises with accuracy. Each step maps (theta, a, c) to an equivalent triple.
-        theta, a, c = (t.double().cpu().numpy() for t in (theta, a, c))
-        a = np.broadcast_to(a, c.shape).copy()
+        # ability rises with accuracy. Each step maps (theta, a, d) to an equivalent triple.
+        theta, a, d = (t.double().cpu().numpy() for t in (theta, a, d))
+        a = np.broadcast_to(a, d.shape).copy()
         rows = np.flatnonzero(has_model)
         mean, sd = theta[rows].mean(), theta[rows].std()
         sd = sd if sd > 1e-12 else 1.0  # all abilities equal: nothing to scale
-        c = c + a * mean
+        d = d + a * mean
         a = a * sd
         theta = (theta - mean) / sd
         with np.errstate(invalid="ignore", divide="ignore"):
@@ -163,20 +165,20 @@ class _IRT(Baseline):
         if flip:
             theta, a = -theta, -a
         theta[~has_model] = np.nan
-        a[~has_item], c[~has_item] = np.nan, np.nan
+        a[~has_item], d[~has_item] = np.nan, np.nan
 
         self.models_ = list(ds.models)
         self.items_ = ds.items[["item_id", "benchmark"]].reset_index(drop=True).copy()
         self.ability_ = theta  # (n_models,)
         self.discrimination_ = a  # (n_items,)
-        self.intercept_ = c  # (n_items,) log-odds of a correct answer at ability 0
+        self.intercept_ = d  # (n_items,) log-odds of a correct answer at ability 0
         self.n_iter_, self.converged_ = n_iter, converged
         self.objective_ = objective  # negative log posterior per label used, at the optimum
         self.n_labels_ = int(mask.sum())
         return self
 
     def _fit_tensors(self, y: torch.Tensor, w: torch.Tensor):
-        """Full-batch L-BFGS on the negative log posterior per label; returns theta, a, c and stats.
+        """Full-batch L-BFGS on the negative log posterior per label; returns theta, a, d and stats.
 
         L-BFGS moves all parameters at once, so it follows the strong coupling between abilities and
         slopes that makes alternating (models, then items) updates crawl.
@@ -190,7 +192,7 @@ class _IRT(Baseline):
         # the data alone decide the sign of each slope.
         theta = torch.logit(((y * w).sum(dim=1) + 0.5) / (count_m + 1.0))
         theta = (theta - theta.mean()) / theta.std().clamp_min(1e-6)
-        c = torch.logit(((y * w).sum(dim=0) + 0.5) / (count_i + 1.0))
+        d = torch.logit(((y * w).sum(dim=0) + 0.5) / (count_i + 1.0))
         prior_sd = [cfg.prior_sd_ability, cfg.prior_sd_discrimination, cfg.prior_sd_intercept]
         if self.shared_discrimination:
             # 1PL as a Rasch model: slope fixed at 1, abilities in log-odds units with the prior sd of
@@ -198,13 +200,13 @@ class _IRT(Baseline):
             # `fit` turns the abilities' spread into the common discrimination.
             a = torch.ones(1, dtype=y.dtype, device=y.device)
             theta = theta * cfg.prior_sd_discrimination
-            params = [theta, c]
+            params = [theta, d]
             inv_var = [1 / (prior_sd[0] * prior_sd[1]) ** 2, 1 / prior_sd[2] ** 2]
         else:
-            p = torch.sigmoid(c).expand(n_models, n_items)
+            p = torch.sigmoid(d).expand(n_models, n_items)
             v = w * p * (1 - p)  # (n_models, n_items) curvature at a = 0
             a = (theta @ (w * (y - p))) / ((theta ** 2) @ v + 1 / prior_sd[1] ** 2)
-            params = [theta, a, c]
+            params = [theta, a, d]
             inv_var = [1 / sd ** 2 for sd in prior_sd]
         # The Bernoulli loss softplus(z) - y z (soft labels y in [0, 1] allowed) has gradient
         # sigmoid(z) - y in z; y w is precomputed (0 where a label is not used).
@@ -212,13 +214,13 @@ class _IRT(Baseline):
 
         def objective(grad: bool) -> torch.Tensor:
             """Negative log posterior per label; with grad=True also fills each parameter's .grad."""
-            theta, c = params[0], params[-1]
-            z = torch.addr(c.expand(n_models, n_items), theta, a.expand(n_items))  # theta a^T + c
+            theta, d = params[0], params[-1]
+            z = torch.addr(d.expand(n_models, n_items), theta, a.expand(n_items))  # theta a^T + d
             loss = sum64(torch.nn.functional.softplus(z).mul_(w)) - sum64(yw * z)
             loss = loss + sum(0.5 * s * (p.double() ** 2).sum() for s, p in zip(inv_var, params))
             if grad:
                 r = torch.sigmoid(z).mul_(w).sub_(yw)  # d loss / d z, (n_models, n_items)
-                grads = [r @ a.expand(n_items), theta @ r, r.sum(dim=0)]  # theta, a, c
+                grads = [r @ a.expand(n_items), theta @ r, r.sum(dim=0)]  # theta, a, d
                 if self.shared_discrimination:
                     grads = [grads[0], grads[2]]  # the Rasch slope is fixed
                 for p, g, s in zip(params, grads, inv_var):
@@ -255,9 +257,9 @@ class _IRT(Baseline):
     def difficulty_(self) -> np.ndarray:
         """b_j = -d_j / a_j (n_items,), the ability at which P = 1/2; NaN where |a_j| < min_discrimination."""
         self._check_fitted()
-        a, c = self.discrimination_, self.intercept_
+        a, d = self.discrimination_, self.intercept_
         with np.errstate(invalid="ignore", divide="ignore"):
-            return np.where(np.abs(a) >= self.min_discrimination, -c / a, np.nan)
+            return np.where(np.abs(a) >= self.min_discrimination, -d / a, np.nan)
 
     def item_parameters(self) -> pd.DataFrame:
         """One row per fitted item: item_id, benchmark, discrimination a, intercept d, difficulty b."""
@@ -297,16 +299,16 @@ class _IRT(Baseline):
         item_pos = {q: j for j, q in enumerate(self.items_["item_id"])}
         cols = np.array([item_pos.get(q, -1) for q in ds.items["item_id"]], dtype=np.int64)
         a = np.where(cols >= 0, self.discrimination_[cols], np.nan)
-        c = np.where(cols >= 0, self.intercept_[cols], np.nan)
-        unknown = mask.any(axis=0) & np.isnan(c)
+        d = np.where(cols >= 0, self.intercept_[cols], np.nan)
+        unknown = mask.any(axis=0) & np.isnan(d)
         if unknown.any():
             raise ValueError(f"{int(unknown.sum())} labelled item(s) have no parameters in this {type(self).__name__} "
                              f"(e.g. {ds.items['item_id'][unknown].tolist()[:3]}); onboard from fitted items only.")
-        a, c = np.nan_to_num(a), np.nan_to_num(c)
+        a, d = np.nan_to_num(a), np.nan_to_num(d)
         y, w = np.nan_to_num(ds.labels).astype(np.float64), mask.astype(np.float64)
         theta = np.zeros(ds.n_models)
         for _ in range(max_iter):
-            p = 1.0 / (1.0 + np.exp(-(theta[:, None] * a + c)))
+            p = 1.0 / (1.0 + np.exp(-(theta[:, None] * a + d)))
             grad = (w * (p - y)) @ a + theta  # (n_models,) gradient of the negative log posterior
             hess = (w * p * (1 - p)) @ (a ** 2) + 1.0
             step = grad / hess  # the objective is convex in theta: a Newton step from a log-concave start

@@ -1,20 +1,38 @@
-"""Checks of a fitted IRT model on its residuals y - P: item fit (outfit, infit) and local dependence
-(Yen's Q3).
+"""Checks of a fitted IRT model, and the analyses of Section 3.1 and Appendix J that show where one
+ability per model fails on LLM data.
 
-Both read a (test takers, items) matrix of 0/1 answers (NaN: not answered) beside the fitted
-probabilities of the same shape, e.g. `TwoPL().fit(ds).predict_proba(ds)`; they know nothing of how
-P was made. Outfit and infit ask whether each item's residuals are as large as the model says
-(Wright and Masters 1982): near 1 when the item fits, above 1 when its answers are noisier than its
-curve (flatter in truth), below 1 when they are more predictable (steeper in truth). Q3 (Yen 1984)
-asks whether residuals of two items move together once ability is accounted for: under local
-independence about -1/(J - 1) with estimated abilities, clearly positive for items that share a
-dimension the model lacks. An item whose curve the fit flattened to follow a second dimension can
-have outfit near 1 and still show in Q3: the primer shows such a case.
+Checks on the residuals y - P. They read a (test takers, items) matrix of 0/1 answers (NaN: not
+answered) beside the fitted probabilities of the same shape, e.g.
+`TwoPL().fit(ds).predict_proba(ds)`; they know nothing of how P was made. Outfit and infit
+(`item_fit`) ask whether each item's residuals are as large as the model says (Wright and Masters
+1982): near 1 when the item fits, above 1 when its answers are noisier than its curve (flatter in
+truth), below 1 when they are more predictable (steeper in truth). Q3 (Yen 1984, `q3`) asks whether
+residuals of two items move together once ability is accounted for: under local independence about
+-1/(J - 1) with estimated abilities, clearly positive for items that share a dimension the model
+lacks. An item whose curve the fit flattened to follow a second dimension can have outfit near 1
+and still show in Q3 (`fit_by_group` puts both side by side for groups of items; the primer shows
+such a case). `patterns_given_score` shows the Rasch model's sufficient statistic at work.
+
+Section 3.1 and Appendix J (the page "Why one number fails"): the shares of items with a
+discrimination that is negative or near zero (`discrimination_shares`), measured against the chance
+level of data redrawn from the fit with no falling item (`null_dataset`, `null_shares`);
+saturation, the items on which a fit predicts the same outcome for every model, beside the fit's
+own forecast of unanimity (`saturation`, `expected_unanimity`); and correct-set inclusion, whether a
+stronger model answers a superset of a weaker one's questions (`correct_set_inclusion`,
+`mean_inclusion_gap`). The thresholds (`NEAR_ZERO`, `NEAR_UNANIMOUS`) are fixed once, not per
+dataset.
 """
 from __future__ import annotations
 
+import itertools
+from collections.abc import Sequence
+
 import numpy as np
 import pandas as pd
+
+from jeirt.baselines.irt import TwoPL, sample_labels
+from jeirt.data import Dataset
+from jeirt.parallel import side_by_side
 
 
 def _residuals(labels: np.ndarray, probs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -56,3 +74,233 @@ def mean_q3(matrix: np.ndarray, members: np.ndarray) -> float:
         raise ValueError(f"members selects {len(idx)} item(s); a mean over pairs needs at least two.")
     block = np.asarray(matrix)[np.ix_(idx, idx)]
     return float(block[~np.eye(len(idx), dtype=bool)].mean())
+
+
+# ---------------------------------------------------------------------------------------------
+# Checks of item fit and local dependence by group of items
+
+
+def fit_by_group(labels: np.ndarray, probs: np.ndarray, groups: Sequence) -> pd.DataFrame:
+    """One row per group of items (`groups`: one name per item, column of `labels`): the mean outfit
+    and infit of its items and the mean Q3 over pairs of its items, in the groups' first-seen order."""
+    groups = pd.Series(np.asarray(groups))
+    if len(groups) != np.shape(labels)[1]:
+        raise ValueError(f"{len(groups)} group names for {np.shape(labels)[1]} items; give one per item.")
+    fits, corr = item_fit(labels, probs), q3(labels, probs)
+    rows = {}
+    for name in pd.unique(groups):
+        members = (groups == name).to_numpy()
+        rows[name] = {"outfit": fits["outfit"][members].mean(), "infit": fits["infit"][members].mean(),
+                      "Q3 within": mean_q3(corr, members)}
+    return pd.DataFrame(rows).T.rename_axis("items")
+
+
+def patterns_given_score(b: np.ndarray, score: int, thetas: Sequence[float] = (-1.0, 2.0)) -> pd.DataFrame:
+    """Every answer pattern with the given sum score and its probability given that score under the
+    Rasch model with difficulties `b`, one column per ability in `thetas`: the columns agree, since
+    the sum score is sufficient for the ability."""
+    b = np.asarray(b, dtype=np.float64)
+    if b.ndim != 1 or len(b) > 16:
+        raise ValueError(f"b has shape {b.shape}; expected one difficulty per item, at most 16 items.")
+    patterns = [p for p in itertools.product((0, 1), repeat=len(b)) if sum(p) == score]
+    if not patterns:
+        raise ValueError(f"score={score}; expected 0 to {len(b)} for {len(b)} items.")
+    rows = np.array(patterns, dtype=np.float64)  # (n_patterns, J)
+    out = {}
+    for theta in thetas:
+        z = theta - b
+        like = np.exp(rows @ z - np.logaddexp(0.0, z).sum())  # P(pattern | theta)
+        out[f"theta = {theta:g}"] = like / like.sum()
+    index = ["".join(str(int(v)) for v in r) for r in rows]
+    return pd.DataFrame(out, index=pd.Index(index, name="pattern"))
+
+
+# ---------------------------------------------------------------------------------------------
+# Section 3.1 and Appendix J: where one ability per model fails on LLM data
+
+# Fixed thresholds of the book's analyses (Section 3.1). They are chosen once, not per dataset.
+NEAR_ZERO = 0.25  # |a| < NEAR_ZERO: from -2 to +2 sd of ability the log-odds move by less than 1
+NEAR_UNANIMOUS = 0.05  # an item is near-unanimous when at most 5% of its graded models dissent
+
+
+def discrimination_shares(discrimination: np.ndarray, near_zero: float = NEAR_ZERO) -> dict:
+    """Shares of items with a <= 0, with |a| < near_zero, and with a <= -near_zero (NaN a ignored)."""
+    if near_zero <= 0:
+        raise ValueError(f"near_zero={near_zero}; expected a positive threshold.")
+    a = np.asarray(discrimination, dtype=float)
+    a = a[np.isfinite(a)]
+    if a.size == 0:
+        raise ValueError("no finite discrimination to summarise.")
+    return {"items": int(a.size), "nonpositive": float(np.mean(a <= 0)),
+            "near_zero": float(np.mean(np.abs(a) < near_zero)),
+            "clearly_negative": float(np.mean(a <= -near_zero))}
+
+
+def beyond_chance(share: float, chance: float, n: int) -> bool:
+    """True when `share` exceeds `chance` by more than two standard errors of their difference, both
+    read as binomial shares of `n` items."""
+    if n < 1:
+        raise ValueError(f"n={n}; expected the number of items, at least 1.")
+    return bool(share - chance > 2 * np.sqrt((share * (1 - share) + chance * (1 - chance)) / n))
+
+
+def saturation(probs: np.ndarray, labels: np.ndarray, mask: np.ndarray | None = None,
+               tolerance: float = NEAR_UNANIMOUS) -> pd.DataFrame:
+    """Per item: does the model predict (nearly) the same outcome for every graded model, and do the
+    models actually agree?
+
+    A model's predicted outcome on an item is "correct" when its probability is >= 1/2. An item's
+    predicted share is the share of its graded models predicted correct; its actual share is their
+    mean label. An item is (near-)unanimous when its share is <= `tolerance` or >= 1 - `tolerance`
+    (tolerance 0: exactly unanimous). Items without a graded model are left out.
+    Returns columns: models, predicted_share, actual_share, predicted_unanimous, actual_unanimous.
+    """
+    probs, labels = np.asarray(probs, dtype=float), np.asarray(labels, dtype=float)
+    if probs.shape != labels.shape:
+        raise ValueError(f"probs has shape {probs.shape} and labels {labels.shape}; expected equal shapes.")
+    if not 0 <= tolerance < 0.5:
+        raise ValueError(f"tolerance={tolerance}; expected a share in [0, 0.5).")
+    mask = ~np.isnan(labels) if mask is None else np.asarray(mask, dtype=bool) & ~np.isnan(labels)
+    n = mask.sum(axis=0)
+    keep = n > 0
+    predicted = ((probs >= 0.5) & mask).sum(axis=0)[keep] / n[keep]
+    actual = np.where(mask, labels, 0.0).sum(axis=0)[keep] / n[keep]
+    return pd.DataFrame({"models": n[keep], "predicted_share": predicted, "actual_share": actual,
+                         "predicted_unanimous": _unanimous(predicted, tolerance),
+                         "actual_unanimous": _unanimous(actual, tolerance)},
+                        index=pd.Index(np.flatnonzero(keep), name="item"))
+
+
+def _unanimous(share: np.ndarray, tolerance: float) -> np.ndarray:
+    """Shares within `tolerance` of 0 or 1 (shares are ratios of counts: compared with a little slack)."""
+    eps = 1e-12
+    return (share <= tolerance + eps) | (share >= 1 - tolerance - eps)
+
+
+def expected_unanimity(probs: np.ndarray, mask: np.ndarray | None = None, tolerance: float = NEAR_UNANIMOUS,
+                       n_draws: int = 100, seed: int = 0) -> np.ndarray:
+    """Per item, the chance that its labels are (near-)unanimous if every graded model answered
+    independently with the given probabilities: the share of `n_draws` seeded draws in which the item
+    is (near-)unanimous, in the sense of `saturation`. It is the model's own forecast of
+    `saturation(...)["actual_unanimous"]`, to set beside the data's."""
+    probs = np.asarray(probs, dtype=float)
+    mask = np.ones(probs.shape, dtype=bool) if mask is None else np.asarray(mask, dtype=bool)
+    if mask.shape != probs.shape:
+        raise ValueError(f"mask has shape {mask.shape} and probs {probs.shape}; expected equal shapes.")
+    if n_draws < 1:
+        raise ValueError(f"n_draws={n_draws}; expected a positive integer.")
+    rng = np.random.default_rng(seed)
+    n = mask.sum(axis=0)
+    keep = n > 0
+    count = np.zeros(probs.shape[1])
+    for _ in range(n_draws):
+        share = ((rng.random(probs.shape) < probs) & mask).sum(axis=0)[keep] / n[keep]
+        count[keep] += _unanimous(share, tolerance)
+    return count[keep] / n_draws
+
+
+def null_dataset(fit: TwoPL, ds: Dataset, seed: int = 0) -> Dataset:
+    """`ds` with its labels (same graded pairs) redrawn from the fitted 2PL after setting every negative
+    discrimination to 0: data in which no item favours weaker models. Refitting a 2PL to it shows how
+    many negative discriminations sampling noise alone produces."""
+    rows, cols = fit._positions(ds)
+    a = np.maximum(fit.discrimination_[cols], 0.0)
+    z = fit.ability_[rows, None] * a[None, :] + fit.intercept_[None, cols]
+    labels = sample_labels(1.0 / (1.0 + np.exp(-z)), ds.observed, seed)
+    return Dataset(f"{ds.name}-null{seed}", ds.models, ds.items, labels)
+
+
+def _null_shares(fit: TwoPL, ds: Dataset, seed: int, device: str | None) -> dict:
+    """`discrimination_shares` of a 2PL refitted to `null_dataset(fit, ds, seed)` (one worker's job)."""
+    return discrimination_shares(TwoPL(device=device).fit(null_dataset(fit, ds, seed=seed)).discrimination_)
+
+
+def null_shares(fits: dict[str, TwoPL], data: dict[str, Dataset], seeds: Sequence[int],
+                device: str | None = None, n_jobs: int | None = None) -> dict[str, list[dict]]:
+    """For each name of `fits`, the `discrimination_shares` of a 2PL refitted to
+    `null_dataset(fits[name], data[name], seed)`, one per seed: the chance level of each share.
+
+    The refits are independent: `jeirt.parallel.side_by_side` makes them in `n_jobs` worker
+    processes, each on one thread (a 2PL fit's own default), so they equal fits made here.
+    """
+    missing = set(fits) - set(data)
+    if missing:
+        raise ValueError(f"no dataset for the fits {sorted(missing)}; give data one per name of fits.")
+    jobs = [(name, int(seed)) for name in fits for seed in seeds]
+    shares = side_by_side(_null_shares, [(fits[name], data[name], seed, device) for name, seed in jobs],
+                          n_jobs=n_jobs)
+    out: dict[str, list[dict]] = {name: [] for name in fits}
+    for (name, _), share in zip(jobs, shares):
+        out[name].append(share)
+    return out
+
+
+def correct_set_inclusion(labels: np.ndarray, models: list[str] | None = None, mask: np.ndarray | None = None,
+                          order: np.ndarray | None = None) -> pd.DataFrame:
+    """Appendix J: R(M_i, M_j) = |Q(M_i) \\ Q(M_j)| / |Q(M_i)|, the share of the items model i answers
+    correctly that model j gets wrong, counted over the items both were graded on.
+
+    Rows and columns are sorted from least to most accurate model (or by `order`, model positions), so
+    under one ability ordering every model (a perfect Guttman scale) the upper triangle, row weaker
+    than column, would be 0. Probabilities in place of 0/1 labels give the ratio of expected counts
+    under a model that answers independently with those probabilities. The diagonal is NaN, as is
+    any pair where model i has no correct answer on the shared items.
+    """
+    labels = np.asarray(labels, dtype=float)
+    if labels.ndim != 2:
+        raise ValueError(f"labels has shape {labels.shape}; expected (n_models, n_items).")
+    mask = ~np.isnan(labels) if mask is None else np.asarray(mask, dtype=bool) & ~np.isnan(labels)
+    models = list(models) if models is not None else [f"model {i}" for i in range(len(labels))]
+    if len(models) != len(labels):
+        raise ValueError(f"{len(models)} model names for {len(labels)} rows of labels.")
+    w = mask.astype(float)
+    y = np.where(mask, labels, 0.0)  # (n_models, n_items), 0 where not graded
+    if order is None:
+        with np.errstate(invalid="ignore"):
+            accuracy = y.sum(axis=1) / w.sum(axis=1)
+        order = np.argsort(np.nan_to_num(accuracy, nan=-1.0), kind="stable")
+    order = np.asarray(order)
+    y, w = y[order], w[order]
+    solved = y @ w.T  # (n_models, n_models): sum_q y_iq w_jq, i's correct answers on shared items
+    missed = y @ (w * (1.0 - y)).T  # sum_q y_iq (1 - y_jq) w_jq: ... that j got wrong
+    with np.errstate(invalid="ignore", divide="ignore"):
+        ratio = np.where(solved > 0, missed / solved, np.nan)
+    np.fill_diagonal(ratio, np.nan)
+    names = [models[i] for i in order]
+    return pd.DataFrame(ratio, index=pd.Index(names, name="model i"), columns=pd.Index(names, name="model j"))
+
+
+def mean_inclusion_gap(ratio: pd.DataFrame, weakest: float | None = None) -> float:
+    """Mean of R(M_i, M_j) over pairs where i comes before j (weaker than j, as sorted): the average
+    share of a weaker model's correct answers that a stronger model misses; 0 on a perfect scale.
+    `weakest` in (0, 1] keeps only that share of the least accurate models as i (rows)."""
+    values = np.asarray(ratio, dtype=float)
+    n_rows = len(values)
+    if weakest is not None:
+        if not 0 < weakest <= 1:
+            raise ValueError(f"weakest={weakest}; expected a share in (0, 1].")
+        n_rows = max(1, int(round(weakest * len(values))))
+    upper = values[np.triu_indices(n_rows, k=1, m=values.shape[1])]
+    return float(np.nanmean(upper))
+
+
+def pick_icc_examples(fit: TwoPL, ds: Dataset, near_zero: float = NEAR_ZERO) -> dict[str, int]:
+    """Four items to draw (column positions in `ds`): the most negative a, the flattest item on which
+    models split (actual share correct in [0.3, 0.7]), and two positive items on which models split:
+    the sharpest, and the one closest to the median positive a."""
+    params = fit.item_parameters().set_index("item_id").loc[ds.items["item_id"]]
+    a = params["discrimination"].to_numpy()
+    with np.errstate(invalid="ignore"):
+        share = np.nanmean(ds.labels, axis=0)
+    split = (share >= 0.2) & (share <= 0.8) & np.isfinite(a)
+    middle = (share >= 0.3) & (share <= 0.7) & np.isfinite(a)
+    positive = np.flatnonzero(split & (a >= near_zero))
+    if not np.isfinite(a).any() or not middle.any() or len(positive) < 2:
+        raise ValueError("too few items on which models split to pick examples; use more items.")
+    median = np.median(a[positive])
+    sharpest = positive[np.argmax(a[positive])]
+    typical = positive[np.argsort(np.abs(a[positive] - median))]
+    typical = typical[typical != sharpest][0]
+    return {"negative": int(np.nanargmin(a)),
+            "near zero": int(np.flatnonzero(middle)[np.argmin(np.abs(a[middle]))]),
+            "positive, typical": int(typical), "positive, sharpest": int(sharpest)}
