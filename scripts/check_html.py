@@ -7,6 +7,9 @@ For each page listed in `_toc.yml` (as `_build/html/<file>.html`):
 - no cross-reference is left unresolved (a `{numref}`, `{eq}` or `{ref}` whose target is missing);
 - every `<img>` points at an image file that exists, and every figure holds an image;
 - a page with maths loads the local MathJax copy;
+- no table a reader cannot read in the text column: more than `MAX_COLUMNS` columns (a DataFrame's
+  index not counted), or a cell with more than `MAX_CELL_CHARS` characters of text (transpose, split
+  or cut it to what the prose discusses; scripts/screenshots.py measures the widths in a browser);
 - no link leads to the placeholder repository (`jeirt.settings.REPO_URL_PLACEHOLDER`): a repository
   or Colab button there would lead nowhere (book/_ext/colab_links.py leaves them out).
 For every HTML page of the site and the CSS it links: no script, stylesheet, font or other
@@ -32,6 +35,8 @@ from jeirt.settings import REPO_URL_PLACEHOLDER
 
 ROOT = Path(__file__).resolve().parents[1]
 REMOTE = re.compile(r"^(https?:)?//", re.I)
+MAX_COLUMNS = 8  # more and a table is wider than the text column of a 1280-pixel window
+MAX_CELL_CHARS = 160  # a paper-vs-book claim is at most ~145; a longer cell is a dump, not a table
 CSS_URL = re.compile(r"""url\(\s*['"]?([^'")]+)['"]?\s*\)|@import\s+['"]([^'"]+)['"]""", re.I)
 
 
@@ -70,6 +75,9 @@ class PageParser(HTMLParser):
         self._text_plain = 0
         self.figure_reprs = 0
         self.links: list[str] = []  # <a href>
+        self.tables: list[dict] = []  # per <table>: columns (data cells of its widest row), longest cell
+        self._tables: list[dict] = []  # open tables, innermost last
+        self._cell: list[str] | None = None  # text of the open cell
 
     def handle_starttag(self, tag, attrs):
         a = dict(attrs)
@@ -92,6 +100,16 @@ class PageParser(HTMLParser):
             self.links.append(a["href"])
         if tag == "object" and a.get("data"):
             self.resources.append((tag, a["data"]))
+        if tag == "table":
+            self._tables.append({"columns": 0, "header": 0, "row_td": 0, "row_th": 0, "cell": 0,
+                                 "longest": "", "first": ""})
+        if self._tables and tag == "tr":
+            self._end_row()
+        if self._tables and tag in ("td", "th"):
+            t = self._tables[-1]
+            span = a.get("colspan") or "1"
+            t["row_td" if tag == "td" else "row_th"] += int(span) if span.isdigit() else 1
+            self._cell = []
         if tag == "figure":
             self.figures += 1
             self._in_figure += 1
@@ -106,11 +124,40 @@ class PageParser(HTMLParser):
         if "text_plain" in classes:
             self._text_plain += 1
 
+    def _end_row(self):
+        """Close the open row of the innermost table: count its cells."""
+        t = self._tables[-1]
+        t["columns"] = max(t["columns"], t["row_td"])
+        t["header"] = max(t["header"], t["row_td"] + t["row_th"])
+        t["row_td"] = t["row_th"] = 0
+
+    def _end_cell(self):
+        if self._cell is not None and self._tables:
+            text = re.sub(r"\s+", " ", "".join(self._cell)).strip()
+            t = self._tables[-1]
+            t["first"] = t["first"] or text
+            if len(text) > len(t["longest"]):
+                t["longest"] = text
+        self._cell = None
+
     def handle_endtag(self, tag):
         if tag == "figure" and self._in_figure:
             self._in_figure -= 1
+        if self._tables and tag in ("td", "th"):
+            self._end_cell()
+        if self._tables and tag == "tr":
+            self._end_cell()
+            self._end_row()
+        if self._tables and tag == "table":
+            self._end_cell()
+            self._end_row()
+            t = self._tables.pop()
+            self.tables.append({"columns": t["columns"] or t["header"], "longest": t["longest"],
+                                "first": t["first"]})
 
     def handle_data(self, data):
+        if self._cell is not None:
+            self._cell.append(data)
         if re.search(r"<Figure size \d+x\d+ with \d+ Axes>", data):
             self.figure_reprs += 1
 
@@ -137,6 +184,20 @@ def check_css(css: Path, seen: set[Path]) -> list[str]:
             problems.append(f"{css.name} loads remote {url}")
         elif match.group(2) and url.endswith(".css"):
             problems += check_css((css.parent / url).resolve(), seen)
+    return problems
+
+
+def table_problems(tables: list[dict], max_columns: int = MAX_COLUMNS,
+                   max_cell_chars: int = MAX_CELL_CHARS) -> list[str]:
+    """One line per table (as PageParser collects them) that is too wide or holds a too long cell."""
+    problems = []
+    for i, t in enumerate(tables, 1):
+        if t["columns"] > max_columns:
+            problems.append(f"table {i} has {t['columns']} columns (more than {max_columns}): "
+                            f"transpose, split or cut it ({t['first'][:40]!r} ...)")
+        if len(t["longest"]) > max_cell_chars:
+            problems.append(f"table {i} has a cell of {len(t['longest'])} characters (more than "
+                            f"{max_cell_chars}): {t['longest'][:60]!r}...")
     return problems
 
 
@@ -174,6 +235,7 @@ def check_page(page: Path, build: Path, in_toc: bool, allow_stderr: bool,
     if parser.figures > parser.figure_images:
         problems.append(f"{parser.figures - parser.figure_images} of {parser.figures} figure(s) "
                         "hold no image")
+    problems += table_problems(parser.tables)
     if parser.math and not parser.mathjax_src:
         problems.append(f"{parser.math} maths element(s) but no MathJax script")
     for src in parser.mathjax_src:
