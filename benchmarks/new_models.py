@@ -33,7 +33,6 @@ import numpy as np
 import pandas as pd
 
 from jeirt.baselines.irt import OnePL
-from jeirt.book.efficient import score_rows, training_only, true_scores
 from jeirt.data import Dataset, load_dataset
 from jeirt.estimator import JEIRT
 from jeirt.files import comma_list, results_parser, run_record, write_json
@@ -50,6 +49,7 @@ from jeirt.tasks.evaluation import (
     random_positions,
     select_items,
 )
+from jeirt.tasks.new_models import score_rows, training_only, true_scores
 
 RULES = ("random", "stratified", "adaptive")
 RASCH = "rasch (per question)"

@@ -15,10 +15,10 @@ import pandas as pd
 import pytest
 
 from jeirt import cli
-from jeirt.book import efficient, known_answers
 from jeirt.model import sigmoid
 from jeirt.simulate import simulate
 from jeirt.tasks import evaluation as ev
+from jeirt.tasks import new_models
 
 N_TRAINED = 60  # simulated models whose vectors form the prior; the rest are "new"
 
@@ -385,87 +385,38 @@ def test_adaptive_learns_more_about_the_vector_than_random(sim):
     assert logdet["adaptive"] < logdet["random"] - 0.5, logdet
 
 
-def test_few_item_experiment_reports_every_rule(sim):
+def test_few_item_protocol_scores_every_rule(sim):
+    """The efficient page's loop: the questions each rule asks at every k, estimated and scored."""
     ds, truth, bank, labels = sim
-    results = efficient.few_item_experiment(bank, labels[:6], ks=[10, 40], rules=["random", "adaptive"], seeds=[0, 1],
-                                     draws=20, progress=False)
-    assert set(results["rule"]) == {"random", "adaptive", ev.PLAIN}
-    assert len(results) == 6 * 2 * (2 + 2 + 1)  # models x ks x (random + plain for 2 seeds, adaptive once)
-    summary = efficient.summarize_few_item(results)
+    labels, models = labels[:6], [f"new{i}" for i in range(6)]
+    scores, graded = new_models.true_scores(bank, labels, models), ~np.isnan(labels)
+    rows = []
+    for rule in ("random", "adaptive", "stratified"):
+        plan = new_models.questions_asked(bank, labels, rule, [40, 10], seed=0)
+        assert list(plan) == [10, 40] and all((q.asked.sum(axis=1) == k).all() for k, q in plan.items())
+        if rule in new_models.NESTED:  # one order to the largest k, read as prefixes
+            assert (plan[10].asked <= plan[40].asked).all()
+        assert (plan[40].sampled is None) == (rule != "adaptive")
+        if rule == "adaptive":  # the random share is part of what was asked
+            assert (plan[40].sampled <= plan[40].asked).all() and plan[40].sampled.any()
+        for k, q in plan.items():
+            est = ev.estimate_scores(bank, labels, q.asked, targets=graded, draws=20, models=models,
+                                     posterior=q.posterior, sampled=q.sampled)
+            rows += new_models.score_rows(est, scores, rule, k, 0)
+            if rule == "random":
+                rows += new_models.score_rows(ev.plain_means(bank, labels, q.asked, models), scores, ev.PLAIN, k, 0)
+    results = pd.DataFrame(rows)
+    assert len(results) == 6 * 2 * 4  # models x ks x (random, plain, adaptive, stratified)
+    summary = new_models.summarize_few_item(results)
     assert {"mae", "bench_mae", "coverage", "mean_sd"} <= set(summary.columns)
     assert (summary.loc[summary["rule"] != ev.PLAIN, "coverage"].between(0, 1)).all()
     assert summary.groupby("rule")["mae"].apply(lambda s: s.iloc[-1] <= s.iloc[0] + 0.02).all()
-    side_by_side = efficient.few_item_experiment(bank, labels[:6], ks=[10, 40], rules=["random", "adaptive"],
-                                                 seeds=[0, 1], draws=20, progress=False, n_jobs=2)
-    pd.testing.assert_frame_equal(side_by_side, results)  # the same rows in the same order
+    with pytest.raises(ValueError, match="rule="):
+        new_models.questions_asked(bank, labels, "alphabetical", [10])
 
 
 # ---------------------------------------------------------------------------------------------
-# Question onboarding
-
-
-def test_refine_questions_moves_towards_the_truth(sim):
-    ds, truth, bank, labels = sim
-    rng = np.random.default_rng(0)
-    true_q = truth.question_embeddings[:200]
-    text = true_q + rng.normal(scale=0.4, size=true_q.shape)  # a noisy "text" prediction
-    V = truth.model_vectors
-    known = np.zeros((100, 200), dtype=bool)
-    known[:30] = True  # the first 30 models answered; predict the other 70
-    full = ds.labels[:, :200]
-    for what in ("embedding", "norm"):
-        refined = known_answers.refine_questions(text, V, full, known, prior_sd=0.4, what=what)
-        loss = lambda emb: -np.mean(np.log(np.where(full[30:] == 1, *(lambda p: (p, 1 - p))(
-            known_answers.question_probabilities(emb, V[30:])))))  # noqa: E731
-        assert loss(refined) < loss(text) - 0.01, (what, loss(refined), loss(text))
-    same = known_answers.refine_questions(text, V, full, np.zeros_like(known), prior_sd=0.4)
-    np.testing.assert_allclose(same, text, atol=1e-6)
-    norm_only = known_answers.refine_questions(text, V, np.ones_like(full), known, prior_sd=1.0, what="norm")
-    assert (np.linalg.norm(norm_only, axis=1) < np.linalg.norm(text, axis=1)).all()  # all right: easier
-    cos = (norm_only * text).sum(1) / np.linalg.norm(norm_only, axis=1) / np.linalg.norm(text, axis=1)
-    np.testing.assert_allclose(cos, 1, atol=1e-6)  # direction kept
-    with pytest.raises(ValueError, match="what='direction'"):
-        known_answers.refine_questions(text, V, full, known, prior_sd=1, what="direction")
-
-
-def test_refined_embeddings_are_the_map(sim):
-    """The (r + 1)-dimensional Newton solve is a stationary point of the d-dimensional objective, and no
-    worse than L-BFGS run to convergence on all coordinates at once."""
-    import torch
-
-    ds, truth, _, _ = sim
-    rng = np.random.default_rng(1)
-    V = truth.model_vectors
-    text = truth.question_embeddings[:150] + rng.normal(scale=0.4, size=(150, V.shape[1]))
-    known = np.zeros((len(V), 150), dtype=bool)
-    known[:7] = rng.random((7, 150)) < 0.9  # 7 known models, a few answers missing
-    labels, sd = ds.labels[:, :150].astype(np.float64), 0.5
-
-    def objective(E: torch.Tensor) -> torch.Tensor:
-        norm = E.norm(dim=1, keepdim=True)
-        z = (E / norm) @ torch.as_tensor(V).T - norm
-        y, w = torch.as_tensor(np.nan_to_num(labels).T), torch.as_tensor(known.T, dtype=torch.float64)
-        nll = (torch.nn.functional.binary_cross_entropy_with_logits(z, y, reduction="none") * w).sum()
-        return nll + 0.5 / sd ** 2 * ((E - torch.as_tensor(text)) ** 2).sum()
-
-    refined = torch.tensor(known_answers.refine_questions(text, V, labels, known, prior_sd=sd), requires_grad=True)
-    loss = objective(refined)
-    (grad,) = torch.autograd.grad(loss, refined)
-    loss = loss.detach()
-    assert float(grad.abs().max()) < 1e-6
-    lbfgs = torch.tensor(text, requires_grad=True)
-    opt = torch.optim.LBFGS([lbfgs], max_iter=2000, tolerance_grad=1e-9, tolerance_change=1e-14,
-                            line_search_fn="strong_wolfe")
-
-    def closure() -> torch.Tensor:
-        opt.zero_grad()
-        value = objective(lbfgs)
-        value.backward()
-        return value
-
-    opt.step(closure)
-    assert float(loss) <= float(objective(lbfgs).detach()) + 1e-9
-    np.testing.assert_allclose(refined.detach().numpy(), lbfgs.detach().numpy(), atol=1e-4)
+# The protocols for new models and new questions (jeirt.tasks.new_models)
 
 
 def test_training_only_fits_the_same_questions_without_onboarding():
@@ -475,7 +426,7 @@ def test_training_only_fits_the_same_questions_without_onboarding():
     ds, _ = simulate(n_models=30, n_items=300, feature_dim=16, d=4, seed=4)
     split = hold_out_models(ds, split_by_question(ds, seed=0), 5, seed=0)
     make = lambda: JEIRT(d=4, encoder="simulated", training={"max_epochs": 5}, progress=False)  # noqa: E731
-    full, lean = make().fit(ds, split), make().fit(ds, efficient.training_only(split))
+    full, lean = make().fit(ds, split), make().fit(ds, new_models.training_only(split))
     assert not hasattr(lean, "onboard_evidence_") and hasattr(full, "onboard_evidence_")
     for a, b in zip(full.question_terms(ds), lean.question_terms(ds)):
         np.testing.assert_array_equal(a, b)
@@ -495,24 +446,24 @@ def test_few_question_comparison_runs_datasets_and_seeds_side_by_side_as_one_by_
     second, _ = simulate(n_models=30, n_items=200, feature_dim=16, d=4, seed=6)
     second.name = "second"
     kwargs = dict(ks=(10, 20), seeds=(0, 1), draws=20, progress=False)
-    alone = known_answers.few_question_comparison([first, second], _make_small_jeirt, [3, 4], **kwargs)
-    together = known_answers.few_question_comparison([first, second], _make_small_jeirt, [3, 4], n_jobs=2, **kwargs)
+    alone = new_models.few_question_comparison([first, second], _make_small_jeirt, [3, 4], **kwargs)
+    together = new_models.few_question_comparison([first, second], _make_small_jeirt, [3, 4], n_jobs=2, **kwargs)
     pd.testing.assert_frame_equal(alone, together)
     assert list(pd.unique(alone["dataset"])) == [first.name, "second"]
     per_run = alone.groupby(["dataset", "seed", "method", "k"]).size()  # one row per held-out model
     assert set(per_run[first.name]) == {3} and set(per_run["second"]) == {4}
-    assert set(alone["method"]) == set(known_answers.FEW_METHODS)
+    assert set(alone["method"]) == set(new_models.FEW_METHODS)
     with pytest.raises(ValueError, match="held_out"):
-        known_answers.few_question_comparison([first, second], _make_small_jeirt, [3], **kwargs)
+        new_models.few_question_comparison([first, second], _make_small_jeirt, [3], **kwargs)
 
 
 def test_known_question_onboarding_shares_its_fit_with_the_few_question_comparison(tmp_path, monkeypatch):
     monkeypatch.setenv("JEIRT_FIT_CACHE", str(tmp_path))
     monkeypatch.setenv("JEIRT_WORKERS", "1")
     ds, _ = simulate(n_models=24, n_items=240, feature_dim=16, d=4, seed=5)
-    runs = known_answers.known_question_onboarding(ds, _make_small_jeirt, 3, fractions=(0.1, 1.0), seeds=(0,),
+    runs = new_models.known_question_onboarding(ds, _make_small_jeirt, 3, fractions=(0.1, 1.0), seeds=(0,),
                                                    progress=False)
-    assert set(runs["method"]) == set(known_answers.KNOWN_METHODS)
+    assert set(runs["method"]) == set(new_models.KNOWN_METHODS)
     assert list(pd.unique(runs["setting"])) == ["10%", "100%", "All"]
     assert runs["accuracy"].between(0, 1).all() and (runs["n_test"] > 0).all()
     fits = set(tmp_path.glob("*.pt"))
@@ -521,10 +472,10 @@ def test_known_question_onboarding_shares_its_fit_with_the_few_question_comparis
 
     fitted = []
     monkeypatch.setattr(JEIRT, "fit", lambda self, *args, **kw: fitted.append(self))
-    known_answers.few_question_comparison(ds, _make_small_jeirt, 3, ks=(10,), seeds=(0,), draws=20, progress=False)
+    new_models.few_question_comparison(ds, _make_small_jeirt, 3, ks=(10,), seeds=(0,), draws=20, progress=False)
     assert not fitted and set(tmp_path.glob("*.pt")) == fits  # its fit came from the cache
-    table = known_answers.known_question_table(runs)
-    assert list(table.index) == list(known_answers.KNOWN_METHODS) and "s / model (100%)" in table
+    table = new_models.known_question_table(runs)
+    assert list(table.index) == list(new_models.KNOWN_METHODS) and "s / model (100%)" in table
 
 
 def test_question_onboarding_experiment_on_a_fitted_model():
@@ -534,14 +485,14 @@ def test_question_onboarding_experiment_on_a_fitted_model():
     ds, _ = simulate(n_models=30, n_items=600, feature_dim=32, d=8, seed=2)
     model = JEIRT(d=8, encoder="simulated", training={"max_epochs": 15}, progress=False).fit(
         ds, split_leave_benchmark_out(ds, "bench0"))
-    table = known_answers.question_onboarding_experiment(model, ds, "bench0", ns=(0, 3, 10), prior_scales=(1.0,),
+    table = new_models.question_onboarding_experiment(model, ds, "bench0", ns=(0, 3, 10), prior_scales=(1.0,),
                                               whats=("embedding", "norm"), seeds=(0,), progress=False)
     assert set(table["method"]) == {"embedding", "norm", "known mean"}
     curve = table[table["method"] == "embedding"].set_index("n")["log_loss"]
     assert curve[10] < curve[0], curve  # answers of 10 models help the 20 others
     assert (table["pairs"] == table["pairs"].iloc[0]).all()  # the same scored pairs for every n
     with pytest.raises(ValueError, match="ns="):
-        known_answers.question_onboarding_experiment(model, ds, "bench0", ns=(0, 30), progress=False)
+        new_models.question_onboarding_experiment(model, ds, "bench0", ns=(0, 30), progress=False)
 
 
 # ---------------------------------------------------------------------------------------------

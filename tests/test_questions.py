@@ -1,5 +1,6 @@
 """Known questions: per-question corrections (jeirt.questions), the known-question split, and the
-per-question IRT baseline that onboards new models (jeirt.baselines.irt)."""
+per-question IRT baseline that onboards new models (jeirt.baselines.irt); new questions: their text
+embedding refined by known models' answers (`refine_questions`)."""
 from __future__ import annotations
 
 import numpy as np
@@ -9,7 +10,14 @@ from jeirt.baselines.irt import OnePL, PerQuestionIRT, TwoPL
 from jeirt.estimator import JEIRT
 from jeirt.metrics import accuracy
 from jeirt.model import sigmoid
-from jeirt.questions import QuestionCorrections, fit_corrections, known_question_split
+from jeirt.questions import (
+    QuestionCorrections,
+    fit_corrections,
+    known_question_split,
+    question_probabilities,
+    refine_questions,
+)
+from jeirt.simulate import simulate
 from jeirt.splits import hold_out_models, split_by_question
 
 
@@ -206,3 +214,84 @@ def test_question_correction_parameter_fits_them_during_fit(small_sim, tmp_path)
     assert again.question_correction and again.corrections_ is not None
     plain = JEIRT(d=8, encoder="simulated", training={"max_epochs": 2}, progress=False).fit(ds, held)
     assert plain.corrections_ is None  # the paper's JE-IRT by default
+
+
+# ---------------------------------------------------------------------------------------------
+# A new question: its text embedding refined by the known models' answers
+
+
+@pytest.fixture(scope="module")
+def refine_world():
+    """100 models x 1,000 questions, d = 8, drawn from JE-IRT (the true geometry is known)."""
+    return simulate(n_models=100, n_items=1000, feature_dim=32, d=8, seed=1)
+
+
+def test_question_probabilities_are_eq3():
+    rng = np.random.default_rng(0)
+    E, V = rng.normal(size=(5, 3)), rng.normal(size=(4, 3))
+    r = np.linalg.norm(E, axis=1)
+    np.testing.assert_allclose(question_probabilities(E, V), sigmoid(V @ (E / r[:, None]).T - r), atol=1e-12)
+
+
+def test_refine_questions_moves_towards_the_truth(refine_world):
+    ds, truth = refine_world
+    rng = np.random.default_rng(0)
+    true_q = truth.question_embeddings[:200]
+    text = true_q + rng.normal(scale=0.4, size=true_q.shape)  # a noisy "text" prediction
+    V = truth.model_vectors
+    known = np.zeros((100, 200), dtype=bool)
+    known[:30] = True  # the first 30 models answered; predict the other 70
+    full = ds.labels[:, :200]
+    for what in ("embedding", "norm"):
+        refined = refine_questions(text, V, full, known, prior_sd=0.4, what=what)
+        loss = lambda emb: -np.mean(np.log(np.where(full[30:] == 1, *(lambda p: (p, 1 - p))(
+            question_probabilities(emb, V[30:])))))  # noqa: E731
+        assert loss(refined) < loss(text) - 0.01, (what, loss(refined), loss(text))
+    same = refine_questions(text, V, full, np.zeros_like(known), prior_sd=0.4)
+    np.testing.assert_allclose(same, text, atol=1e-6)
+    norm_only = refine_questions(text, V, np.ones_like(full), known, prior_sd=1.0, what="norm")
+    assert (np.linalg.norm(norm_only, axis=1) < np.linalg.norm(text, axis=1)).all()  # all right: easier
+    cos = (norm_only * text).sum(1) / np.linalg.norm(norm_only, axis=1) / np.linalg.norm(text, axis=1)
+    np.testing.assert_allclose(cos, 1, atol=1e-6)  # direction kept
+    with pytest.raises(ValueError, match="what='direction'"):
+        refine_questions(text, V, full, known, prior_sd=1, what="direction")
+
+
+def test_refined_embeddings_are_the_map(refine_world):
+    """The (r + 1)-dimensional Newton solve is a stationary point of the d-dimensional objective, and no
+    worse than L-BFGS run to convergence on all coordinates at once."""
+    import torch
+
+    ds, truth = refine_world
+    rng = np.random.default_rng(1)
+    V = truth.model_vectors
+    text = truth.question_embeddings[:150] + rng.normal(scale=0.4, size=(150, V.shape[1]))
+    known = np.zeros((len(V), 150), dtype=bool)
+    known[:7] = rng.random((7, 150)) < 0.9  # 7 known models, a few answers missing
+    labels, sd = ds.labels[:, :150].astype(np.float64), 0.5
+
+    def objective(E: torch.Tensor) -> torch.Tensor:
+        norm = E.norm(dim=1, keepdim=True)
+        z = (E / norm) @ torch.as_tensor(V).T - norm
+        y, w = torch.as_tensor(np.nan_to_num(labels).T), torch.as_tensor(known.T, dtype=torch.float64)
+        nll = (torch.nn.functional.binary_cross_entropy_with_logits(z, y, reduction="none") * w).sum()
+        return nll + 0.5 / sd ** 2 * ((E - torch.as_tensor(text)) ** 2).sum()
+
+    refined = torch.tensor(refine_questions(text, V, labels, known, prior_sd=sd), requires_grad=True)
+    loss = objective(refined)
+    (grad,) = torch.autograd.grad(loss, refined)
+    loss = loss.detach()
+    assert float(grad.abs().max()) < 1e-6
+    lbfgs = torch.tensor(text, requires_grad=True)
+    opt = torch.optim.LBFGS([lbfgs], max_iter=2000, tolerance_grad=1e-9, tolerance_change=1e-14,
+                            line_search_fn="strong_wolfe")
+
+    def closure() -> torch.Tensor:
+        opt.zero_grad()
+        value = objective(lbfgs)
+        value.backward()
+        return value
+
+    opt.step(closure)
+    assert float(loss) <= float(objective(lbfgs).detach()) + 1e-9
+    np.testing.assert_allclose(refined.detach().numpy(), lbfgs.detach().numpy(), atol=1e-4)
