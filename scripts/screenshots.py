@@ -69,7 +69,7 @@ PAGE_STATE = """(async () => {
 
 
 # Runs in the page after PAGE_STATE, at the reading window's size: what is cut or overflows the text
-# column. A code line is cut when its text is wider than the <pre>'s content box (the font's own
+# column, folded cells opened for the measurement. A code line is cut when its text is wider than the <pre>'s content box (the font's own
 # advance widths, measured on a canvas in the <pre>'s font).
 LAYOUT = """(() => {
   const article = document.querySelector('article.bd-article') || document.querySelector('main')
@@ -79,8 +79,11 @@ LAYOUT = """(() => {
   const column = box(article);
   const excerpt = t => t.replace(/\\s+/g, ' ').trim().slice(0, 60);
   const canvas = document.createElement('canvas').getContext('2d');
+  const closed = [...document.querySelectorAll('details:not([open])')];
+  closed.forEach(d => { d.open = true; });  // folded cells (hide-input) are measured as if opened
   const code = [];
   document.querySelectorAll('div.cell_input pre').forEach((pre, i) => {
+    if (!pre.clientWidth) return;  // not rendered (hidden by a toggle that is no <details>)
     const s = getComputedStyle(pre);
     canvas.font = `${s.fontStyle} ${s.fontWeight} ${s.fontSize} ${s.fontFamily}`;
     const width = box(pre);
@@ -118,6 +121,7 @@ LAYOUT = """(() => {
   const pathAlt = [...article.querySelectorAll('img')]
     .filter(im => /(^|\\/)[^\\s\\/]+\\.(png|jpe?g|svg|gif|webp)$/i.test((im.getAttribute('alt') || '').trim()))
     .map(im => im.getAttribute('alt'));
+  closed.forEach(d => { d.open = false; });
   return {fit, code, maths, tables, pathAlt};
 })()"""
 
