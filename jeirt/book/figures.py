@@ -178,6 +178,7 @@ def heatmap(ax: plt.Axes, table: pd.DataFrame, label: str = "accuracy", annotate
     ax.set_ylabel(str(table.index.name or "").lower())
     plt.setp(ax.get_xticklabels(), rotation=60, ha="right", rotation_mode="anchor")
     plt.setp(ax.get_yticklabels(), rotation=0)
+    ax.grid(False)  # the style's grid would cross the cells
     return ax
 
 
