@@ -7,10 +7,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from jeirt.book import difficulty, ood
+from jeirt.analysis import difficulty
+from jeirt.analysis.alignment import directional_alignment
 from jeirt.estimator import JEIRT
 from jeirt.simulate import simulate
 from jeirt.splits import split_by_question
+from jeirt.tasks import ood
 
 nan = np.nan
 
@@ -29,7 +31,7 @@ TOY_GROUPS = ["a", "a", "b", "c"]
 
 
 def test_directional_alignment_by_hand():
-    alignment = ood.directional_alignment(TOY_X, TOY_GROUPS)
+    alignment = directional_alignment(TOY_X, TOY_GROUPS)
     assert list(alignment.index) == ["a", "b", "c"]
     assert alignment["a"] == pytest.approx(0.0, abs=1e-12)
     assert alignment["b"] == pytest.approx(1.0)
@@ -39,8 +41,8 @@ def test_directional_alignment_by_hand():
 def test_directional_alignment_ignores_norms_and_is_symmetric_for_two_groups():
     x = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]])
     scaled = x * np.array([[5.0], [0.1], [2.0]])  # same directions, other norms
-    a = ood.directional_alignment(x, ["p", "p", "q"])
-    assert a.equals(ood.directional_alignment(scaled, ["p", "p", "q"]))
+    a = directional_alignment(x, ["p", "p", "q"])
+    assert a.equals(directional_alignment(scaled, ["p", "p", "q"]))
     assert a["p"] == pytest.approx(a["q"])  # with two groups "the rest" of one is the other
     assert a["p"] == pytest.approx(1.0)  # mean of (1, 0) and (0, 1) points along (1, 1)
 
@@ -49,7 +51,7 @@ def test_directional_alignment_ignores_norms_and_is_symmetric_for_two_groups():
                                                 (TOY_X, ["a"] * 4, "at least 2")])
 def test_directional_alignment_errors(x, groups, message):
     with pytest.raises(ValueError, match=message):
-        ood.directional_alignment(x, groups)
+        directional_alignment(x, groups)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -171,7 +173,7 @@ def test_leave_benchmark_out_protocol(sim):
         return fitted[-1]
 
     full = ModelRate().fit(ds, split)
-    table = ood.leave_benchmark_out(ds, make, split, full, progress=False)
+    table = ood.leave_benchmark_out(ds, make, split, full)
     assert list(table.index) == ds.benchmarks + ["overall"]
     assert len(fitted) == len(ds.benchmarks)
     bench = ds.items["benchmark"].to_numpy()
@@ -195,13 +197,22 @@ def test_leave_benchmark_out_with_jeirt_and_errors(sim):
     ds, split = sim
     make = lambda: JEIRT(d=4, training={"max_epochs": 2}, random_state=0, progress=False)  # noqa: E731
     full = make().fit(ds, split)
-    table = ood.leave_benchmark_out(ds, make, split, full, benchmarks=ds.benchmarks[:1],
-                                            metric="auc", progress=False)
+    table = ood.leave_benchmark_out(ds, make, split, full, benchmarks=ds.benchmarks[:1], metric="auc")
     assert table.shape[0] == 2 and table[["leave-out", "all", "base"]].notna().all().all()
     with pytest.raises(ValueError, match="benchmarks="):
-        ood.leave_benchmark_out(ds, make, split, full, benchmarks=["nope"], progress=False)
+        ood.leave_benchmark_out(ds, make, split, full, benchmarks=["nope"])
     with pytest.raises(ValueError, match="metric="):
-        ood.leave_benchmark_out(ds, make, split, full, metric="f1", progress=False)
+        ood.leave_benchmark_out(ds, make, split, full, metric="f1")
+
+
+def test_one_leave_out_run_refuses_a_split_that_saw_the_benchmark(sim):
+    ds, split = sim
+    full = ModelRate().fit(ds, split)
+    bench = ds.benchmarks[0]
+    with pytest.raises(ValueError, match="split_leave_benchmark_out"):
+        ood.left_out_pairs(ds, bench, split, split, full, full.predict_proba(ds))
+    with pytest.raises(ValueError, match="runs is empty"):
+        ood.left_out_table({})
 
 
 def test_spread_pick():

@@ -1,11 +1,11 @@
-"""Ability probes (jeirt.book.beyond) and soft labels (jeirt.data helpers, the trainer's checks)."""
+"""Ability probes (jeirt.analysis.probes) and soft labels (jeirt.data helpers, the trainer's checks)."""
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
 from jeirt import metrics
-from jeirt.book import beyond
+from jeirt.analysis import probes
 from jeirt.data import Dataset
 from jeirt.estimator import JEIRT
 from jeirt.model import JEIRTNet
@@ -34,21 +34,21 @@ NEGATIVE = [
 
 @pytest.mark.parametrize("text", POSITIVE)
 def test_rule_marks_questions_that_combine_numbers(text):
-    assert beyond.needs_arithmetic(text), beyond.arithmetic_evidence(text)
+    assert probes.needs_arithmetic(text), probes.arithmetic_evidence(text)
 
 
 @pytest.mark.parametrize("text", NEGATIVE)
 def test_rule_leaves_other_questions_unmarked(text):
-    assert not beyond.needs_arithmetic(text), beyond.arithmetic_evidence(text)
+    assert not probes.needs_arithmetic(text), probes.arithmetic_evidence(text)
 
 
 def test_stem_and_options_are_split_at_the_first_option_line():
     text = "Add 2 and 3.\nA. 5\nB. 6\nC. seven"
-    assert beyond.question_stem(text) == "Add 2 and 3."
-    assert beyond.option_texts(text) == ["5", "6", "seven"]
-    assert beyond.arithmetic_evidence(text) == {"expression": "", "stem numbers": 2, "numeric options": 2 / 3}
-    assert beyond.question_stem("no options here") == "no options here"
-    np.testing.assert_array_equal(beyond.mark(["1 + 1", "why?"]), [True, False])
+    assert probes.question_stem(text) == "Add 2 and 3."
+    assert probes.option_texts(text) == ["5", "6", "seven"]
+    assert probes.arithmetic_evidence(text) == {"expression": "", "stem numbers": 2, "numeric options": 2 / 3}
+    assert probes.question_stem("no options here") == "no options here"
+    np.testing.assert_array_equal(probes.mark(["1 + 1", "why?"]), [True, False])
 
 
 # ---------------------------------------------------------------------------------------------
@@ -58,19 +58,19 @@ def test_stem_and_options_are_split_at_the_first_option_line():
 def test_difference_of_means_worked_by_hand():
     # Unit rows: (1, 0), (0, 1) marked; (1, 0), (0, -1) not. Means (.5, .5) and (.5, -.5): axis (0, 1).
     x = np.array([[1.0, 0.0], [0.0, 1.0], [2.0, 0.0], [0.0, -3.0]])
-    w = beyond.difference_of_means(x, np.array([True, True, False, False]))
+    w = probes.difference_of_means(x, np.array([True, True, False, False]))
     np.testing.assert_allclose(w, [0.0, 1.0])
-    np.testing.assert_allclose(beyond.project(np.array([[3.0, 4.0], [-6.0, 0.0]]), w), [0.8, 0.0])
+    np.testing.assert_allclose(probes.project(np.array([[3.0, 4.0], [-6.0, 0.0]]), w), [0.8, 0.0])
     # A row's length does not count: only its direction.
     x2 = np.array([[10.0, 0.0], [0.0, 0.1], [1.0, 0.0], [0.0, -1.0]])
-    np.testing.assert_allclose(beyond.difference_of_means(x2, np.array([True, True, False, False])), w)
+    np.testing.assert_allclose(probes.difference_of_means(x2, np.array([True, True, False, False])), w)
 
 
 def test_difference_of_means_needs_both_kinds():
     with pytest.raises(ValueError, match="both kinds"):
-        beyond.difference_of_means(np.eye(3), np.array([True, True, True]))
+        probes.difference_of_means(np.eye(3), np.array([True, True, True]))
     with pytest.raises(ValueError, match="one flag per row"):
-        beyond.difference_of_means(np.eye(3), np.array([True, False]))
+        probes.difference_of_means(np.eye(3), np.array([True, False]))
 
 
 def test_within_group_auc_worked_by_hand():
@@ -79,16 +79,16 @@ def test_within_group_auc_worked_by_hand():
     groups = np.array(["a"] * 3 + ["b"] * 4 + ["c"] * 2)
     # a: marked {2, 3} above unmarked {1}: 1. b: marked {5, 1} vs {4, 6}: only 5 > 4 of 4 pairs, 0.25.
     # c: all marked, left out.
-    mean, table = beyond.within_group_auc(scores, marked, groups)
+    mean, table = probes.within_group_auc(scores, marked, groups)
     assert list(table.index) == ["a", "b"]
     np.testing.assert_allclose(table["auc"], [1.0, 0.25])
     assert mean == pytest.approx(0.625)
     pairs = [(s > t) + 0.5 * (s == t) for s in scores[marked] for t in scores[~marked]]  # ties: one half
     assert metrics.auc(scores, marked) == pytest.approx(np.mean(pairs))
     # A score that only knows the group: 0.5 within every group, whatever the overall AUC.
-    base = beyond.group_baseline(marked, groups, groups)
-    np.testing.assert_allclose(beyond.within_group_auc(base, marked, groups)[1]["auc"], 0.5)
-    _, strict = beyond.within_group_auc(scores, marked, groups, min_each=2)
+    base = probes.group_baseline(marked, groups, groups)
+    np.testing.assert_allclose(probes.within_group_auc(base, marked, groups)[1]["auc"], 0.5)
+    _, strict = probes.within_group_auc(scores, marked, groups, min_each=2)
     assert list(strict.index) == ["b"]
 
 
@@ -97,11 +97,11 @@ def test_probe_report_refuses_overlap_and_scores_held_out_items():
     marked = np.arange(40) % 2 == 0
     x = rng.normal(size=(40, 3)) + 3.0 * marked[:, None] * np.array([1.0, 0, 0])
     groups = np.repeat(["a", "b"], 20)
-    report = beyond.probe_report(x, marked, groups, np.arange(0, 40, 2)[:10].tolist() + list(range(1, 21, 2)),
+    report = probes.probe_report(x, marked, groups, np.arange(0, 40, 2)[:10].tolist() + list(range(1, 21, 2)),
                                  np.arange(20, 40))
     assert report["auc"] > 0.9 and report["groups compared"] == 1
     with pytest.raises(ValueError, match="share items"):
-        beyond.probe_report(x, marked, groups, np.arange(30), np.arange(20, 40))
+        probes.probe_report(x, marked, groups, np.arange(30), np.arange(20, 40))
 
 
 def test_accuracy_gap_and_partial_spearman_by_hand():
@@ -109,17 +109,17 @@ def test_accuracy_gap_and_partial_spearman_by_hand():
     marked = np.array([True, False, True, False])
     groups = np.array(["a", "a", "b", "b"])
     # Overall: model 0: 1/2 - 1/2 = 0; model 1: 1 - 0 = 1.
-    np.testing.assert_allclose(beyond.accuracy_gap(labels, marked), [0.0, 1.0])
+    np.testing.assert_allclose(probes.accuracy_gap(labels, marked), [0.0, 1.0])
     # Within groups (2 questions each): a: 0 and 1; b: 0 and (1 - NaN) -> only a counts for model 1.
-    np.testing.assert_allclose(beyond.accuracy_gap(labels, marked, groups=groups), [0.0, 1.0])
+    np.testing.assert_allclose(probes.accuracy_gap(labels, marked, groups=groups), [0.0, 1.0])
     rng = np.random.default_rng(0)
     skill = rng.uniform(size=2000)
     shared, own = rng.normal(scale=0.1, size=(2, 2000))
     # Both follow skill: a high Spearman, but nothing in common once skill is taken out ...
     assert metrics.spearman(skill + shared, skill + own) > 0.8
-    assert abs(beyond.partial_spearman(skill + shared, skill + own, skill)) < 0.1
+    assert abs(probes.partial_spearman(skill + shared, skill + own, skill)) < 0.1
     # ... unless they share more than skill.
-    assert beyond.partial_spearman(skill + shared, skill + shared + 0.01 * own, skill) > 0.9
+    assert probes.partial_spearman(skill + shared, skill + shared + 0.01 * own, skill) > 0.9
     assert np.isnan(metrics.spearman([1.0, 2.0], [2.0, 1.0]))
 
 

@@ -1,0 +1,31 @@
+"""Directional alignment (Sec. 3.4, Table 4): how closely a benchmark's questions point where the
+rest of the data points. The paper reads it as the reason a benchmark left out of training is
+predicted well or badly (`jeirt.tasks.ood` runs that protocol); only directions count, so a
+question's difficulty (its norm) plays no part."""
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+
+from jeirt.model import unit_rows
+
+
+def directional_alignment(x: np.ndarray, groups: Sequence[str]) -> pd.Series:
+    """Per group (benchmark), the cosine between the mean unit direction of its rows of `x` (n, d)
+    and the mean unit direction of all the other rows, pooled over questions (Table 4).
+
+    Near 1: the rest of the data already points where this group points, so a model trained without
+    it has seen its direction; near 0 or below: the group points somewhere the rest does not.
+    """
+    u = unit_rows(x)
+    groups = np.asarray(groups)
+    if len(groups) != len(u):
+        raise ValueError(f"groups has {len(groups)} entries; x has {len(u)} rows.")
+    names = sorted(np.unique(groups))
+    if len(names) < 2:
+        raise ValueError(f"groups holds {len(names)} distinct value(s); alignment needs at least 2.")
+    mean_direction = lambda rows: unit_rows(rows.mean(axis=0)[None])[0]
+    out = {g: float(mean_direction(u[groups == g]) @ mean_direction(u[groups != g])) for g in names}
+    return pd.Series(out, name="alignment").rename_axis("benchmark")
