@@ -29,3 +29,11 @@ def test_answer_key_refuses_duplicates_unknown_names_and_bad_tolerances():
         key.message("10", 1.0)
     with pytest.raises(ValueError, match="tolerance"):
         key.add("11", 1.0, -0.1, "x")
+
+
+def test_answer_key_refuses_hints_with_raw_labels():
+    key = AnswerKey()
+    for hint in ("Eq. (eq-irt-3pl)", "{eq}`eq-irt-tcc`", "the figure fig-q3"):
+        with pytest.raises(ValueError, match="raw label"):
+            key.add("7", 0.55, 0.005, hint)
+    key.add("7", 0.55, 0.005, "the 3PL equation in 'Guessing: the three-parameter model'")

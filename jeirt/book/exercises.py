@@ -12,7 +12,10 @@ the hint names a section or a table by its title, never a raw label.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
+
+RAW_LABEL = re.compile(r"\{(eq|numref|ref|doc)\}|\b(eq|fig|tab|sec)-[\w-]+")  # MyST roles and labels
 
 
 @dataclass
@@ -27,6 +30,9 @@ class AnswerKey:
             raise ValueError(f"exercise {name!r} already has an answer; give each exercise one name.")
         if not tolerance >= 0:
             raise ValueError(f"tolerance={tolerance}; expected a non-negative number.")
+        if RAW_LABEL.search(hint):
+            raise ValueError(f"hint={hint!r} holds a raw label, which a printed line cannot resolve; "
+                             "name the section, table or figure by its title instead.")
         self.answers[name] = (float(value), float(tolerance), hint)
 
     def message(self, name: str, answer) -> str:

@@ -7,8 +7,6 @@ what the page computes with them, in the book's one figure style (`jeirt.book.fi
 """
 from __future__ import annotations
 
-import itertools
-
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
@@ -218,24 +216,6 @@ def estimates_by_score(ax: plt.Axes, table: pd.DataFrame) -> plt.Axes:
 
 
 # Assumptions
-def fit_by_group(labels: np.ndarray, probs: np.ndarray, groups: pd.Series, fitted_a: np.ndarray,
-                 true_loading: np.ndarray) -> pd.DataFrame:
-    """One row per group of items: the mean true loading on its own dimension, the mean size |a| of
-    the fitted 2PL discrimination, mean outfit and infit, and the mean Q3 over pairs within the
-    group."""
-    from jeirt.baselines import irt_diagnostics as diag
-
-    fits, corr = diag.item_fit(labels, probs), diag.q3(labels, probs)
-    rows = {}
-    for name in pd.unique(groups):
-        members = (groups == name).to_numpy()
-        rows[name] = {"true loading": true_loading[members].mean(),
-                      "fitted |a|": np.abs(fitted_a[members]).mean(),
-                      "outfit": fits["outfit"][members].mean(), "infit": fits["infit"][members].mean(),
-                      "Q3 within": diag.mean_q3(corr, members)}
-    return pd.DataFrame(rows).T.rename_axis("items")
-
-
 def q3_heatmap(ax: plt.Axes, matrix: np.ndarray, boundary: int) -> plt.Axes:
     """Yen's Q3 of every pair of items (seaborn heatmap, diagonal blank), with lines at `boundary`,
     where the second group of items starts."""
@@ -247,19 +227,3 @@ def q3_heatmap(ax: plt.Axes, matrix: np.ndarray, boundary: int) -> plt.Axes:
     ax.set_xlabel("item")
     ax.set_ylabel("item")
     return ax
-
-
-def patterns_given_score(b: np.ndarray, score: int, thetas: tuple[float, ...] = (-1.0, 2.0)) -> pd.DataFrame:
-    """Every answer pattern with the given sum score and its probability given that score under the
-    Rasch model, for each ability in `thetas`: the columns agree, since the sum score is sufficient."""
-    b = np.asarray(b, dtype=np.float64)
-    patterns = [p for p in itertools.product((0, 1), repeat=len(b)) if sum(p) == score]
-    if not patterns:
-        raise ValueError(f"score={score}; expected 0 to {len(b)} for {len(b)} items.")
-    rows = np.array(patterns, dtype=np.float64)  # (n_patterns, J)
-    out = {}
-    for theta in thetas:
-        z = theta - b
-        like = np.exp(rows @ z - np.logaddexp(0.0, z).sum())  # P(pattern | theta)
-        out[f"theta = {theta:g}"] = like / like.sum()
-    return pd.DataFrame(out, index=["".join(str(int(v)) for v in r) for r in rows]).rename_axis("pattern")
