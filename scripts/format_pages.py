@@ -100,7 +100,7 @@ def ruff_format(codes: list[str], name: str, line_length: int = LINE_LENGTH) -> 
     stem = Path(name).stem.replace(" ", "_") or "page"
     result = subprocess.run([ruff, "format", "--line-length", str(line_length), "--stdin-filename",
                              f"{stem}.ipynb", "-"], input=json.dumps(notebook), capture_output=True,
-                            text=True, cwd=ROOT)
+                            text=True, cwd=ROOT, check=False)
     if result.returncode != 0:
         raise SyntaxError(f"ruff format failed on {name}: {result.stderr.strip()}")
     cells = json.loads(result.stdout)["cells"]

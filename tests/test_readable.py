@@ -6,17 +6,15 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+import jupytext
 import matplotlib
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+import pytest
+from docutils import nodes
 
-matplotlib.use("Agg")
-import jupytext  # noqa: E402
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
-import pytest  # noqa: E402
-from docutils import nodes  # noqa: E402
-
-from jeirt.book import SETUP_CELL, figures  # noqa: E402
+from jeirt.book import SETUP_CELL, figures
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "scripts"))
@@ -146,6 +144,7 @@ def test_screenshots_names_each_element_that_does_not_fit():
 
 @pytest.fixture
 def styled():
+    matplotlib.use("Agg")
     figures.use_style()
     yield
     plt.close("all")
