@@ -80,22 +80,10 @@ class TrainConfig:
 
 OPTIMIZERS = {"adamw": torch.optim.AdamW, "adam": torch.optim.Adam}
 
-# JE-IRT's default recipe (with the adapter's dropout 0.5 and no feature noise, `jeirt.estimator.RECIPES`).
-# Chosen on validation loss only (question split seed 0, MiniLM features), and it was the best of the
-# recipes tried on all three local datasets at once (mmlu_pro 0.5970, zeroeval 0.5200, metabench 0.5260;
-# the earlier default, 256 questions a step, lr 1e-3, decay 0.95 an epoch, dropout 0 and feature noise
-# 1.0: 0.5982, 0.5430, and worse on metabench).
-FAST = TrainConfig(
-    optimizer="adamw",
-    lr=3e-3,  # with dropout 0.5 the best epoch comes after 3-7 epochs on every dataset; 1e-3 was slower, no better
-    weight_decay=1e-2,  # 1e-4 to 1e-1 changed the validation loss by < 0.001; 1e-2 is the usual middle
-    lr_decay=0.75,  # per epoch of 40 steps: the rate is spent (x0.06) after 10 epochs, which ends a fit quietly
-    batch_items=None,  # sized from the data: mmlu_pro 241, zeroeval 57, metabench 22 questions a step
-    steps_per_epoch=40,  # mmlu_pro's 256-question steps gave 38 an epoch, the size the old default was tuned at;
-    # 256 questions gave zeroeval 9 steps an epoch and metabench 4, so the decay spent the rate before it learned
-    max_epochs=60,  # with the decay above nothing moves after ~25 epochs; a bound, rarely reached
-    patience=6,  # epochs (240 steps) without a better validation loss
-)
+# JE-IRT's default recipe (with the adapter's dropout 0.5 and no feature noise, `jeirt.estimator.RECIPES`):
+# the best validation loss on all three local datasets at once; DECISIONS.md has the runs behind each field.
+FAST = TrainConfig(optimizer="adamw", lr=3e-3, weight_decay=1e-2, lr_decay=0.75, batch_items=None,
+                   steps_per_epoch=40, max_epochs=60, patience=6)
 
 # The JE-IRT authors' recipe, as their training code runs it for the sentence encoder at d = 256
 # (github.com/ruyi101/JE-IRT, run_sent-trans.sh and train_hyper_select.py): AdamW at lr 3e-5 with
