@@ -3,6 +3,8 @@ fit it (scripts/check_html.py), figures legible at the size shown and told apart
 (jeirt.book.figures), figure images with their caption as alt text (book/_ext/figure_alt.py)."""
 from __future__ import annotations
 
+import json
+import shutil
 import sys
 from pathlib import Path
 
@@ -207,3 +209,32 @@ def test_shared_plots_are_legible_at_the_size_shown(styled):
     fig, ax = plt.subplots(figsize=(14, 4))
     ax.set_xlabel("wide", fontsize=10)
     assert figures.small_text(fig)  # a 14-inch figure is shrunk to the column: 10 pt shows as ~5
+
+
+@pytest.mark.skipif(not shutil.which("chromium"), reason="needs Chromium (apt-get install -y chromium)")
+def test_screenshots_measure_what_is_cut_in_a_browser(tmp_path):
+    """A page like the theme's at 1280 pixels (a 652-px code box, the book's CSS): an 88-character
+    line fits, a 95-character one is cut; a 15-column table and an image with a path as alt are found."""
+    build, out = tmp_path / "html", tmp_path / "shots"
+    (build / "_static").mkdir(parents=True)
+    shutil.copy(ROOT / "book" / "_static" / "custom.css", build / "_static" / "custom.css")
+    fig, ax = plt.subplots(figsize=(1, 1))
+    fig.savefig(build / "plot.png")
+    plt.close(fig)
+    code = "\n".join("x = '" + "a" * (n - 6) + "'" for n in (80, 88, 95))
+    cells = "".join(f"<td>{i}.123456</td>" for i in range(15))
+    (build / "page.html").write_text(
+        "<html><head><link rel='stylesheet' href='_static/custom.css'></head><body>"
+        "<article class='bd-article' style='width: 688px'>"
+        f"<div class='cell_input' style='width: 652px'><div class='highlight'><pre>{code}</pre></div></div>"
+        "<div style='overflow-x: auto'><table><tr>" + cells + "</tr></table></div>"
+        "<img alt='_images/plot.png' src='plot.png'></article></body></html>")
+    toc = tmp_path / "_toc.yml"
+    toc.write_text("format: jb-book\nroot: page\n")
+    assert screenshots.main(["--build", str(build), "--toc", str(toc), "--out", str(out)]) == 1
+    layout = json.loads((out / "layout.json").read_text())["pages"]["page.html"]
+    assert layout["fit"]["charsPerLine"] >= 88
+    assert [(c["cutLines"], c["longest"]) for c in layout["code"]] == [(1, 95)]
+    assert [t["columns"] for t in layout["tables"]] == [15]
+    assert layout["pathAlt"] == ["_images/plot.png"] and layout["maths"] == []
+    assert (out / "page.png").is_file()
