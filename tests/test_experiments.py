@@ -16,9 +16,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from jeirt import encoders
 import jeirt.tasks.dimension as dim
 import jeirt.tasks.onboarding as onb
+from jeirt import encoders
 from jeirt.book import dimension, figures, onboarding
 from jeirt.estimator import JEIRT
 from jeirt.fitcache import fit_many

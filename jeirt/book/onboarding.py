@@ -90,10 +90,13 @@ def rate_loglog(ax: plt.Axes, summaries: dict[int, pd.DataFrame], column: str = 
 
 
 def as_percent(table: pd.DataFrame) -> pd.DataFrame:
-    """Table 1's layout for people: test accuracy "mean ± sd" in percent, and the items each model saw."""
-    cells = {c: f"{100 * table.at['mean', c]:.2f} ± {100 * table.at['sd', c]:.2f}" for c in table.columns}
-    items = table.loc["items"].round().astype(int)
-    return pd.DataFrame([cells, items], index=["accuracy (%)", "items seen"])
+    """An `onboarding_table` for people, one row per setting ("1%" ... "All"): test accuracy
+    "mean ± sd" in percent, and the items each model saw."""
+    cells = [f"{100 * table.at['mean', c]:.2f} ± {100 * table.at['sd', c]:.2f}" for c in table.columns]
+    items = table.loc["items"].round().astype(int).to_numpy()
+    out = pd.DataFrame({"accuracy (%)": cells, "items seen": items}, index=table.columns)
+    out.index.name = "answers used"
+    return out
 
 
 def paper_rows(table: pd.DataFrame, stats: dict) -> pd.DataFrame:

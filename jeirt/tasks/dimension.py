@@ -12,8 +12,8 @@ covers both; every encoder and d sees the same splits.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Callable, Sequence
 
 import numpy as np
 import pandas as pd
@@ -36,7 +36,7 @@ class RunScores:
     per_benchmark: pd.DataFrame  # one row per run and benchmark: keys, benchmark, accuracy, log_loss, n
 
     @classmethod
-    def concat(cls, parts: Sequence["RunScores"]) -> "RunScores":
+    def concat(cls, parts: Sequence[RunScores]) -> RunScores:
         """All rows of `parts`, in order."""
         if not parts:
             raise ValueError("no RunScores to concatenate; give at least one.")
@@ -89,7 +89,10 @@ def baseline_reference(ds: Dataset, encoders: Sequence[str], seeds: Sequence[int
     on the splits the sweep uses (seed s: `split_for(ds, s)`, by default `split_by_question(ds,
     seed=s)`). `max_epochs` caps the factorisation's training as the sweep caps JE-IRT's (None: its
     default)."""
-    from jeirt.baselines import KNN, EmbedLLMMF  # imported here: only this protocol needs them
+    from jeirt.baselines import (  # imported here: only this protocol needs them
+        KNN,
+        EmbedLLMMF,
+    )
 
     if not encoders or not seeds:
         raise ValueError(f"encoders={list(encoders)}, seeds={list(seeds)}; each needs an entry.")
@@ -149,6 +152,6 @@ def available_encoders(ds: Dataset, wanted: Sequence[str] = PAPER_ENCODERS,
             try:
                 get_encoder(name)
                 usable.append(name)
-            except Exception as err:  # any failure to find or load weights means: skip it, say why
+            except Exception as err:  # noqa: BLE001 (any failure to load weights: skip it, say why)
                 skipped[name] = f"{type(err).__name__}: {str(err).splitlines()[0]}"
     return usable, skipped

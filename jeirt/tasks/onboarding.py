@@ -13,8 +13,8 @@ the rows. The library holds the step, not the loop, so that the page shows the p
 from __future__ import annotations
 
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Callable, Sequence
 
 import numpy as np
 import pandas as pd
