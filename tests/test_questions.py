@@ -242,10 +242,13 @@ def test_refine_questions_moves_towards_the_truth(refine_world):
     known = np.zeros((100, 200), dtype=bool)
     known[:30] = True  # the first 30 models answered; predict the other 70
     full = ds.labels[:, :200]
+
+    def loss(emb: np.ndarray) -> float:  # log loss of the 70 models not known
+        p = question_probabilities(emb, V[30:])
+        return float(-np.mean(np.log(np.where(full[30:] == 1, p, 1 - p))))
+
     for what in ("embedding", "norm"):
         refined = refine_questions(text, V, full, known, prior_sd=0.4, what=what)
-        loss = lambda emb: -np.mean(np.log(np.where(full[30:] == 1, *(lambda p: (p, 1 - p))(
-            question_probabilities(emb, V[30:])))))  # noqa: E731
         assert loss(refined) < loss(text) - 0.01, (what, loss(refined), loss(text))
     same = refine_questions(text, V, full, np.zeros_like(known), prior_sd=0.4)
     np.testing.assert_allclose(same, text, atol=1e-6)
