@@ -99,6 +99,7 @@ RANGES = {  # option: (lowest, highest, what it is); ints unless the bound is a 
     "search_budget": (0.0, None, "a number of seconds"),
 }
 DATASET_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")  # a folder right under $JEIRT_DATA
+RANDOM_COLUMN = "random"  # `jeirt suggest`'s column (and `estimate`'s): 1 where a question was a random draw
 
 
 def _option(dest: str) -> str:
@@ -624,7 +625,7 @@ def _bank_and_answers(args: argparse.Namespace) -> tuple:
     _check_texts(ds, model, "--dataset")
     bank = QuestionBank.from_model(model, ds, prior=args.prior)
     if table is None:
-        return ds, bank, [], np.full((1, ds.n_items), np.nan)
+        return ds, bank, [], np.full((1, ds.n_items), np.nan), None
     unknown = sorted(set(table["item_id"]) - set(bank.item_ids))
     if unknown:
         raise DataError(f"--results {args.results}: {len(unknown)} item_id(s) are not questions of {ds.name!r}, "
@@ -636,18 +637,29 @@ def _bank_and_answers(args: argparse.Namespace) -> tuple:
         print(f"warning: --results: {len(known)} model(s) have the name of a model {args.model} already knows "
               f"({known[:3]}); they are scored as new models from these answers alone.", file=sys.stderr)
     matrix = np.full((len(models), bank.n_items), np.nan)
-    matrix[pd.Index(models).get_indexer(table["model"]),
-           pd.Index(bank.item_ids).get_indexer(table["item_id"])] = labels.to_numpy(np.float64)
-    return ds, bank, models, matrix
+    at = (pd.Index(models).get_indexer(table["model"]), pd.Index(bank.item_ids).get_indexer(table["item_id"]))
+    matrix[at] = labels.to_numpy(np.float64)
+    drawn = None  # which answers were random draws (`jeirt suggest`'s column), when the CSV says
+    if RANDOM_COLUMN in table.columns:
+        flags = table[RANDOM_COLUMN].astype(str).str.strip()
+        bad = ~flags.isin(["0", "1"]).to_numpy()
+        if bad.any():
+            row = int(np.flatnonzero(bad)[0])
+            raise DataError(f"--results {args.results}: the {RANDOM_COLUMN!r} cell on data row {row + 1} is "
+                            f"{table[RANDOM_COLUMN].iloc[row]!r}; it must be 1 (a random draw of `jeirt suggest`) "
+                            "or 0, as suggest wrote it.")
+        drawn = np.zeros(matrix.shape, dtype=bool)
+        drawn[at] = (flags == "1").to_numpy()
+    return ds, bank, models, matrix, drawn
 
 
 def cmd_estimate(args: argparse.Namespace) -> None:
     """`jeirt estimate`: a new model's accuracy on every question of a dataset from a few answers."""
     from jeirt.tasks.evaluation import estimate_scores
 
-    ds, bank, models, labels = _bank_and_answers(args)
+    ds, bank, models, labels, drawn = _bank_and_answers(args)
     scores = estimate_scores(bank, labels, ~np.isnan(labels), draws=args.draws, level=args.level,
-                             seed=args.seed, models=models, progress=not args.quiet)
+                             seed=args.seed, models=models, sampled=drawn, progress=not args.quiet)
     summary = {"dataset": ds.name, "questions": bank.n_items, "level": args.level,
                "interval": "predictive: posterior draws of the vector, then Bernoulli draws of the answers "
                            "not asked",
@@ -667,40 +679,70 @@ def cmd_estimate(args: argparse.Namespace) -> None:
 def cmd_suggest(args: argparse.Namespace) -> None:
     """`jeirt suggest`: which k questions each new model should answer next (the models of --results,
     then the names of --models), each model's as --rule's help says: a draw each (random, stratified),
-    a clustering each (kmeans), or the most informative given its answers (the adaptive rules)."""
+    a clustering each (kmeans), or, for the adaptive rules, a random draw each of their share
+    (`RANDOM_SHARE` of all the model's questions) and the most informative given its answers for the
+    rest. The output's `random` column says which were random draws, for `jeirt estimate`."""
     import pandas as pd
 
-    from jeirt.tasks.evaluation import next_items, select_items
+    from jeirt.tasks.evaluation import RANDOM_SHARE, next_items, select_items
 
-    ds, bank, models, labels = _bank_and_answers(args)
+    ds, bank, models, labels, drawn = _bank_and_answers(args)
     extra = [m for m in _list([args.models]) if m not in models] if args.models else []
     if extra:
         labels = np.vstack([labels[:len(models)], np.full((len(extra), bank.n_items), np.nan)])
+        drawn = None if drawn is None else np.vstack([drawn, np.zeros((len(extra), bank.n_items), dtype=bool)])
         models = models + extra
     models = models or ["new-model"]
     asked = ~np.isnan(labels)
     candidates = ~asked
+    random = np.zeros((len(models), args.k), dtype=bool)  # which picks are random draws
     if args.rule in ("adaptive", "adaptive-accuracy"):
         target = "vector" if args.rule == "adaptive" else "accuracy"
+        # Each model's random share of all its questions so far and these k (answers without a `random`
+        # column count as random, as `jeirt estimate` reads them), a seeded draw each from its unasked ones.
+        before = asked.sum(axis=1) if drawn is None else drawn.sum(axis=1)
+        share = np.clip(np.round(RANDOM_SHARE * (asked.sum(axis=1) + args.k)).astype(int) - before, 0, args.k)
+        picks = np.zeros((len(models), args.k), dtype=np.int64)
+        rng = np.random.default_rng(args.seed)
+        for i, n in enumerate(share):
+            picks[i, :n] = rng.permutation(np.flatnonzero(candidates[i]))[:n]
+            candidates[i, picks[i, :n]] = False
+            random[i, :n] = True
         posterior = bank.posterior(np.nan_to_num(labels), asked, progress=not args.quiet)
-        picks = next_items(bank, posterior, args.k, candidates, target=target, progress=not args.quiet)
+        rest = args.k - share  # the adaptive picks, from the questions neither asked nor drawn
+        for n in np.unique(rest[rest > 0]):
+            rows = np.flatnonzero(rest == n)
+            part = posterior if len(rows) == len(models) else _posterior_rows(posterior, rows)
+            picks[rows, args.k - n:] = next_items(bank, part, int(n), candidates[rows], target=target,
+                                                  progress=not args.quiet)
     elif args.rule == "kmeans":  # one clustering per model (seed --seed + its position): each its own set
         picks = np.concatenate([select_items(bank, args.k, "kmeans", candidates=candidates[i:i + 1],
                                              seed=(args.seed + i) % 2**32) for i in range(len(models))])
     else:  # random, stratified: a draw each from one generator
         picks = select_items(bank, args.k, args.rule, candidates=candidates, seed=args.seed,
                              progress=len(models) > 1 and not args.quiet)
+        random[:] = True
     table = pd.DataFrame({"model": np.repeat(models, args.k), "item_id": bank.item_ids[picks].ravel(),
-                          "benchmark": bank.groups[picks].ravel(), "text": bank.texts[picks].ravel()})
+                          "benchmark": bank.groups[picks].ravel(), "text": bank.texts[picks].ravel(),
+                          RANDOM_COLUMN: random.ravel().astype(int)})
     if args.out:
         _write_csv(args.out, table, index=False)
     summary = {"dataset": ds.name, "rule": args.rule, "k": args.k, "models": len(models),
-               "already_answered": int(asked.sum()),
+               "already_answered": int(asked.sum()), "random_draws": int(random.sum()),
                "per_benchmark": table.groupby("benchmark").size().floordiv(len(models)).to_dict(), "out": args.out,
                "item_ids": {m: block["item_id"].tolist() for m, block in table.groupby("model", sort=False)}}
     _emit({k: v for k, v in summary.items() if k != "item_ids"}, args)
     if args.json:
         write_json(args.json, summary)
+
+
+def _posterior_rows(posterior, rows: np.ndarray):
+    """The posteriors of some models only (`jeirt.tasks.evaluation.Posterior`'s rows `rows`)."""
+    from dataclasses import replace
+
+    return replace(posterior, mean=posterior.mean[rows], cov=posterior.cov[rows],
+                   basis=None if posterior.basis is None else posterior.basis[rows],
+                   floor=None if posterior.floor is None else posterior.floor[rows])
 
 
 def add_evaluation_parsers(subparsers: argparse._SubParsersAction) -> None:
@@ -720,7 +762,11 @@ def add_evaluation_parsers(subparsers: argparse._SubParsersAction) -> None:
     text = "estimate a new model's accuracy overall and per benchmark from its answers to a few questions"
     p = subparsers.add_parser("estimate", help=text, description=text)
     common(p)
-    p.add_argument("--results", required=True, help="long CSV model,item_id,label: the answers so far")
+    p.add_argument("--results", required=True, help="long CSV model,item_id,label: the answers so far, with "
+                   f"`jeirt suggest`'s {RANDOM_COLUMN!r} column (1: a random draw, 0: an adaptive pick) kept beside "
+                   "them: only the random draws then teach the estimate how far the model misfits this new "
+                   "model (without the column every answer counts as a random draw, as the random and "
+                   "stratified rules make them; answers from an adaptive rule then make the interval too sure)")
     p.add_argument("--draws", type=int, default=200, help="posterior draws for the interval (default 200)")
     p.add_argument("--level", type=float, default=0.9, help="interval level (default 0.9)")
     p.set_defaults(func=cmd_estimate)
@@ -734,14 +780,15 @@ def add_evaluation_parsers(subparsers: argparse._SubParsersAction) -> None:
                         "others trust the model about the questions they skip). Each model gets its own "
                         "questions, none it has answered: random and stratified draw them for each model, "
                         "kmeans clusters the questions once per model (seed --seed plus the model's position); "
-                        "adaptive and adaptive-accuracy pick the questions most informative given the model's "
-                        "answers so far, so models with the same answers (none yet, for --models) get the "
-                        "same questions")
+                        "adaptive and adaptive-accuracy draw half of all the model's questions at random (a draw "
+                        "each; the output's 'random' column marks them: keep it in the answers for `jeirt "
+                        "estimate`) and pick the rest as the most informative given the model's answers so far")
     p.add_argument("--results", help="long CSV model,item_id,label of the models' answers so far (optional); "
                    "each model of it gets its own questions")
     p.add_argument("--models", help="comma-separated names of new models without answers yet, each with its own "
                    "questions as --rule says (default: one, 'new-model', when --results is not given)")
-    p.add_argument("--out", help="write the suggested questions here (CSV model,item_id,benchmark,text)")
+    p.add_argument("--out", help="write the suggested questions here (CSV model,item_id,benchmark,text,random; "
+                   "random: 1 for a random draw, 0 for a pick of kmeans or an adaptive rule)")
     p.set_defaults(func=cmd_suggest)
 
 

@@ -27,7 +27,7 @@ from jeirt.encoders import canonical_name, embed_texts
 from jeirt.files import atomic_write
 from jeirt.metrics import ece, log_loss
 from jeirt.model import INITS, JEIRTNet, jeirt_logits, probability, sigmoid
-from jeirt.onboard import PRIOR_SCALES, fit_model_vectors, prior_from_vectors
+from jeirt.onboard import PRIOR_WIDTHS, VALIDATION_WIDTHS, fit_new_vectors, vector_prior
 from jeirt.questions import QuestionCorrections, fit_corrections
 from jeirt.splits import Split, split_by_question
 from jeirt.train import FAST, PAPER, TrainConfig, TrainHistory, train, training_recipe
@@ -236,17 +236,19 @@ class JEIRT(BaseEstimator):
         self.temperature_ = t
 
     def onboard(self, ds: Dataset, mask: np.ndarray | None = None, replace: bool = False,
-                prior_scale: float | str = "auto", covariances: bool = False) -> "JEIRT":
+                prior_scale: float | str = "auto", covariances: bool = False,
+                val_mask: np.ndarray | None = None) -> "JEIRT":
         """Fit the vectors of `ds.models` from their labels under `mask`, all else frozen.
 
         New names are appended; a name the model knows is refused unless `replace=True`. The prior is
-        N(mean, s I) with the jointly trained vectors' mean and mean per-coordinate variance times
-        `prior_scale`. "auto" picks the scale from `onboard.PRIOR_SCALES` with the largest Laplace
-        evidence of the new models' answers (empirical Bayes): the trained vectors' variance, spread
-        over all d coordinates, is far narrower than how far a new model's vector must move (on
-        mmlu_pro at d = 256 "auto" picks 100-1000). The choice is kept in `onboard_prior_scale_`. The
-        few-question estimate (`jeirt.tasks.evaluation.QuestionBank.posterior`) uses another prior, for
-        k << d answers; its module docstring says why ("Two priors for a new model").
+        the one the few-question estimate uses (`jeirt.onboard.fit_new_vectors`): N(mu, c S), mu and S
+        the jointly trained vectors' mean and Ledoit-Wolf covariance. `prior_scale` is c: a number, or
+        "auto": each model's most evident of `onboard.PRIOR_WIDTHS`, or, given `val_mask` (answers of
+        the new models held out of the fit, best on questions the network did not train on), the one of
+        `onboard.VALIDATION_WIDTHS` that predicts them best. The evidence widens the prior as answers
+        on the network's own training questions accumulate, where test questions want it narrower
+        (`benchmarks/onboarding_prior.py`): with many answers give `val_mask`. Each model's width is
+        kept in `onboard_prior_scales_`, the most common in `onboard_prior_scale_`.
         With `covariances`, each new vector's Laplace posterior covariance (d x d, float32) is kept in
         `onboard_covariances_`; without, nothing of size d x d per model is kept.
         """
@@ -257,6 +259,12 @@ class JEIRT(BaseEstimator):
         empty = [m for m, row in zip(ds.models, mask) if not row.any()]
         if empty:
             raise ValueError(f"no labels to onboard model(s) {empty[:5]} from; give each some answers.")
+        if isinstance(prior_scale, str) and prior_scale != "auto":
+            raise ValueError(f"prior_scale={prior_scale!r}; expected a positive number or 'auto'.")
+        if val_mask is not None:
+            val_mask = np.asarray(val_mask, dtype=bool) & ds.observed & ~mask
+            if val_mask.shape != ds.labels.shape:
+                raise ValueError(f"val_mask has shape {val_mask.shape}; expected the dataset's {ds.labels.shape}.")
         position = {m: i for i, m in enumerate(self.models_)}  # (sets and dicts: thousands of models)
         known = [m for m in ds.models if m in position]
         if known and not replace:
@@ -264,14 +272,17 @@ class JEIRT(BaseEstimator):
         directions, norms = self.question_terms(ds)
         new_names = set(ds.models)
         trained = [i for i, m in enumerate(self.models_) if m not in new_names]
-        mean, var = prior_from_vectors(self.net_.model_vectors.detach().numpy()[trained])
-        if isinstance(prior_scale, str) and prior_scale != "auto":
-            raise ValueError(f"prior_scale={prior_scale!r}; expected a positive number or 'auto'.")
-        scales = PRIOR_SCALES if prior_scale == "auto" else (float(prior_scale),)
-        result = fit_model_vectors(directions, norms, ds.labels, mask, mean, [var * s for s in scales],
-                                   device=self.device, covariances=covariances)
-        self.onboard_evidence_ = dict(zip(scales, result.evidence.values()))
-        self.onboard_prior_scale_ = max(self.onboard_evidence_, key=self.onboard_evidence_.get)
+        mean, cov = vector_prior(self.net_.model_vectors.detach().numpy()[trained])
+        if prior_scale != "auto":
+            widths, val_mask = (float(prior_scale),), None
+        else:
+            widths = PRIOR_WIDTHS if val_mask is None else VALIDATION_WIDTHS
+        result = fit_new_vectors(directions, norms, ds.labels, mask, mean, cov, widths, val_mask=val_mask,
+                                 covariances=covariances, device=self.device)
+        self.onboard_evidence_ = dict(result.evidence)  # width -> summed log evidence (with val_mask: -log loss)
+        self.onboard_prior_scales_ = dict(zip(ds.models, result.prior_variances.tolist()))
+        chosen, counts = np.unique(result.prior_variances, return_counts=True)
+        self.onboard_prior_scale_ = float(chosen[np.argmax(counts)])
         vectors = self.net_.model_vectors.detach().clone()
         fitted = torch.from_numpy(result.vectors)
         is_known = np.array([name in position for name in ds.models], dtype=bool)

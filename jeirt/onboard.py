@@ -5,10 +5,23 @@ new model m is a logistic regression in its vector v_m (d parameters) with offse
 
     P(m answers q) = sigmoid(u_q . v_m - r_q).
 
-We solve it exactly, for many models at once, with a Gaussian prior N(mu, s^2 I) on v_m (maximum a
-posteriori). The prior centres an unknown model on the average known one and keeps a model seen on a
-handful of questions sensible; with many answers it hardly matters. The inverse Hessian at the optimum
-is the posterior covariance (Laplace approximation), and its determinant gives each width's evidence.
+We solve it exactly, for many models at once, with a Gaussian prior on v_m (maximum a posteriori):
+`fit_model_vectors` under N(mu, s^2 I), and `fit_new_vectors`, the posterior of a new model that
+`JEIRT.onboard` and the few-question estimate (`jeirt.tasks.evaluation`) share, under N(mu, c S) with
+mu and S the trained vectors' mean and Ledoit-Wolf covariance (`vector_prior`; solved in whitened
+coordinates, where it is N(0, c I)). The prior centres an unknown model on the average known one, in
+the directions in which known models differ, and keeps a model seen on a handful of questions
+sensible. The inverse Hessian at the optimum is the posterior covariance (Laplace approximation), and
+its determinant gives each width's evidence.
+
+The width c: each model's most evident of `PRIOR_WIDTHS`, or the one of `VALIDATION_WIDTHS` that best
+predicts answers held out of the fit. The evidence asks how well the answers are explained, and
+answers on questions the network trained on are explained better than new questions will be (their
+terms were fitted to the trained models' answers): as such answers accumulate, the evidence widens
+the prior (on mmlu_pro, d = 256, 10 held-out models: c = 16 from 5% of their answers) while the test
+log loss wants it narrower (c = 1 at 2%, 0.5 at 10%, 0.125-0.25 at 25%), and a fixed c = 1 still
+lets the test log loss rise from 10% to 100% of the answers. Held-out answers measure what the test
+measures (`benchmarks/onboarding_prior.py`, `results/onboarding_prior.txt`).
 
 How the solve is kept at the cost of its arithmetic: the data part of a Hessian, U^T diag(c) U over the
 questions a model answered, is float32 matrix products, a block of rows of its lower triangle at a time
@@ -49,14 +62,99 @@ class OnboardResult:
     prior_variance: float = np.nan  # the prior width used (the best by summed evidence when several)
     evidence: dict[float, float] = field(default_factory=dict)  # summed log evidence of each width tried
     prior_variances: np.ndarray | None = None  # (n_new,) each model's own width, with select="each"
+    width_vectors: dict[float, np.ndarray] = field(default_factory=dict)  # width -> (n_new, d) MAP at it
 
 
-PRIOR_SCALES = (1.0, 10.0, 100.0, 1000.0, 10000.0)  # prior widths (x the known vectors' variance) "auto" tries
+PRIOR_SCALES = (1.0, 10.0, 100.0, 1000.0, 10000.0)  # isotropic widths (x the known vectors' variance) of
+#                                                       `benchmarks/onboard_speed.py`'s reference solve
+PRIOR_WIDTHS = (1.0, 4.0, 16.0)  # widths c of N(mu, c S) chosen by each new model's evidence (`fit_new_vectors`)
+VALIDATION_WIDTHS = tuple(2.0 ** k for k in range(-6, 3))  # widths c (1/64 to 4) chosen on validation answers
 _MEMORY = 8  # BFGS pairs a model's quasi-Newton steps keep (a width rarely needs more steps than this)
 _SMALL_D = 64  # up to this dimension a chunk's data Hessians are one batched product (d^2 per answer is cheap),
 _SMALL_CELLS = 1 << 24  # when its work space (models x d x questions, float32) fits in 64 MB
 _GATHER_BELOW = 0.875  # a model's Hessian sums over its own questions when it answered fewer than this share
 _BLOCK = 64  # rows of a block of a float32 Hessian's lower triangle (one matrix product each)
+
+
+def vector_prior(vectors: np.ndarray, kind: str = "full") -> tuple[np.ndarray, np.ndarray]:
+    """Mean (d,) and covariance S (d, d) of the prior on a new model's vector, from known vectors (n, d).
+
+    "full": their Ledoit-Wolf covariance (the sample covariance shrunk towards a multiple of I: well
+    conditioned with n << d); "isotropic": their mean per-coordinate variance times I.
+    """
+    from sklearn.covariance import ledoit_wolf
+
+    vectors = np.asarray(vectors, dtype=np.float64)
+    if vectors.ndim != 2 or len(vectors) < 2:
+        raise ValueError(f"vectors has shape {vectors.shape}; expected (n_models >= 2, d).")
+    mean = vectors.mean(axis=0)
+    if kind == "full":
+        cov, _ = ledoit_wolf(vectors)
+    elif kind == "isotropic":
+        cov = vectors.var(axis=0, ddof=1).mean() * np.eye(vectors.shape[1])
+    else:
+        raise ValueError(f"prior={kind!r}; expected one of ('full', 'isotropic').")
+    return mean, cov
+
+
+def whitened(directions: np.ndarray, norms: np.ndarray, mean: np.ndarray,
+             cov: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The questions in the prior's whitened coordinates z (v = mu + L z, L L^T = S, prior N(0, c I)):
+    features f_q = L^T u_q (n_items, d), offsets o_q = r_q - u_q . mu (n_items,), so that the logit
+    u_q . v - r_q is f_q . z - o_q; and L."""
+    factor = np.linalg.cholesky(np.asarray(cov, dtype=np.float64))
+    directions = np.asarray(directions, dtype=np.float64)
+    return directions @ factor, np.asarray(norms, dtype=np.float64) - directions @ mean, factor
+
+
+def fit_new_vectors(directions: np.ndarray, norms: np.ndarray, labels: np.ndarray, mask: np.ndarray,
+                    mean: np.ndarray, cov: np.ndarray, widths: Sequence[float] = PRIOR_WIDTHS,
+                    val_mask: np.ndarray | None = None, covariances: bool = False,
+                    device: str | None = None) -> OnboardResult:
+    """New models' vectors (n_new, d) under the prior N(mean, c cov) from their answers under `mask`:
+    the posterior `JEIRT.onboard` and `jeirt.tasks.evaluation.QuestionBank.posterior` share.
+
+    c is each model's own most evident of `widths` (select="each": a model's vector does not depend on
+    the others fitted with it), or, with `val_mask` (n_new, n_items: answers held out of the fit, on
+    questions the network did not train on), the one of `widths` whose fit predicts those answers with
+    the least log loss summed over the models (one c for all). Returned in model space: vectors,
+    covariances L Sigma_z L^T (with `covariances`), each model's width in `prior_variances`.
+    """
+    labels, mask = np.atleast_2d(labels), np.atleast_2d(np.asarray(mask, dtype=bool))
+    features, offsets, factor = whitened(directions, norms, mean, cov)
+    d = features.shape[1]
+    if val_mask is None:
+        fit = fit_model_vectors(features, offsets, labels, mask, np.zeros(d), list(widths), device=device,
+                                covariances=covariances, select="each")
+        if fit.prior_variances is None:  # one width: every model's
+            fit.prior_variances = np.full(len(labels), fit.prior_variance)
+    else:
+        val_mask = np.atleast_2d(np.asarray(val_mask, dtype=bool))
+        if val_mask.shape != labels.shape or (val_mask & mask).any() or np.isnan(labels[val_mask]).any():
+            raise ValueError(f"val_mask (shape {val_mask.shape}) must mark answered questions outside mask, "
+                             f"shaped like labels {labels.shape}.")
+        if not val_mask.any():
+            raise ValueError("val_mask selects no answer; give the new models' answers held out of the fit.")
+        fit = fit_model_vectors(features, offsets, labels, mask, np.zeros(d), list(widths), device=device,
+                                covariances=False, keep_widths=True)
+        y = labels[val_mask]
+        loss = {}
+        for c, z in fit.width_vectors.items():
+            p = np.clip(1 / (1 + np.exp(-(z @ features.T - offsets)[val_mask])), 1e-7, 1 - 1e-7)
+            loss[c] = float(-(y * np.log(p) + (1 - y) * np.log(1 - p)).sum())
+        best = min(loss, key=loss.get)
+        if covariances:
+            fit = fit_model_vectors(features, offsets, labels, mask, np.zeros(d), [best], device=device,
+                                    covariances=True)
+        else:
+            fit.vectors, fit.prior_variance = fit.width_vectors[best].astype(np.float32), best
+        fit.prior_variances, fit.evidence = np.full(len(labels), best), {c: -v for c, v in loss.items()}
+    z = fit.vectors.astype(np.float64)
+    fit.vectors = (mean + z @ factor.T).astype(np.float32)
+    if fit.covariances is not None:
+        fit.covariances = factor @ fit.covariances @ factor.T
+    fit.width_vectors = {}
+    return fit
 
 
 def prior_from_vectors(vectors: np.ndarray) -> tuple[np.ndarray, float]:
@@ -299,14 +397,15 @@ def _solve_width(chunk: _Chunk, v: torch.Tensor, z: torch.Tensor, data_grad: tor
 def fit_model_vectors(directions: np.ndarray, norms: np.ndarray, labels: np.ndarray, mask: np.ndarray,
                       prior_mean: np.ndarray, prior_variance: float | Sequence[float], max_iter: int = 50,
                       tol: float = 1e-6, chunk: int = 64, device: str | None = None,
-                      covariances: bool = True, select: str = "summed") -> OnboardResult:
+                      covariances: bool = True, select: str = "summed", keep_widths: bool = False) -> OnboardResult:
     """MAP vectors for each row of `labels` (n_new, n_items) from the entries under `mask`.
 
     directions: (n_items, d) unit question directions; norms: (n_items,). `prior_variance` is one
     width, or several: then each is solved (narrowest first, warm-started) and the one with the largest
     evidence summed over the new models is kept (empirical Bayes; select="each": each model's own
-    largest, as if fitted alone, in `prior_variances`); only its fit is returned, and the
-    covariances (float64) only when `covariances`. Rows are solved `chunk` models at a time.
+    largest, as if fitted alone, in `prior_variances`); only its fit is returned (with `keep_widths`,
+    every width's vectors too, in `width_vectors`), and the covariances (float64) only when
+    `covariances`. Rows are solved `chunk` models at a time.
     """
     if select not in ("summed", "each"):
         raise ValueError(f"select={select!r}; expected 'summed' or 'each'.")
@@ -382,12 +481,13 @@ def fit_model_vectors(directions: np.ndarray, norms: np.ndarray, labels: np.ndar
         iters = max(iters, steps)
     totals = evidence.sum(axis=1)
     best = int(np.argmax(totals))  # the first of equal ones, in the order given
+    kept = {float(s): vectors[j] for j, s in enumerate(variances)} if keep_widths else {}
     if select == "each" and len(variances) > 1:
         own = np.argmax(evidence, axis=0)  # (n_new,) each model's width
         at = np.arange(n_new)
         cov = np.concatenate(own_cov) if covariances else None
         return OnboardResult(vectors[own, at].astype(np.float32), cov, iters, evidence[own, at], np.nan,
-                             {float(s): float(t) for s, t in zip(variances, totals)}, variances[own])
+                             {float(s): float(t) for s, t in zip(variances, totals)}, variances[own], kept)
     cov = None
     if single_cov is not None:
         cov = np.concatenate(single_cov)
@@ -402,4 +502,4 @@ def fit_model_vectors(directions: np.ndarray, norms: np.ndarray, labels: np.ndar
             parts.append(torch.linalg.inv(hess).cpu().numpy())
         cov = np.concatenate(parts)
     return OnboardResult(vectors[best].astype(np.float32), cov, iters, evidence[best], float(variances[best]),
-                         {float(s): float(t) for s, t in zip(variances, totals)})
+                         {float(s): float(t) for s, t in zip(variances, totals)}, None, kept)

@@ -127,14 +127,70 @@ def test_suggest_gives_each_model_what_the_help_promises(corrected, workdir, cap
     for rule in ("random", "stratified", "kmeans"):
         picks = _suggested(capsys, workdir, rule, "--models", "a,b,c")
         assert list(picks.index) == ["a", "b", "c"] and len(set(picks)) == 3, rule
-    picks = _suggested(capsys, workdir, "adaptive", "--models", "a,b,c")
-    assert len(set(picks)) == 1
+    picks = _suggested(capsys, workdir, "adaptive", "--models", "a,b,c")  # half of them a random draw each
+    table = pd.read_csv(workdir / "suggest_adaptive.csv", dtype=str)
+    assert len(set(picks)) == 3 and (table.groupby("model")["random"].apply(lambda r: (r == "1").sum()) == 3).all()
     asked = mmlu_pro.items["item_id"].to_numpy()[:40]
     answers = workdir / "opposite.csv"
     pd.DataFrame({"model": ["right"] * 40 + ["wrong"] * 40, "item_id": np.tile(asked, 2),
                   "label": [1] * 40 + [0] * 40}).to_csv(answers, index=False)
     picks = _suggested(capsys, workdir, "adaptive", "--results", str(answers))
     assert len(set(picks)) == 2 and not (picks["right"] | picks["wrong"]) & set(asked)
+
+
+def test_suggest_marks_its_random_draws_and_estimate_learns_the_misfit_from_them(corrected, workdir, capsys,
+                                                                                  mmlu_pro, monkeypatch):
+    """suggest's `random` column: the adaptive rule's random half (all of a random rule's draws); estimate
+    reads it and passes only those answers as the random sample; a bad cell is a data error."""
+    from jeirt.tasks import evaluation
+
+    out = workdir / "suggest_marked.csv"
+    for rule, drawn in (("adaptive", 5), ("random", 10), ("kmeans", 0)):
+        code, _, err = run(capsys, "suggest", "--model", str(corrected), "--dataset", "mmlu_pro", "--k", "10",
+                           "--rule", rule, "--quiet", "--force", "--out", str(out))
+        table = pd.read_csv(out, dtype={"item_id": str})
+        assert code == 0 and table["random"].sum() == drawn, (rule, err)
+    code, _, _ = run(capsys, "suggest", "--model", str(corrected), "--dataset", "mmlu_pro", "--k", "10",
+                     "--rule", "adaptive", "--quiet", "--force", "--out", str(out))
+    asked = pd.read_csv(out, dtype={"item_id": str})
+    truth = mmlu_pro.to_long().query("model == 'gpt-4o(2024-05-13)'").set_index("item_id")["label"]
+    answers = asked.assign(label=truth.loc[asked["item_id"]].to_numpy())[["model", "item_id", "label", "random"]]
+    answers.to_csv(workdir / "marked.csv", index=False)
+    seen = []
+    original = evaluation.estimate_scores
+    monkeypatch.setattr(evaluation, "estimate_scores", lambda *a, **k: seen.append(k["sampled"]) or original(*a, **k))
+    for path in (workdir / "marked.csv", workdir / "unmarked.csv"):
+        answers.drop(columns="random").to_csv(workdir / "unmarked.csv", index=False)
+        code, _, err = run(capsys, "estimate", "--model", str(corrected), "--dataset", "mmlu_pro", "--results",
+                           str(path), "--draws", "20", "--quiet")
+        assert code == 0, err
+    assert seen[0].sum() == 5 and seen[1] is None  # no column: every answer counts as a random draw
+    answers.assign(random="yes").to_csv(workdir / "badmark.csv", index=False)
+    code, _, err = run(capsys, "estimate", "--model", str(corrected), "--dataset", "mmlu_pro", "--results",
+                       str(workdir / "badmark.csv"), "--quiet")
+    assert code == 3 and "'random'" in err and "data row 1" in err
+
+
+def test_onboard_and_estimate_fit_one_posterior(corrected, workdir, capsys, mmlu_pro):
+    """`jeirt onboard` and `jeirt estimate` (its bank's posterior) give the same vector for the same
+    answers: one prior, one width rule (`jeirt.onboard.fit_new_vectors`)."""
+    from jeirt.estimator import JEIRT
+    from jeirt.tasks.evaluation import QuestionBank
+
+    rows = mmlu_pro.to_long().query("model == 'gpt-4o(2024-05-13)'").head(60).assign(model="newcomer")
+    rows.to_csv(workdir / "newcomer.csv", index=False)
+    code, _, err = run(capsys, "onboard", "--model", str(corrected), "--results", str(workdir / "newcomer.csv"),
+                       "--dataset", "mmlu_pro", "--out", str(workdir / "newcomer.pt"), "--quiet")
+    assert code == 0, err
+    onboarded = JEIRT.load(workdir / "newcomer.pt")
+    model = JEIRT.load(corrected)
+    bank = QuestionBank.from_model(model, mmlu_pro)
+    labels = np.full((1, bank.n_items), np.nan)
+    labels[0, pd.Index(bank.item_ids).get_indexer(rows["item_id"].astype(str))] = rows["label"].to_numpy()
+    vector, _ = bank.vectors(bank.posterior(np.nan_to_num(labels), ~np.isnan(labels)))
+    got = onboarded.model_vectors_[onboarded.model_index(["newcomer"])]
+    assert np.linalg.norm(got - vector) < 1e-4 * np.linalg.norm(vector)
+    assert np.linalg.norm(got - model.model_vectors_.mean(axis=0)) > 1e-3  # the answers moved it
 
 
 def test_estimate_warns_about_a_known_model_name(corrected, workdir, capsys, mmlu_pro):

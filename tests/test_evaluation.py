@@ -16,6 +16,7 @@ import pytest
 
 from jeirt import cli
 from jeirt.model import sigmoid
+from jeirt.onboard import vector_prior
 from jeirt.simulate import simulate
 from jeirt.tasks import evaluation as ev
 from jeirt.tasks import new_models
@@ -45,15 +46,15 @@ def asked_mask(picks: np.ndarray, n_items: int) -> np.ndarray:
 def test_vector_prior_kinds_and_errors():
     rng = np.random.default_rng(0)
     vectors = rng.normal(size=(5, 20)) * np.linspace(0.1, 3, 20)
-    mean, cov = ev.vector_prior(vectors, "full")
+    mean, cov = vector_prior(vectors, "full")
     assert mean.shape == (20,) and cov.shape == (20, 20)
     assert np.linalg.eigvalsh(cov).min() > 0  # shrinkage keeps it invertible with n << d
-    _, iso = ev.vector_prior(vectors, "isotropic")
+    _, iso = vector_prior(vectors, "isotropic")
     np.testing.assert_allclose(iso, vectors.var(axis=0, ddof=1).mean() * np.eye(20))
     with pytest.raises(ValueError, match="prior='flat'"):
-        ev.vector_prior(vectors, "flat")
+        vector_prior(vectors, "flat")
     with pytest.raises(ValueError, match="n_models >= 2"):
-        ev.vector_prior(vectors[:1])
+        vector_prior(vectors[:1])
 
 
 def test_whitened_features_reproduce_equation_3(sim):

@@ -59,16 +59,15 @@ towards their mean. All fits run in whitened coordinates z, v = mu + L z with S 
 prior is N(0, c I) and question q becomes the feature f_q = L^T u_q with offset o_q = r_q - u_q . mu,
 so that P = sigmoid(f_q . z - o_q).
 
-**Two priors for a new model, on purpose.** `JEIRT.onboard` and `QuestionBank.posterior` fit the same
-likelihood (Eq. 3 with the same `question_terms`) under different priors: onboarding N(mean, s var I),
-isotropic, s in `jeirt.onboard.PRIOR_SCALES` (1 to 1e4) by the evidence summed over the models
-onboarded together; the bank N(mu, c S), S the trained vectors' Ledoit-Wolf covariance, c in
-`PRIOR_WIDTHS` (1 to 16) by each model's own evidence. Onboarding fits hundreds to thousands of answers
-a model, which soon outweigh any prior, and an isotropic one lets the vector move in every direction
-the answers ask for; the few-question estimate has k << d answers, where the prior does most of the
-work and the trained vectors' covariance says in which directions models differ. So with few answers
-the two give different vectors for the same answers (`jeirt onboard` against `jeirt estimate`): for a
-model asked few questions the bank's is the one to use. One posterior for both is not yet measured.
+**One posterior for a new model.** `JEIRT.onboard`, `jeirt onboard`, `jeirt suggest` and `jeirt
+estimate` fit a new model's vector from the same likelihood (Eq. 3 with the same `question_terms`)
+under the same prior, N(mu, c S) of `jeirt.onboard.vector_prior`, each model's width c its own most
+evident of `jeirt.onboard.PRIOR_WIDTHS` (`jeirt.onboard.fit_new_vectors`), so the same answers give the
+same vector. One difference is allowed, and only on request: `JEIRT.onboard(val_mask=...)` chooses c
+on answers held out of the fit instead, because with hundreds of answers on the network's own training
+questions the evidence widens the prior while test questions want it narrower (the fit to those
+questions' terms does not carry to new questions: `benchmarks/onboarding_prior.py`); a few-question
+estimate has no answers to spare for that, and with k << d answers the evidence is what it has.
 
 The questions' side is the model's `question_terms`: with per-question corrections fitted from the
 trained models' answers (`JEIRT.fit_corrections`, `jeirt.questions`) the estimate and the choice of
@@ -104,12 +103,9 @@ from jeirt.baselines.irt import OnePL, TwoPL
 from jeirt.data import Dataset
 from jeirt.estimator import JEIRT
 from jeirt.model import sigmoid
-from jeirt.onboard import fit_model_vectors
+from jeirt.onboard import PRIOR_WIDTHS, fit_model_vectors, vector_prior
 from jeirt.splits import sample_items
 from jeirt.tasks import PRIORS, RULES  # the names, where the command line reads them without this module
-
-
-PRIOR_WIDTHS = (1.0, 4.0, 16.0)  # widths c of the prior N(mu, c S) `QuestionBank.posterior` chooses from
 
 
 RANDOM_SHARE = 0.5  # share of an adaptive rule's questions drawn at random: the sample its estimate checks itself on
@@ -136,25 +132,6 @@ PLAIN = "plain mean"  # the rule name of the no-model baseline: the mean of k ra
 
 
 # The question bank: frozen question geometry plus the prior on a new model's vector
-def vector_prior(vectors: np.ndarray, kind: str = "full") -> tuple[np.ndarray, np.ndarray]:
-    """Mean (d,) and covariance (d, d) of a Gaussian prior fitted to known model vectors (n, d).
-
-    "full": Ledoit-Wolf shrunk covariance (well conditioned even with n << d); "isotropic": the
-    mean per-coordinate variance times I, the prior `JEIRT.onboard` uses.
-    """
-    vectors = np.asarray(vectors, dtype=np.float64)
-    if vectors.ndim != 2 or len(vectors) < 2:
-        raise ValueError(f"vectors has shape {vectors.shape}; expected (n_models >= 2, d).")
-    mean = vectors.mean(axis=0)
-    if kind == "full":
-        cov, _ = ledoit_wolf(vectors)
-    elif kind == "isotropic":
-        cov = vectors.var(axis=0, ddof=1).mean() * np.eye(vectors.shape[1])
-    else:
-        raise ValueError(f"prior={kind!r}; expected one of {PRIORS}.")
-    return mean, cov
-
-
 @dataclass
 class Posterior:
     """Laplace posteriors N(mean_i, Sigma_i) of new models' vectors, in the bank's whitened coordinates z.
@@ -308,15 +285,14 @@ class QuestionBank:
     def posterior(self, labels: np.ndarray, asked: np.ndarray, progress: bool = False) -> Posterior:
         """MAP and Laplace covariance of z for each row of `labels` (n_new, n_items), from the
         answers under `asked`, each model under the width of `prior_widths` its answers make most
-        likely (when d > 32 each its own; when d <= 32 the models of a chunk of 32 share one). Rows
+        likely (each its own, as `JEIRT.onboard` chooses it: `jeirt.onboard.fit_new_vectors`). Rows
         with nothing asked get the prior."""
         labels, asked = self._check(labels, asked)
         n_new, d = len(labels), self.features.shape[1]
         # When d is large, a model's Newton step costs its own answers x d^2 (its Hessian); the models of
-        # a chunk share only the cheap logits over the union of their questions, and each keeps its own
-        # width (select="each"). When d is small, chunks of 32 share one width.
+        # a chunk share only the cheap logits over the union of their questions. Each keeps its own width.
         large = d > 32
-        chunk, select = (8, "each") if large else (32, "summed")
+        chunk = 8 if large else 32
         rows = np.flatnonzero(asked.any(axis=1))
         counts = asked.sum(axis=1)
         # Models asked fewer than d questions are solved in their span, several of a count at once. When
@@ -350,7 +326,7 @@ class QuestionBank:
             cols = np.flatnonzero(asked[part].any(axis=0))
             fit = fit_model_vectors(self.features[cols], self.offsets[cols], labels[np.ix_(part, cols)],
                                     asked[np.ix_(part, cols)], np.zeros(d), list(self.prior_widths),
-                                    chunk=len(part), device="cpu", covariances=True, select=select)
+                                    chunk=len(part), device="cpu", covariances=True, select="each")
             mean[part], cov[part] = fit.vectors, fit.covariances
         return Posterior(mean, cov)
 
