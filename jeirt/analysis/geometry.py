@@ -10,8 +10,8 @@ vectors; the Geometry page (book/geometry.md) calls them and `jeirt.book.geometr
 from __future__ import annotations
 
 import re
-from itertools import combinations
-from typing import Sequence
+from collections.abc import Sequence
+from itertools import combinations, pairwise
 
 import numpy as np
 import pandas as pd
@@ -242,7 +242,7 @@ def correlation_by_cosine(x: np.ndarray, labels: np.ndarray, n_pairs: int = 2000
     i, j = random_pairs(len(x), n_pairs, seed)
     u = unit_rows(x)
     cos = np.einsum("nd,nd->n", u[i], u[j])
-    names = [f"{lo:g} to {hi:g}" for lo, hi in zip(bins[:-1], bins[1:])]
+    names = [f"{lo:g} to {hi:g}" for lo, hi in pairwise(bins)]
     frame = pd.DataFrame({"cosine bin": pd.cut(cos, list(bins), labels=names, include_lowest=True),
                           "phi": answer_correlation(labels, i, j)}).dropna()
     out = frame.groupby("cosine bin", observed=False)["phi"].agg(["size", "mean", "sem"])
@@ -258,7 +258,7 @@ def expressive_construction(n: int, subset: Sequence[int], scale: float = 1.0,
     model m's logit is +-scale / sqrt(n) - norm, and any norm < scale / sqrt(n) (default: half of it)
     puts the models of S above 1/2 and the others below.
     """
-    subset = sorted(set(int(m) for m in subset))
+    subset = sorted({int(m) for m in subset})
     if n < 1 or any(not 0 <= m < n for m in subset):
         raise ValueError(f"subset={subset} with n={n}; expected n >= 1 and model ids in [0, {n}).")
     limit = scale / np.sqrt(n)

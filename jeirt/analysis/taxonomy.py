@@ -6,7 +6,7 @@ these on the learned and the frozen embeddings; `jeirt.book.taxonomy` draws the 
 """
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd

@@ -55,13 +55,13 @@ def opposite_pair(ax: plt.Axes, models, labels: np.ndarray, probs: np.ndarray,
     if len(models) <= max_names:
         short = [shorten_name(m) for m in models]
         ax.set_xticks(x)
-        ax.set_xticklabels(short, rotation=70, ha="right", fontsize=9)
+        ax.set_xticklabels(short, rotation=90, fontsize=9)
     else:
         ax.set_xticks([])
     ax.set_ylabel("p(correct)")
     ax.set_xlabel("models, least to most accurate overall")
     ax.grid(axis="x", visible=False)
-    ax.legend(loc="center left", bbox_to_anchor=(1.0, 0.5))
+    ax.legend(loc="lower left", bbox_to_anchor=(0.0, 1.02), ncols=2, fontsize=9)
     return ax
 
 
@@ -95,8 +95,9 @@ def bound_panels(checks: dict, panels: dict, seed: int = 0) -> plt.Figure:
                           seed=seed)
             k += 1
         ax.text(0.03, 0.97, panel, transform=ax.transAxes, va="top", fontsize=9)
-        if len(names) > 1:
-            ax.legend(loc="lower right", markerscale=3, fontsize=9)
+        if len(names) > 1:  # under the panel's name, where no point lies
+            ax.legend(loc="upper left", bbox_to_anchor=(0.0, 0.9), markerscale=3,
+                      fontsize=9, handletextpad=0.2, borderaxespad=0.2)
     axes[0, 0].set_ylabel(r"$|P_1 - P_2|$")
     axes[0, len(panels) // 2].set_xlabel(
         r"bound $(\|E_M\|\,\|u_1 - u_2\| + |r_1 - r_2|)\,/\,4$")
@@ -130,7 +131,7 @@ def family_map(ax: plt.Axes, xy: np.ndarray, families, top: int = 5) -> plt.Axes
     return ax
 
 
-def groups_one_by_one(xy: np.ndarray, groups, ncols: int = 5, size: float = 4,
+def groups_one_by_one(xy: np.ndarray, groups, ncols: int = 4, size: float = 4,
                       xlabel: str = "kernel pc 1", ylabel: str = "kernel pc 2") -> plt.Figure:
     """Small multiples of a 2-D map (n, 2): one panel per group (largest first), its points in colour
     over all points in light grey, the group's name and count in the panel's corner."""
@@ -139,7 +140,7 @@ def groups_one_by_one(xy: np.ndarray, groups, ncols: int = 5, size: float = 4,
         raise ValueError(f"groups has {len(groups)} entries; xy has {len(xy)} rows.")
     order = groups.value_counts().index
     nrows = int(np.ceil(len(order) / ncols))
-    fig, axes = plt.subplots(nrows, ncols, figsize=(7.2, 1.45 * nrows + 0.4), sharex=True,
+    fig, axes = plt.subplots(nrows, ncols, figsize=(7.2, 1.3 * nrows + 0.4), sharex=True,
                              sharey=True, squeeze=False)
     for ax, name in zip(axes.flat, order):
         rows = (groups == name).to_numpy()

@@ -17,7 +17,8 @@ def agreement_bars(ax: plt.Axes, table: pd.DataFrame,
     long = table.rename_axis("representation").reset_index().melt(
         id_vars="representation", var_name="score", value_name="value")
     sns.barplot(data=long, x="score", y="value", hue="representation",
-                palette=PALETTE[: len(table)], edgecolor="white", ax=ax)
+                palette=PALETTE[: len(table)], saturation=1, edgecolor="white",
+                ax=ax)
     for k, container in enumerate(ax.containers):
         for bar in container:
             bar.set_hatch(HATCHES[k % len(HATCHES)])
