@@ -59,7 +59,7 @@ def test_chapter_follows_house_style(doc):
     assert first.source.strip() == book.SETUP_CELL.strip(), \
         f"{doc}: the first code cell must be jeirt.book.SETUP_CELL (the Colab install cell)"
     assert "hide-output" in first.metadata.get("tags", []), f"{doc}: tag the setup cell hide-output"
-    assert any("print(cfg.describe())" in c.source for c in code[:3]), \
+    assert any("print(cfg.describe())" in c.source for c in code[:4]), \
         f"{doc}: print cfg.describe() near the top so readers see the settings"
     text = "\n".join(c.source for c in nb.cells if c.cell_type == "markdown")
     for heading in ("## Overview", "## Summary", "## Exercises"):
