@@ -56,6 +56,35 @@ def test_page_code_lines_fit_the_column():
                       + "\n".join(long[:40]))
 
 
+# A shown cell (not removed, not folded behind a click) holds one step a reader can take in at a glance.
+MAX_SHOWN_LINES = 15
+HIDDEN = {"remove-cell", "remove-input", "hide-input", "hide-cell"}
+
+
+def long_shown_cells(path: Path) -> list[str]:
+    """'page: N lines: first line' for each shown code cell of `path` over MAX_SHOWN_LINES lines."""
+    return [f"{path.name}: {len(source.splitlines())} lines: {source.splitlines()[0][:60]}"
+            for kind, meta, source in cells_of(path)
+            if kind == "code" and not HIDDEN & set(meta.get("tags", []))
+            and len(source.splitlines()) > MAX_SHOWN_LINES]
+
+
+def test_shown_code_cells_are_short():
+    """The protocol on the page in steps: no code cell a reader sees unfolded runs past 15 lines
+    (after ruff format, which puts a long call's arguments one a line)."""
+    long = [cell for page in PAGES if page.stem != "api" for cell in long_shown_cells(page)]
+    assert not long, f"shown code cells over {MAX_SHOWN_LINES} lines; split them or move the work " \
+        "into the library:\n" + "\n".join(long)
+
+
+def test_a_long_shown_cell_is_caught(tmp_path):
+    page = tmp_path / "page.md"
+    body = "\n".join(f"x{i} = {i}" for i in range(MAX_SHOWN_LINES + 1))
+    page.write_text(FRONT + f"\n```{{code-cell}} ipython3\n{body}\n```\n\n"
+                    f"```{{code-cell}} ipython3\n:tags: [remove-cell]\n\n{body}\n```\n")
+    assert long_shown_cells(page) == [f"page.md: {MAX_SHOWN_LINES + 1} lines: x0 = 0"]
+
+
 def test_a_long_code_line_is_caught_and_formatted(tmp_path):
     page = tmp_path / "page.md"
     long_call = "table = summarise(first_argument, second_argument, third_argument, fourth_argument)"
