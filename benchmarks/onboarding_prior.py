@@ -13,7 +13,9 @@ it; it is scored on its answers to the test questions. Priors:
   of `onboard.PRIOR_WIDTHS` (`JEIRT.onboard`'s default, the posterior `jeirt estimate` uses);
 - `c = 1`: the same prior, c fixed at 1 (the trained vectors' own spread);
 - `validation`: the same prior, c of `onboard.VALIDATION_WIDTHS` chosen on the held-out models' answers
-  to the validation questions (`JEIRT.onboard(val_mask=...)`), the same share of them, nested likewise.
+  to the validation questions (`JEIRT.onboard(val_mask=...)`): all of them at every share (one number for
+  all held-out models; with the same share of them as of the training answers, 5 answers a model at 5%
+  on metabench, the choice is noisy: `--val-share`).
 
 With `--corrections`, the model also gets per-question corrections fitted on the trained models'
 training answers (`JEIRT.fit_corrections`), and the `validation` prior is onboarded with and without
@@ -68,7 +70,8 @@ def scores(probs: np.ndarray, labels: np.ndarray, mask: np.ndarray) -> dict:
             "bias": float(np.mean([(p[i] - y[i])[mask[i]].mean() for i in rows]))}
 
 
-def fold_rows(ds: Dataset, held: list[str], seed: int, corrections: bool, fold: str) -> list[dict]:
+def fold_rows(ds: Dataset, held: list[str], seed: int, corrections: bool, fold: str,
+              val_share: bool = False) -> list[dict]:
     """Every (prior, share) of the models `held`, held out of a JE-IRT trained on the others."""
     split = hold_out_models(ds, split_by_question(ds, seed=seed), held)
     model = fit_cached(JEIRT(random_state=seed, progress=False), ds,
@@ -93,7 +96,8 @@ def fold_rows(ds: Dataset, held: list[str], seed: int, corrections: bool, fold: 
         return time.perf_counter() - start, model.onboard_prior_scale_, model.predict_proba(new)
 
     for share in SHARES:
-        mask, val = first_share(split.onboard[idx], share, seed), first_share(val_all, share, seed + 1)
+        mask = first_share(split.onboard[idx], share, seed)
+        val = first_share(val_all, share, seed + 1) if val_share else val_all
         # before: the isotropic prior, widths by the evidence summed over the held-out models
         directions, norms = model.question_terms(new)
         mean, var = prior_from_vectors(model.model_vectors_[trained])
@@ -109,7 +113,8 @@ def fold_rows(ds: Dataset, held: list[str], seed: int, corrections: bool, fold: 
         model.fit_corrections(ds.subset(models=[model.models_[i] for i in trained]),
                               split.train[trained] & ds.observed[trained])
         for share in SHARES:
-            mask, val = first_share(split.onboard[idx], share, seed), first_share(val_all, share, seed + 1)
+            mask = first_share(split.onboard[idx], share, seed)
+            val = first_share(val_all, share, seed + 1) if val_share else val_all
             add("validation", share, True, *onboarded(mask, val), mask)
             add("evidence", share, True, *onboarded(mask, None), mask)
     return out
@@ -171,6 +176,8 @@ def main() -> None:
     parser.add_argument("--folds", type=int, default=3, help="mmlu_pro: groups of models held out in turn")
     parser.add_argument("--metabench-models", type=int, default=300, help="metabench models sampled")
     parser.add_argument("--corrections", action="store_true", help="also onboard with question corrections")
+    parser.add_argument("--val-share", action="store_true",
+                        help="choose the validation width on the same share of the validation answers")
     args = parser.parse_args()
     config = {**vars(args), **run_record("benchmarks/onboarding_prior.py")}
     rows = []
@@ -178,11 +185,11 @@ def main() -> None:
         if "mmlu_pro" in args.datasets:
             ds, folds = mmlu_pro_folds(args.folds, seed)
             for name, held in folds:
-                rows += fold_rows(ds, held, seed, args.corrections, name)
+                rows += fold_rows(ds, held, seed, args.corrections, name, args.val_share)
                 print(f"mmlu_pro {name} done", flush=True)
         if "metabench" in args.datasets:
             ds, held = metabench_fold(args.metabench_models, seed)
-            rows += fold_rows(ds, held, seed, args.corrections, "tenth")
+            rows += fold_rows(ds, held, seed, args.corrections, "tenth", args.val_share)
             print("metabench done", flush=True)
     runs = pd.DataFrame(rows)
     summary = summarize(runs)
