@@ -42,15 +42,10 @@ FORMAT_VERSION = 2
 class ModelFileError(ValueError):
     """A model file that cannot be used: unreadable, damaged, edited, or of an unknown format version."""
 
-# Named recipes: (training, dropout, feature_noise, init of E_M). "fast" is the default, chosen on
-# validation loss on all three local datasets (see `jeirt.train.FAST`): the paper's dropout 0.5 and no
-# feature noise, with a faster optimiser schedule; "paper" is the JE-IRT authors' code at d = 256
-# (`jeirt.train.PAPER`: AdamW lr 3e-5, 512 rows a batch, StepLR 0.7, early stopping after 10 epochs;
-# dropout 0.5; E_M from N(0, 1), nn.Embedding's default, without which the small learning rate leaves
-# the model vectors near zero: on mmlu_pro, MiniLM, seeds 0-2, validation loss 0.6250 against 0.6026,
-# test accuracy 0.650 against 0.679; `scripts/recipes_side_by_side.py --init-seeds 0,1,2`). The default
-# keeps its small start: N(0, 1) lowered its validation loss in 4 of 9 runs over three datasets
-# (metabench +0.0065 on average; `scripts/recipe_sweep.py --inits-only`).
+# Named recipes: (training, dropout, feature_noise, init of E_M). "fast" is the default (`jeirt.train.FAST`:
+# the paper's dropout 0.5, no feature noise, a faster schedule); "paper" is the JE-IRT authors' code at
+# d = 256 (`jeirt.train.PAPER`), whose E_M starts at N(0, 1) as nn.Embedding's does. DECISIONS.md has the
+# runs behind both initialisations.
 RECIPES: dict[str, tuple[TrainConfig, float, float, str]] = {
     "fast": (FAST, 0.5, 0.0, "small"),
     "paper": (PAPER, 0.5, 0.0, "normal"),
@@ -58,9 +53,8 @@ RECIPES: dict[str, tuple[TrainConfig, float, float, str]] = {
 
 # The bounded search (`JEIRT(search=True)`): candidates tried in this order, after the recipe itself,
 # until the time budget is spent; the one with the lowest validation loss is kept. Each entry changes
-# one thing of the recipe: learning rate, regularisation (dropout, weight decay, decay of the rate) or d.
-# Ordered by what moved the validation loss most when the "fast" recipe was chosen (zeroeval: lr 1e-3
-# 0.5253 and d 64 0.5240 against the recipe's 0.5200; a decay of 0.85 0.5184).
+# one thing of the recipe (learning rate, regularisation or d), in the order of what moved the
+# validation loss most when "fast" was chosen (DECISIONS.md).
 SEARCH_GRID: tuple[dict, ...] = (
     {"lr": 1e-3},
     {"lr_decay": 0.85},

@@ -15,15 +15,10 @@ sensible. The inverse Hessian at the optimum is the posterior covariance (Laplac
 its determinant gives each width's evidence.
 
 The width c: each model's most evident of `PRIOR_WIDTHS`, or the one of `VALIDATION_WIDTHS` that best
-predicts answers held out of the fit. The evidence asks how well the answers are explained, and
-answers on questions the network trained on are explained better than new questions will be (their
-terms were fitted to the trained models' answers): as such answers accumulate, the evidence widens
-the prior (c = 1 at 1% of a held-out model's training answers, 16 from 25%) while the test questions
-want it narrower, and even a fixed c = 1 lets the test log loss rise with more answers (mmlu_pro
-+0.0012, metabench +0.0065). Chosen on the held-out models' answers to the validation questions, c
-falls from about 1.3 at 1% to 0.03 at 100% and the test log loss no longer rises (largest rise from
-one share to the next: mmlu_pro +0.00000, metabench +0.0001; the old isotropic prior, widths 1 to 1e4
-by evidence: +0.0044 and +0.0069). `benchmarks/onboarding_prior.py`, `results/onboarding_prior.txt`.
+predicts answers held out of the fit (`val_mask`). The evidence asks how well the answers are explained,
+and answers on questions the network trained on are explained better than new questions will be, so
+with many such answers it widens the prior past what new questions want; validation answers do not
+(DECISIONS.md has the onboarding curves behind this).
 """
 from __future__ import annotations
 
