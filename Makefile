@@ -35,7 +35,8 @@ book: setup
 screenshots:
 	$(BIN)/python scripts/screenshots.py
 
-# Tests side by side, one per core (at most 4; pytest-xdist, an idle worker takes queued tests from a
+# Lint and format first (ruff, configured in pyproject.toml; the pages' code cells at the site's 80
+# characters, scripts/format_pages.py), then the tests side by side, one per core (at most 4; pytest-xdist, an idle worker takes queued tests from a
 # busy one so a slow chapter does not end the run alone): every chapter runs as its own notebook
 # (smoke profile), writing what it glues to $(GLUE_LOG); then those values are held against the
 # committed smoke snapshot (verdicts exactly, numbers within scripts/glued_values.py's tolerances).
@@ -45,6 +46,9 @@ GLUE_LOG := $(abspath _build/test-glue)
 test: export OMP_NUM_THREADS ?= 1
 test: export MKL_NUM_THREADS ?= 1
 test: setup
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/python scripts/format_pages.py --check
 	rm -rf $(GLUE_LOG)
 	JEIRT_GLUE_LOG=$(GLUE_LOG) $(BIN)/pytest -n auto --maxprocesses 4 --dist worksteal
 	$(BIN)/python scripts/glued_values.py --check results/glued_smoke_mmlu_pro.json --log $(GLUE_LOG)

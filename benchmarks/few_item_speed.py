@@ -12,6 +12,7 @@ random draws where the posterior is kept in its span.
 
     python benchmarks/few_item_speed.py [--base 4a5bdec] [--rules random adaptive] [--rounds 2]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -36,8 +37,9 @@ KS = (10, 30, 100, 300)
 
 def module_at(commit: str, path: str, name: str, replace: tuple[str, str] | None = None) -> types.ModuleType:
     """The module `path` as it was at `commit`, importable as `name` (one import line rewritten by `replace`)."""
-    source = subprocess.run(["git", "show", f"{commit}:{path}"], cwd=ROOT, check=True, capture_output=True,
-                            text=True).stdout
+    source = subprocess.run(
+        ["git", "show", f"{commit}:{path}"], cwd=ROOT, check=True, capture_output=True, text=True
+    ).stdout
     if replace is not None:
         if replace[0] not in source:
             raise ValueError(f"{path} at {commit} has no line {replace[0]!r} to rewrite.")
@@ -63,8 +65,9 @@ def one_run(ev: types.ModuleType, bank, labels: np.ndarray, rule: str, seed: int
         picks = order[:, :k] if nested else ev.select_items(bank, k, rule, labels=labels, seed=seed)
         asked = np.zeros_like(graded)
         np.put_along_axis(asked, picks, True, axis=1)
-        out.append(ev.estimate_scores(bank, labels, asked, targets=graded, draws=100, seed=seed,
-                                      posterior=posteriors.get(k)))
+        out.append(
+            ev.estimate_scores(bank, labels, asked, targets=graded, draws=100, seed=seed, posterior=posteriors.get(k))
+        )
     return out
 
 
@@ -80,20 +83,30 @@ def main() -> None:
     os.environ.setdefault("OMP_NUM_THREADS", str(args.threads))
 
     base_onboard = module_at(args.base, "jeirt/onboard.py", "base_onboard")
-    base = module_at(args.base, "jeirt/tasks/evaluation.py", "base_evaluation",
-                     ("from jeirt.onboard import fit_model_vectors", "from base_onboard import fit_model_vectors"))
+    base = module_at(
+        args.base,
+        "jeirt/tasks/evaluation.py",
+        "base_evaluation",
+        ("from jeirt.onboard import fit_model_vectors", "from base_onboard import fit_model_vectors"),
+    )
     assert base.fit_model_vectors is base_onboard.fit_model_vectors
 
     meta, held = metabench_held_out(args.held, None, seed=0)  # the efficient page's held-out models
     split = hold_out_models(meta, split_by_question(meta, seed=0), held)
-    model = JEIRT(d=256, encoder="all-MiniLM-L6-v2", training={"max_epochs": 200}, random_state=0,
-                  progress=False).fit(meta, training_only(split))
+    model = JEIRT(d=256, encoder="all-MiniLM-L6-v2", training={"max_epochs": 200}, random_state=0, progress=False).fit(
+        meta, training_only(split)
+    )
     bank = evaluation.QuestionBank.from_model(model, meta, prior_models=[m for m in meta.models if m not in set(held)])
     labels = meta.labels[meta.model_index(held)].astype(np.float64)
-    banks = {"this tree": bank, args.base: base.QuestionBank(**{f: getattr(bank, f) for f in bank.__dataclass_fields__})}
+    banks = {
+        "this tree": bank,
+        args.base: base.QuestionBank(**{f: getattr(bank, f) for f in bank.__dataclass_fields__}),
+    }
     modules = {"this tree": evaluation, args.base: base}
-    print(f"metabench: {len(held)} held-out models x {meta.n_items} questions, d = 256, k = {KS}, "
-          f"{args.threads} thread(s); {args.base} against this tree, alternating, {args.rounds} round(s)")
+    print(
+        f"metabench: {len(held)} held-out models x {meta.n_items} questions, d = 256, k = {KS}, "
+        f"{args.threads} thread(s); {args.base} against this tree, alternating, {args.rounds} round(s)"
+    )
     for rule in args.rules:
         seconds = {name: [] for name in modules}
         estimates = {}
@@ -102,12 +115,17 @@ def main() -> None:
                 start = time.perf_counter()
                 estimates[name] = one_run(modules[name], banks[name], labels, rule)
                 seconds[name].append(time.perf_counter() - start)
-        diff = max(float(np.abs(a["estimate"].to_numpy() - b["estimate"].to_numpy()).max())
-                   for a, b in zip(estimates[args.base], estimates["this tree"]))
+        diff = max(
+            float(np.abs(a["estimate"].to_numpy() - b["estimate"].to_numpy()).max())
+            for a, b in zip(estimates[args.base], estimates["this tree"])
+        )
         old, new = min(seconds[args.base]), min(seconds["this tree"])
-        print(f"{rule:>18}: {args.base} {old:6.1f} s, this tree {new:6.1f} s ({old / new:.2f}x; runs "
-              f"{', '.join(f'{s:.1f}' for s in seconds[args.base])} / {', '.join(f'{s:.1f}' for s in seconds['this tree'])}); "
-              f"largest estimate difference {diff:.2e}")
+        print(
+            f"{rule:>18}: {args.base} {old:6.1f} s, this tree {new:6.1f} s ({old / new:.2f}x; runs "
+            f"{', '.join(f'{s:.1f}' for s in seconds[args.base])} / "
+            f"{', '.join(f'{s:.1f}' for s in seconds['this tree'])}); "
+            f"largest estimate difference {diff:.2e}"
+        )
 
 
 if __name__ == "__main__":

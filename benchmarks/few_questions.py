@@ -3,7 +3,8 @@
 For each dataset and seed: the question split (seed s), `--held-out` models drawn with seed s leave
 training and the trained models answer every question outside validation
 (`jeirt.questions.known_question_split`); on `metabench` a seeded sample of `--metabench-models` models
-of the models with at least 2 max(k) graded answers stands in for all 6,349. Each held-out model is asked k of its graded questions at random (its own
+of the models with at least 2 max(k) graded answers stands in for all 6,349. Each held-out model is
+asked k of its graded questions at random (its own
 draw; one order per model, read as prefixes for every k) and its accuracy on all its graded questions,
 overall and per benchmark, is estimated by
 
@@ -17,6 +18,7 @@ Writes `<out>.csv` (one row per dataset, seed, method, k and model) and `<out>.j
 
     flock /tmp/jeirt-heavy.lock python benchmarks/few_questions.py
 """
+
 from __future__ import annotations
 
 import argparse
@@ -35,6 +37,7 @@ from jeirt.tasks.new_models import few_question_comparison, few_question_table
 
 def run(dataset: str, seeds: list[int], ks: list[int], held_out: int, n_models: int | None, draws: int) -> pd.DataFrame:
     """The protocol of `jeirt.tasks.new_models.few_question_comparison` on one dataset."""
+
     def make_model(seed: int) -> JEIRT:
         return JEIRT(random_state=seed, progress=False)
 
@@ -54,21 +57,37 @@ def main() -> None:
     args = parser.parse_args()
     seeds = [int(s) for s in args.seeds.split(",")]
     ks = [int(k) for k in args.ks.split(",")]
-    config = {**vars(args), "jeirt_version": __version__, "torch_version": torch.__version__,
-              "python": platform.python_version(), "threads": torch.get_num_threads(),
-              "started": datetime.now(timezone.utc).isoformat(timespec="seconds")}
+    config = {
+        **vars(args),
+        "jeirt_version": __version__,
+        "torch_version": torch.__version__,
+        "python": platform.python_version(),
+        "threads": torch.get_num_threads(),
+        "started": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+    }
     frames = []
     for name in args.datasets.split(","):
         meta = name == "metabench"
-        frames.append(run(name, seeds, ks, args.metabench_held_out if meta else args.held_out,
-                          args.metabench_models if meta else None, args.draws))
+        frames.append(
+            run(
+                name,
+                seeds,
+                ks,
+                args.metabench_held_out if meta else args.held_out,
+                args.metabench_models if meta else None,
+                args.draws,
+            )
+        )
     runs = pd.concat(frames, ignore_index=True)
     summary = few_question_table(runs)
     runs.to_csv(args.out, index=False, float_format="%.6g")
     records = lambda t: t.astype(object).where(t.notna(), None).to_dict("records")
     config["finished"] = datetime.now(timezone.utc).isoformat(timespec="seconds")
-    write_json(args.out.replace(".csv", ".json"), {"format": "jeirt-few-questions", "config": config,
-                                                   "summary": records(summary)}, indent=1)
+    write_json(
+        args.out.replace(".csv", ".json"),
+        {"format": "jeirt-few-questions", "config": config, "summary": records(summary)},
+        indent=1,
+    )
     print(summary.to_string(index=False, float_format=lambda x: f"{x:.4f}"))
 
 

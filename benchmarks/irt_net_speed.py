@@ -9,6 +9,7 @@ training step, their ratio, the fit seconds, the best validation loss and test a
 
     OMP_NUM_THREADS=1 python benchmarks/irt_net_speed.py [--datasets mmlu_pro zeroeval] [--seeds 0 1 2]
 """
+
 from __future__ import annotations
 
 import argparse

@@ -10,6 +10,7 @@ training questions are exactly as similar to a question (duplicates), which the 
 
     python benchmarks/knn_speed.py [--base 55256e1] [--datasets mmlu_pro zeroeval metabench] [--rounds 2]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -60,10 +61,13 @@ def main(argv: list[str] | None = None) -> int:
         fit0, fit1 = (min(times[k]["fit"]) for k in ("base", "this tree"))
         pred0, pred1 = (min(times[k]["predict"]) for k in ("base", "this tree"))
         differ = int((p0 != p1).sum())
-        print(f"{name} ({ds.n_models} models x {ds.n_items} questions): fit {fit0:.1f} -> {fit1:.1f} s "
-              f"({fit0 / fit1:.2f}x), predict {pred0:.1f} -> {pred1:.1f} s ({pred0 / pred1:.2f}x); k {base.k_} / "
-              f"{new.k_}, {base.weighting_} / {new.weighting_}; {differ} of {p0.size} predictions differ "
-              f"(largest by {np.abs(p0 - p1).max():.1e})", flush=True)
+        print(
+            f"{name} ({ds.n_models} models x {ds.n_items} questions): fit {fit0:.1f} -> {fit1:.1f} s "
+            f"({fit0 / fit1:.2f}x), predict {pred0:.1f} -> {pred1:.1f} s ({pred0 / pred1:.2f}x); k {base.k_} / "
+            f"{new.k_}, {base.weighting_} / {new.weighting_}; {differ} of {p0.size} predictions differ "
+            f"(largest by {np.abs(p0 - p1).max():.1e})",
+            flush=True,
+        )
     return 0
 
 

@@ -17,6 +17,7 @@ Writes `<out>.csv` (one row per seed, method, share) and `<out>.json` (config, r
 
     flock /tmp/jeirt-heavy.lock python benchmarks/known_questions.py --seeds 0,1,2
 """
+
 from __future__ import annotations
 
 import argparse
@@ -35,6 +36,7 @@ from jeirt.tasks.new_models import known_question_onboarding
 
 def run(dataset: str, held_out: int, seeds: list[int], fractions: list[float], d: int) -> pd.DataFrame:
     """The protocol of `jeirt.tasks.new_models.known_question_onboarding` on the whole dataset."""
+
     def make_model(seed: int) -> JEIRT:
         return JEIRT(d=d, random_state=seed, progress=False)
 
@@ -58,18 +60,30 @@ def main() -> None:
     args = parser.parse_args()
     seeds = [int(s) for s in args.seeds.split(",")]
     fractions = [float(f) for f in args.fractions.split(",")]
-    config = {"dataset": args.dataset, "held_out": args.held_out, "seeds": seeds, "fractions": fractions,
-              "d": args.d, "encoder": "all-MiniLM-L6-v2", "jeirt_version": __version__,
-              "torch_version": torch.__version__, "python": platform.python_version(),
-              "threads": torch.get_num_threads(), "started": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-              "command": "python benchmarks/known_questions.py " + " ".join(
-                  f"--{k.replace('_', '-')} {v}" for k, v in vars(args).items())}
+    config = {
+        "dataset": args.dataset,
+        "held_out": args.held_out,
+        "seeds": seeds,
+        "fractions": fractions,
+        "d": args.d,
+        "encoder": "all-MiniLM-L6-v2",
+        "jeirt_version": __version__,
+        "torch_version": torch.__version__,
+        "python": platform.python_version(),
+        "threads": torch.get_num_threads(),
+        "started": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "command": "python benchmarks/known_questions.py "
+        + " ".join(f"--{k.replace('_', '-')} {v}" for k, v in vars(args).items()),
+    }
     runs = run(args.dataset, args.held_out, seeds, fractions, args.d)
     summary = summarize(runs)
     runs.to_csv(args.out, index=False, float_format="%.6g")
     records = lambda t: t.astype(object).where(t.notna(), None).to_dict("records")
-    write_json(args.out.replace(".csv", ".json"), {"format": "jeirt-known-questions", "config": config,
-                                                   "runs": records(runs), "summary": records(summary)}, indent=1)
+    write_json(
+        args.out.replace(".csv", ".json"),
+        {"format": "jeirt-known-questions", "config": config, "runs": records(runs), "summary": records(summary)},
+        indent=1,
+    )
     print(summary.to_string(index=False, float_format=lambda x: f"{x:.4f}"))
 
 

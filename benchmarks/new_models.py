@@ -27,6 +27,7 @@ overall accuracy.
     python benchmarks/new_models.py                       # everything
     python benchmarks/new_models.py --datasets mmlu_pro --folds 6 --ks 50,100   # a quick look
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -55,8 +56,9 @@ RULES = ("random", "stratified", "adaptive")
 RASCH = "rasch (per question)"
 
 
-def fold_rows(ds: Dataset, held: list[str], seed: int, ks: list[int], rules: list[str], draws: int,
-              fold: str) -> list[dict]:
+def fold_rows(
+    ds: Dataset, held: list[str], seed: int, ks: list[int], rules: list[str], draws: int, fold: str
+) -> list[dict]:
     """Every estimate of the models `held` of `ds`, held out of a JE-IRT fitted on the others."""
     split = known_question_split(hold_out_models(ds, split_by_question(ds, seed=seed), held))
     trained = [m for m in ds.models if m not in set(held)]
@@ -91,18 +93,41 @@ def fold_rows(ds: Dataset, held: list[str], seed: int, ks: list[int], rules: lis
                     asked = asked_of(order, k)
                     sampled = np.zeros_like(asked)
                     np.put_along_axis(sampled, order[:, :k][:, drawn[:k]], True, axis=1)
-                    add(estimate_scores(bank, labels, asked, targets=graded, draws=draws, seed=seed, models=held,
-                                        posterior=posteriors.get(k), sampled=sampled), rule, "je-irt", corrections, k)
+                    add(
+                        estimate_scores(
+                            bank,
+                            labels,
+                            asked,
+                            targets=graded,
+                            draws=draws,
+                            seed=seed,
+                            models=held,
+                            posterior=posteriors.get(k),
+                            sampled=sampled,
+                        ),
+                        rule,
+                        "je-irt",
+                        corrections,
+                        k,
+                    )
                     add(irt_estimates(irt, new, asked), rule, RASCH, corrections, k)
                     add(plain_means(bank, labels, asked, held), rule, PLAIN, corrections, k)
             continue
         order = select_items(banks[False], max(ks), "random", labels=labels, seed=seed) if rule == "random" else None
         for k in ks:
-            asked = asked_of(order, k) if rule == "random" else \
-                asked_of(select_items(banks[False], k, rule, labels=labels, seed=seed), k)
+            asked = (
+                asked_of(order, k)
+                if rule == "random"
+                else asked_of(select_items(banks[False], k, rule, labels=labels, seed=seed), k)
+            )
             for corrections, bank in banks.items():
-                add(estimate_scores(bank, labels, asked, targets=graded, draws=draws, seed=seed, models=held),
-                    rule, "je-irt", corrections, k)
+                add(
+                    estimate_scores(bank, labels, asked, targets=graded, draws=draws, seed=seed, models=held),
+                    rule,
+                    "je-irt",
+                    corrections,
+                    k,
+                )
             add(irt_estimates(irt, new, asked), rule, RASCH, None, k)
             add(plain_means(banks[False], labels, asked, held), rule, PLAIN, None, k)
     return out
@@ -123,8 +148,10 @@ def metabench_folds(n_held: int, n_train: int, seed: int) -> list[tuple[str, Dat
     complete = np.flatnonzero(meta.observed.all(axis=1))
     accuracy = np.nanmean(meta.labels[complete], axis=1)
     tenth = len(complete) // 10
-    groups = {"low tenth": complete[np.argsort(accuracy, kind="stable")[:tenth]],
-              "random tenth": rng.choice(complete, tenth, replace=False)}
+    groups = {
+        "low tenth": complete[np.argsort(accuracy, kind="stable")[:tenth]],
+        "random tenth": rng.choice(complete, tenth, replace=False),
+    }
     out = []
     for group, out_rows in groups.items():
         evaluated = np.sort(rng.choice(out_rows, min(n_held, len(out_rows)), replace=False))
@@ -138,8 +165,10 @@ def metabench_folds(n_held: int, n_train: int, seed: int) -> list[tuple[str, Dat
 def summarize(runs: pd.DataFrame) -> pd.DataFrame:
     """MAE, bias and 90% coverage of the overall estimate per dataset, group, rule, method,
     corrections and k (the metabench groups apart; mmlu_pro's folds together)."""
-    runs = runs.assign(group=np.where(runs["dataset"] == "metabench", runs["fold"], "leave one out"),
-                       corrections=runs["corrections"].map({True: "with", False: "without"}).fillna("-"))
+    runs = runs.assign(
+        group=np.where(runs["dataset"] == "metabench", runs["fold"], "leave one out"),
+        corrections=runs["corrections"].map({True: "with", False: "without"}).fillna("-"),
+    )
     grouped = runs.groupby(["dataset", "group", "rule", "method", "corrections", "k"], sort=False)
     table = grouped.agg(mae=("abs_error", "mean"), bias=("error", "mean"), estimates=("abs_error", "size"))
     if "covered" in runs:
@@ -178,8 +207,11 @@ def main() -> None:
     runs = pd.DataFrame(rows)
     summary = summarize(runs)
     records = summary.astype(object).where(summary.notna(), None).to_dict("records")
-    write_json(args.out.replace(".csv", ".json"), {"format": "jeirt-new-models", "config": config,
-                                                   "summary": records}, indent=1)
+    write_json(
+        args.out.replace(".csv", ".json"),
+        {"format": "jeirt-new-models", "config": config, "summary": records},
+        indent=1,
+    )
     print(summary.to_string(index=False, float_format=lambda x: f"{x:.4f}"))
 
 

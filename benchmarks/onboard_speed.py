@@ -13,6 +13,7 @@ log loss and largest vector difference.
 
     python benchmarks/onboard_speed.py [--models 10] [--d 256] [--rounds 3] [--threads 1]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -34,9 +35,17 @@ def _reference_objective(v, u, r, y, w, mu, precision):
     return nll.sum(dim=1) + 0.5 * precision * ((v - mu) ** 2).sum(dim=1)
 
 
-def reference_fit_model_vectors(directions: np.ndarray, norms: np.ndarray, labels: np.ndarray, mask: np.ndarray,
-                                prior_mean: np.ndarray, prior_variance: float, max_iter: int = 50,
-                                tol: float = 1e-6, chunk: int = 16) -> OnboardResult:
+def reference_fit_model_vectors(
+    directions: np.ndarray,
+    norms: np.ndarray,
+    labels: np.ndarray,
+    mask: np.ndarray,
+    prior_mean: np.ndarray,
+    prior_variance: float,
+    max_iter: int = 50,
+    tol: float = 1e-6,
+    chunk: int = 16,
+) -> OnboardResult:
     """The previous solver, unchanged but for the device (CPU): damped Newton, float64, one width."""
     as_t = lambda a: torch.as_tensor(np.asarray(a), dtype=torch.float64)  # noqa: E731
     u, r = as_t(directions), as_t(norms)
@@ -45,8 +54,8 @@ def reference_fit_model_vectors(directions: np.ndarray, norms: np.ndarray, label
     eye = torch.eye(d, dtype=torch.float64)
     vectors, covariances, evidence, iters = [], [], [], 0
     for start in range(0, len(labels), chunk):
-        y = as_t(np.nan_to_num(labels[start:start + chunk]))
-        w = as_t(mask[start:start + chunk])
+        y = as_t(np.nan_to_num(labels[start : start + chunk]))
+        w = as_t(mask[start : start + chunk])
         v = mu.expand(len(y), d).clone()
         for it in range(max_iter):
             p = torch.sigmoid(v @ u.T - r)
@@ -68,10 +77,16 @@ def reference_fit_model_vectors(directions: np.ndarray, norms: np.ndarray, label
         hess = torch.einsum("mn,nd,ne->mde", w * p * (1 - p), u, u) + precision * eye
         vectors.append(v.numpy())
         covariances.append(torch.linalg.inv(hess).numpy())
-        evidence.append((-_reference_objective(v, u, r, y, w, mu, precision) + 0.5 * d * np.log(precision)
-                         - 0.5 * torch.linalg.slogdet(hess).logabsdet).numpy())
-    return OnboardResult(np.concatenate(vectors).astype(np.float32), np.concatenate(covariances), iters,
-                         np.concatenate(evidence))
+        evidence.append(
+            (
+                -_reference_objective(v, u, r, y, w, mu, precision)
+                + 0.5 * d * np.log(precision)
+                - 0.5 * torch.linalg.slogdet(hess).logabsdet
+            ).numpy()
+        )
+    return OnboardResult(
+        np.concatenate(vectors).astype(np.float32), np.concatenate(covariances), iters, np.concatenate(evidence)
+    )
 
 
 def reference_auto(directions, norms, labels, mask, mean, var) -> tuple[np.ndarray, float]:
@@ -83,13 +98,15 @@ def reference_auto(directions, norms, labels, mask, mean, var) -> tuple[np.ndarr
 
 def current_auto(directions, norms, labels, mask, mean, var) -> tuple[np.ndarray, float]:
     """What `JEIRT.onboard(prior_scale="auto")` runs now (no covariances asked for)."""
-    fit = fit_model_vectors(directions, norms, labels, mask, mean, [var * s for s in PRIOR_SCALES],
-                            device="cpu", covariances=False)
+    fit = fit_model_vectors(
+        directions, norms, labels, mask, mean, [var * s for s in PRIOR_SCALES], device="cpu", covariances=False
+    )
     return fit.vectors, fit.prior_variance / var
 
 
-def score(vectors: np.ndarray, directions: np.ndarray, norms: np.ndarray, labels: np.ndarray,
-          test: np.ndarray) -> tuple[float, float]:
+def score(
+    vectors: np.ndarray, directions: np.ndarray, norms: np.ndarray, labels: np.ndarray, test: np.ndarray
+) -> tuple[float, float]:
     """Accuracy and log loss of sigmoid(u . v - r) on the test answers."""
     p = 1 / (1 + np.exp(-(vectors.astype(np.float64) @ directions.T - norms)))
     y, p = labels[test], np.clip(p[test], 1e-7, 1 - 1e-7)
@@ -120,16 +137,18 @@ def main() -> None:
     inputs = (directions, norms, labels, mask, mean, var)
     times = {"previous": [], "current": []}
     out = {}
-    for i in range(max(args.rounds, args.reference_rounds)):
+    for _ in range(max(args.rounds, args.reference_rounds)):
         for name, solve in (("previous", reference_auto), ("current", current_auto)):
             if len(times[name]) >= (args.reference_rounds if name == "previous" else args.rounds):
                 continue
             start = time.perf_counter()
             out[name] = solve(*inputs)
             times[name].append(time.perf_counter() - start)
-    print(f"data: {args.dataset}, {len(rows)} held-out LLMs x {int(mask.sum(axis=1).mean())} training answers "
-          f"each (mean), d={args.d}, prior_scale=auto over {len(PRIOR_SCALES)} widths, "
-          f"{args.threads} thread(s), device=cpu")
+    print(
+        f"data: {args.dataset}, {len(rows)} held-out LLMs x {int(mask.sum(axis=1).mean())} training answers "
+        f"each (mean), d={args.d}, prior_scale=auto over {len(PRIOR_SCALES)} widths, "
+        f"{args.threads} thread(s), device=cpu"
+    )
     print(f"{'solver':10} {'ms/model':>10} {'rounds':>7} {'scale':>7} {'accuracy':>9} {'log_loss':>9}")
     for name in ("previous", "current"):
         vectors, scale = out[name]
@@ -137,10 +156,14 @@ def main() -> None:
         ms = 1000 * min(times[name]) / len(rows)
         print(f"{name:10} {ms:10.1f} {len(times[name]):7d} {scale:7g} {acc:9.4f} {loss:9.4f}")
     diff = float(np.abs(out["previous"][0] - out["current"][0]).max())
-    print(f"speed-up: {min(times['previous']) / min(times['current']):.1f}x (best rounds); "
-          f"largest vector difference {diff:.2e}; goal: under 100 ms a model")
-    print(f"machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f} at the end "
-          "(other work on the machine slows both solvers alike)")
+    print(
+        f"speed-up: {min(times['previous']) / min(times['current']):.1f}x (best rounds); "
+        f"largest vector difference {diff:.2e}; goal: under 100 ms a model"
+    )
+    print(
+        f"machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f} at the end "
+        "(other work on the machine slows both solvers alike)"
+    )
 
 
 if __name__ == "__main__":

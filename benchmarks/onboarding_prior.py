@@ -27,6 +27,7 @@ Folds: `mmlu_pro`, its models in `--folds` groups by a seeded shuffle, each held
 
     python benchmarks/onboarding_prior.py            # both datasets, results/onboarding_prior.{json,txt}
 """
+
 from __future__ import annotations
 
 import time
@@ -36,7 +37,7 @@ import pandas as pd
 
 from jeirt.data import Dataset, Split, load_dataset
 from jeirt.estimator import JEIRT
-from jeirt.files import comma_list, results_parser, run_record, write_json, write_text
+from jeirt.files import results_parser, run_record, write_json, write_text
 from jeirt.fitcache import fit_cached
 from jeirt.metrics import auc
 from jeirt.model import probability
@@ -54,7 +55,7 @@ def first_share(mask: np.ndarray, share: float, seed: int) -> np.ndarray:
     out = np.zeros_like(mask)
     for i, row in enumerate(mask):
         cols = rng.permutation(np.flatnonzero(row))
-        out[i, cols[:max(1, int(round(share * len(cols))))]] = True
+        out[i, cols[: max(1, int(round(share * len(cols))))]] = True
     return out
 
 
@@ -64,18 +65,22 @@ def scores(probs: np.ndarray, labels: np.ndarray, mask: np.ndarray) -> dict:
     y, p = np.nan_to_num(labels), np.clip(probs.astype(np.float64), 1e-7, 1 - 1e-7)
     loss = -(y * np.log(p) + (1 - y) * np.log(1 - p))
     rows = [i for i in range(len(y)) if mask[i].any()]
-    return {"log_loss": float(np.mean([loss[i][mask[i]].mean() for i in rows])),
-            "accuracy": float(np.mean([((p[i] >= 0.5) == (y[i] >= 0.5))[mask[i]].mean() for i in rows])),
-            "auc": float(auc(p[mask], y[mask])),
-            "bias": float(np.mean([(p[i] - y[i])[mask[i]].mean() for i in rows]))}
+    return {
+        "log_loss": float(np.mean([loss[i][mask[i]].mean() for i in rows])),
+        "accuracy": float(np.mean([((p[i] >= 0.5) == (y[i] >= 0.5))[mask[i]].mean() for i in rows])),
+        "auc": float(auc(p[mask], y[mask])),
+        "bias": float(np.mean([(p[i] - y[i])[mask[i]].mean() for i in rows])),
+    }
 
 
-def fold_rows(ds: Dataset, held: list[str], seed: int, corrections: bool, fold: str,
-              val_share: bool = False) -> list[dict]:
+def fold_rows(
+    ds: Dataset, held: list[str], seed: int, corrections: bool, fold: str, val_share: bool = False
+) -> list[dict]:
     """Every (prior, share) of the models `held`, held out of a JE-IRT trained on the others."""
     split = hold_out_models(ds, split_by_question(ds, seed=seed), held)
-    model = fit_cached(JEIRT(random_state=seed, progress=False), ds,
-                       Split(split.train, split.val, split.test, split.name))  # onboarded below, not at fit
+    model = fit_cached(
+        JEIRT(random_state=seed, progress=False), ds, Split(split.train, split.val, split.test, split.name)
+    )  # onboarded below, not at fit
     idx = ds.model_index(held)
     new = ds.subset(models=held)
     test = split.test[idx] & new.observed
@@ -83,10 +88,19 @@ def fold_rows(ds: Dataset, held: list[str], seed: int, corrections: bool, fold: 
     trained = [i for i, m in enumerate(model.models_) if m not in set(held)]
     out = []
 
-    def add(prior: str, share: float, corrected: bool, seconds: float, width: float, probs: np.ndarray,
-            mask: np.ndarray) -> None:
-        base = {"dataset": ds.name, "fold": fold, "seed": seed, "prior": prior, "share": share,
-                "corrections": corrected, "width": width, "seconds": seconds}
+    def add(
+        prior: str, share: float, corrected: bool, seconds: float, width: float, probs: np.ndarray, mask: np.ndarray
+    ) -> None:
+        base = {
+            "dataset": ds.name,
+            "fold": fold,
+            "seed": seed,
+            "prior": prior,
+            "share": share,
+            "corrections": corrected,
+            "width": width,
+            "seconds": seconds,
+        }
         out.append({**base, "part": "test", **scores(probs, new.labels, test)})
         out.append({**base, "part": "train", **scores(probs, new.labels, mask)})
 
@@ -102,16 +116,25 @@ def fold_rows(ds: Dataset, held: list[str], seed: int, corrections: bool, fold: 
         directions, norms = model.question_terms(new)
         mean, var = prior_from_vectors(model.model_vectors_[trained])
         start = time.perf_counter()
-        old = fit_model_vectors(directions, norms, new.labels, mask, mean, [var * s for s in PRIOR_SCALES],
-                                covariances=False)
-        add("before", share, False, time.perf_counter() - start, old.prior_variance / var,
-            probability(directions, norms, old.vectors).T, mask)
+        old = fit_model_vectors(
+            directions, norms, new.labels, mask, mean, [var * s for s in PRIOR_SCALES], covariances=False
+        )
+        add(
+            "before",
+            share,
+            False,
+            time.perf_counter() - start,
+            old.prior_variance / var,
+            probability(directions, norms, old.vectors).T,
+            mask,
+        )
         add("evidence", share, False, *onboarded(mask, None), mask)
         add("c = 1", share, False, *onboarded(mask, None, 1.0), mask)
         add("validation", share, False, *onboarded(mask, val), mask)
     if corrections:
-        model.fit_corrections(ds.subset(models=[model.models_[i] for i in trained]),
-                              split.train[trained] & ds.observed[trained])
+        model.fit_corrections(
+            ds.subset(models=[model.models_[i] for i in trained]), split.train[trained] & ds.observed[trained]
+        )
         for share in SHARES:
             mask = first_share(split.onboard[idx], share, seed)
             val = first_share(val_all, share, seed + 1) if val_share else val_all
@@ -124,8 +147,9 @@ def mmlu_pro_folds(n_folds: int, seed: int) -> tuple[Dataset, list[tuple[str, li
     """mmlu_pro's models in `n_folds` groups (a seeded shuffle), each held out in turn."""
     ds = load_dataset("mmlu_pro")
     order = np.random.default_rng(seed).permutation(ds.n_models)
-    return ds, [(f"fold {k}", [ds.models[i] for i in sorted(part)])
-                for k, part in enumerate(np.array_split(order, n_folds))]
+    return ds, [
+        (f"fold {k}", [ds.models[i] for i in sorted(part)]) for k, part in enumerate(np.array_split(order, n_folds))
+    ]
 
 
 def metabench_fold(n_models: int, seed: int) -> tuple[Dataset, list[str]]:
@@ -157,17 +181,26 @@ def curves(summary: pd.DataFrame) -> str:
             lines += ["    " + line for line in wide.to_string(float_format=lambda x: f"{x:.4f}").splitlines()]
             if metric == "log_loss":
                 rises = {p: float(np.diff(row.to_numpy()).max()) for p, row in wide.iterrows()}
-                lines.append("    largest rise from one share to the next: "
-                             + ", ".join(f"{p} {r:+.4f}" for p, r in rises.items()))
+                lines.append(
+                    "    largest rise from one share to the next: "
+                    + ", ".join(f"{p} {r:+.4f}" for p, r in rises.items())
+                )
     train = summary[(summary["part"] == "train") & (summary["prior"] == "validation")]
     if train["corrections"].any():
         lines.append("bias of the validation prior's predicted accuracy, training (corrected) vs test questions")
         for (name, corrected), block in train.groupby(["dataset", "corrections"], sort=False):
-            test = summary[(summary["part"] == "test") & (summary["prior"] == "validation")
-                           & (summary["dataset"] == name) & (summary["corrections"] == corrected)]
-            lines.append(f"  {name} {'with' if corrected else 'without'} corrections: train "
-                         + " ".join(f"{b:+.4f}" for b in block["bias"]) + " | test "
-                         + " ".join(f"{b:+.4f}" for b in test["bias"]))
+            test = summary[
+                (summary["part"] == "test")
+                & (summary["prior"] == "validation")
+                & (summary["dataset"] == name)
+                & (summary["corrections"] == corrected)
+            ]
+            lines.append(
+                f"  {name} {'with' if corrected else 'without'} corrections: train "
+                + " ".join(f"{b:+.4f}" for b in block["bias"])
+                + " | test "
+                + " ".join(f"{b:+.4f}" for b in test["bias"])
+            )
     return "\n".join(lines) + "\n"
 
 
@@ -176,8 +209,11 @@ def main() -> None:
     parser.add_argument("--folds", type=int, default=3, help="mmlu_pro: groups of models held out in turn")
     parser.add_argument("--metabench-models", type=int, default=300, help="metabench models sampled")
     parser.add_argument("--corrections", action="store_true", help="also onboard with question corrections")
-    parser.add_argument("--val-share", action="store_true",
-                        help="choose the validation width on the same share of the validation answers")
+    parser.add_argument(
+        "--val-share",
+        action="store_true",
+        help="choose the validation width on the same share of the validation answers",
+    )
     args = parser.parse_args()
     config = {**vars(args), **run_record("benchmarks/onboarding_prior.py")}
     rows = []
@@ -194,8 +230,16 @@ def main() -> None:
     runs = pd.DataFrame(rows)
     summary = summarize(runs)
     records = summary.astype(object).where(summary.notna(), None).to_dict("records")
-    write_json(args.out, {"format": "jeirt-onboarding-prior", "config": config, "summary": records,
-                          "runs": runs.astype(object).where(runs.notna(), None).to_dict("records")}, indent=1)
+    write_json(
+        args.out,
+        {
+            "format": "jeirt-onboarding-prior",
+            "config": config,
+            "summary": records,
+            "runs": runs.astype(object).where(runs.notna(), None).to_dict("records"),
+        },
+        indent=1,
+    )
     text = curves(summary)
     write_text(args.out.replace(".json", ".txt"), text)
     print(text)

@@ -9,6 +9,7 @@ than the kernels), their ratio, the fit seconds, the best validation loss and te
 
     OMP_NUM_THREADS=1 python benchmarks/step_kernels.py [--dataset mmlu_pro] [--seeds 0 1 2]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -50,23 +51,33 @@ def fit_and_score(estimator, ds: Dataset, split: Split) -> dict:
     seconds = time.perf_counter() - start
     test = evaluate(fitted.predict_proba(ds), ds, split.test)["overall"]
     history = fitted.history_
-    return {"step_ms": 1000 * history.seconds / history.steps, "steps": history.steps, "seconds": seconds,
-            "val_loss": min(history.val_loss), "accuracy": test["accuracy"], "auc": test["auc"]}
+    return {
+        "step_ms": 1000 * history.seconds / history.steps,
+        "steps": history.steps,
+        "seconds": seconds,
+        "val_loss": min(history.val_loss),
+        "accuracy": test["accuracy"],
+        "auc": test["auc"],
+    }
 
 
 def describe(run: dict) -> str:
     """One fit of `fit_and_score`, in a line."""
-    return (f"{run['step_ms']:5.1f} ms a step, {run['steps']} steps, {run['seconds']:6.2f} s; best val loss "
-            f"{run['val_loss']:.4f}, test accuracy {run['accuracy']:.4f}, AUC {run['auc']:.4f}")
+    return (
+        f"{run['step_ms']:5.1f} ms a step, {run['steps']} steps, {run['seconds']:6.2f} s; best val loss "
+        f"{run['val_loss']:.4f}, test accuracy {run['accuracy']:.4f}, AUC {run['auc']:.4f}"
+    )
 
 
 def compare(before: list[dict], after: list[dict], names: tuple[str, str]) -> str:
     """Means over seeds of two lists of `fit_and_score` runs, side by side, with the step-time ratio."""
     a, b = ({k: np.mean([r[k] for r in runs]) for k in before[0]} for runs in (before, after))
-    return (f"{names[0]} / {names[1]}: {a['step_ms']:5.1f} / {b['step_ms']:5.1f} ms a step "
-            f"({a['step_ms'] / b['step_ms']:.2f}x), fits {a['seconds']:.1f} / {b['seconds']:.1f} s; val loss "
-            f"{a['val_loss']:.4f} / {b['val_loss']:.4f}, accuracy {a['accuracy']:.4f} / {b['accuracy']:.4f}, "
-            f"AUC {a['auc']:.4f} / {b['auc']:.4f}")
+    return (
+        f"{names[0]} / {names[1]}: {a['step_ms']:5.1f} / {b['step_ms']:5.1f} ms a step "
+        f"({a['step_ms'] / b['step_ms']:.2f}x), fits {a['seconds']:.1f} / {b['seconds']:.1f} s; val loss "
+        f"{a['val_loss']:.4f} / {b['val_loss']:.4f}, accuracy {a['accuracy']:.4f} / {b['accuracy']:.4f}, "
+        f"AUC {a['auc']:.4f} / {b['auc']:.4f}"
+    )
 
 
 def main() -> None:
@@ -76,8 +87,10 @@ def main() -> None:
     args = parser.parse_args()
     torch.set_num_threads(1)
     ds = load_dataset(args.dataset)
-    makers = {"je-irt": lambda seed: JEIRT(random_state=seed, progress=False),
-              "irt-net": lambda seed: IRTNet(random_state=seed, progress=False)}
+    makers = {
+        "je-irt": lambda seed: JEIRT(random_state=seed, progress=False),
+        "irt-net": lambda seed: IRTNet(random_state=seed, progress=False),
+    }
     runs = {(method, kernels): [] for method in makers for kernels in ("stock", "jeirt")}
     for seed in args.seeds:
         split = split_by_question(ds, seed=seed)

@@ -14,6 +14,7 @@ CPU). Prints rows/s, seconds per epoch and the ratio.
 
     python benchmarks/train_speed.py [--device cuda] [--row-steps 40] [--rounds 3]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -23,19 +24,21 @@ import numpy as np
 import torch
 from torch.utils.data import DataLoader, TensorDataset
 
-from jeirt.simulate import simulate
-from jeirt.splits import split_by_question
 from jeirt.model import JEIRTNet
 from jeirt.settings import default_device
+from jeirt.simulate import simulate
+from jeirt.splits import split_by_question
 from jeirt.train import TrainConfig, masked_bce, train
 
 
-def per_row_steps(net: JEIRTNet, features: torch.Tensor, labels: np.ndarray, mask: np.ndarray,
-                  steps: int, device: torch.device) -> tuple[float, int]:
+def per_row_steps(
+    net: JEIRTNet, features: torch.Tensor, labels: np.ndarray, mask: np.ndarray, steps: int, device: torch.device
+) -> tuple[float, int]:
     """Run `steps` steps of a plain per-row trainer; returns (seconds, rows processed)."""
     rows, cols = np.nonzero(mask)
-    data = TensorDataset(torch.from_numpy(rows), torch.from_numpy(cols),
-                         torch.from_numpy(labels[rows, cols].astype(np.float32)))
+    data = TensorDataset(
+        torch.from_numpy(rows), torch.from_numpy(cols), torch.from_numpy(labels[rows, cols].astype(np.float32))
+    )
     loader = DataLoader(data, batch_size=512, shuffle=True, generator=torch.Generator().manual_seed(0))
     optimizer = torch.optim.AdamW(net.parameters(), lr=1e-3, weight_decay=1e-4)
     net.train()
@@ -67,8 +70,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--device", default=None, help="torch device (default: CUDA, MPS, CPU)")
     parser.add_argument("--row-steps", type=int, default=40, help="timed per-row steps in each round")
-    parser.add_argument("--rounds", type=int, default=3,
-                        help="rounds of (one question-batched epoch, --row-steps per-row steps)")
+    parser.add_argument(
+        "--rounds", type=int, default=3, help="rounds of (one question-batched epoch, --row-steps per-row steps)"
+    )
     args = parser.parse_args()
     device = torch.device(args.device) if args.device else default_device()
 
@@ -76,31 +80,47 @@ def main() -> None:
     split = split_by_question(ds, seed=0)
     features = ds.embeddings["simulated"]
     n_rows = int(split.train.sum())
-    print(f"data: {ds.n_models} models x {ds.n_items} questions, 768-d features, d=256; "
-          f"{n_rows:,} training rows; device={device}, threads={torch.get_num_threads()}")
+    print(
+        f"data: {ds.n_models} models x {ds.n_items} questions, 768-d features, d=256; "
+        f"{n_rows:,} training rows; device={device}, threads={torch.get_num_threads()}"
+    )
 
     # Alternate the two trainers in rounds so that both see the same machine load.
     batched_seconds = batched_rows = row_seconds = row_rows = 0.0
     cfg = TrainConfig(max_epochs=1, patience=1)
     for round_ in range(args.rounds):
         torch.manual_seed(round_)
-        history = train(JEIRTNet(768, ds.n_models, 256), features, ds.labels, split.train, split.val, cfg, device=device, progress=False)
+        history = train(
+            JEIRTNet(768, ds.n_models, 256),
+            features,
+            ds.labels,
+            split.train,
+            split.val,
+            cfg,
+            device=device,
+            progress=False,
+        )
         batched_seconds += history.seconds
         batched_rows += n_rows
         torch.manual_seed(round_)
         net = JEIRTNet(768, ds.n_models, 256).to(device)
-        seconds, rows = per_row_steps(net, torch.from_numpy(features).to(device), ds.labels, split.train,
-                                      args.row_steps, device)
+        seconds, rows = per_row_steps(
+            net, torch.from_numpy(features).to(device), ds.labels, split.train, args.row_steps, device
+        )
         row_seconds += seconds
         row_rows += rows
     batched_rate, row_rate = batched_rows / batched_seconds, row_rows / row_seconds
     batched_epoch = n_rows / batched_rate
 
     print(f"{'trainer':<18}{'rows/s':>14}{'s/epoch':>12}")
-    print(f"{'question-batched':<18}{batched_rate:>14,.0f}{batched_epoch:>12.1f}   "
-          f"({args.rounds} epochs, each with its validation pass)")
-    print(f"{'per-row (512)':<18}{row_rate:>14,.0f}{n_rows / row_rate:>12.1f}   "
-          f"(extrapolated from {args.rounds} x {args.row_steps} steps)")
+    print(
+        f"{'question-batched':<18}{batched_rate:>14,.0f}{batched_epoch:>12.1f}   "
+        f"({args.rounds} epochs, each with its validation pass)"
+    )
+    print(
+        f"{'per-row (512)':<18}{row_rate:>14,.0f}{n_rows / row_rate:>12.1f}   "
+        f"(extrapolated from {args.rounds} x {args.row_steps} steps)"
+    )
     print(f"speed-up: {batched_rate / row_rate:.1f}x (goal: at least 50x)")
 
 

@@ -11,6 +11,7 @@ then on an interrupt exits 130 with one line on stderr, whenever it comes:
   process ends with `os._exit`, so the interpreter's teardown of torch and the rest, where an interrupt
   used to print a traceback and exit 0, never starts.
 """
+
 import atexit
 import os
 import signal

@@ -11,6 +11,7 @@ Each command prints a short summary; `--json FILE` also writes it as JSON. Every
 before any work starts; every file is written atomically (a kill leaves the old file or the new one),
 never over an input, and over an existing file only with `--force`.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -19,14 +20,15 @@ import os
 import re
 import sys
 import traceback
+from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from jeirt import settings
-from jeirt.interrupts import INTERRUPTED, MESSAGE, interrupted
 from jeirt.files import write_json, write_text
+from jeirt.interrupts import INTERRUPTED, MESSAGE, interrupted
 
 if TYPE_CHECKING:  # pandas, torch and the workflows are imported where a command uses them, so that
     import pandas as pd  # `jeirt --help` and a usage error answer at once (see jeirt/__main__.py)
@@ -126,13 +128,17 @@ def _check_dataset_arg(option: str, name: str) -> None:
     """A dataset is 'embedllm', a folder name right under $JEIRT_DATA, or a results CSV file."""
     if name.endswith((".csv", ".csv.gz")) or os.sep in name or "/" in name:
         if not name.endswith((".csv", ".csv.gz")):
-            raise UsageError(f"{option} {name!r}: a dataset is a name under $JEIRT_DATA ({settings.data_dir()}, "
-                             "see `jeirt data`) or a results CSV file (.csv or .csv.gz); a path to anything "
-                             "else is not read.")
+            raise UsageError(
+                f"{option} {name!r}: a dataset is a name under $JEIRT_DATA ({settings.data_dir()}, "
+                "see `jeirt data`) or a results CSV file (.csv or .csv.gz); a path to anything "
+                "else is not read."
+            )
         _check_input_file(option, name)
     elif not DATASET_NAME.match(name):
-        raise UsageError(f"{option} {name!r} is not a dataset name; names are folders right under "
-                         f"$JEIRT_DATA ({settings.data_dir()}, see `jeirt data`) or 'embedllm'.")
+        raise UsageError(
+            f"{option} {name!r} is not a dataset name; names are folders right under "
+            f"$JEIRT_DATA ({settings.data_dir()}, see `jeirt data`) or 'embedllm'."
+        )
 
 
 def _check_environment() -> None:
@@ -159,9 +165,14 @@ def _check_device(device: str | None) -> None:
     except (RuntimeError, ValueError):
         raise UsageError(f"{option} {device!r} is not a torch device; use cpu, cuda, cuda:0 or mps.") from None
     if dev.type == "cuda" and not torch.cuda.is_available():
-        raise EnvironmentFailure(f"{option} {device}: this machine has no CUDA GPU that torch can use; "
-                                 + ("leave --device out (it picks what is present) or use --device cpu."
-                                    if option == "--device" else f"{cpu} (unset, jeirt picks what is present)."))
+        raise EnvironmentFailure(
+            f"{option} {device}: this machine has no CUDA GPU that torch can use; "
+            + (
+                "leave --device out (it picks what is present) or use --device cpu."
+                if option == "--device"
+                else f"{cpu} (unset, jeirt picks what is present)."
+            )
+        )
     if dev.type == "cuda" and dev.index is not None and dev.index >= torch.cuda.device_count():
         raise EnvironmentFailure(f"{option} {device}: only {torch.cuda.device_count()} CUDA device(s) here.")
     if dev.type == "mps" and not (getattr(torch.backends, "mps", None) and torch.backends.mps.is_available()):
@@ -177,8 +188,10 @@ def _check_list(option: str, raw: Sequence[str] | str | None, *, allowed: Sequen
     parts = [p.strip() for value in values for p in value.split(",")]
     shown = ",".join(values)
     if not parts or any(not p for p in parts):
-        raise UsageError(f"{option} {shown!r}: an empty name; give comma-separated names, e.g. "
-                         f"{','.join(allowed[:2]) if allowed else 'a,b'}.")
+        raise UsageError(
+            f"{option} {shown!r}: an empty name; give comma-separated names, e.g. "
+            f"{','.join(allowed[:2]) if allowed else 'a,b'}."
+        )
     repeated = sorted({p for p in parts if parts.count(p) > 1})
     if repeated:
         raise UsageError(f"{option} {shown!r} names {repeated} more than once; give each once.")
@@ -195,7 +208,11 @@ def _check_options(args: argparse.Namespace) -> None:
         value = getattr(args, dest, None)
         if value is None:
             continue
-        if (isinstance(value, float) and not math.isfinite(value)) or value < low or (high is not None and value > high):
+        if (
+            (isinstance(value, float) and not math.isfinite(value))
+            or value < low
+            or (high is not None and value > high)
+        ):
             allowed = f"between {low} and {high}" if high is not None else f"at least {low}"
             raise UsageError(f"{_option(dest)} {value}: expected {what} {allowed}.")
     level = getattr(args, "level", None)
@@ -232,21 +249,25 @@ def _check_options(args: argparse.Namespace) -> None:
     if getattr(args, "models", None) is not None:
         _check_list("--models", args.models)
     if args.func is cmd_onboard and args.items and args.dataset:
-        raise UsageError("onboard: give --dataset (its item table has the questions) or --items (an item table "
-                         "of your own), not both.")
+        raise UsageError(
+            "onboard: give --dataset (its item table has the questions) or --items (an item table "
+            "of your own), not both."
+        )
     if getattr(args, "in_place", False) and getattr(args, "out", None):
         raise UsageError("onboard: give either --out FILE (a new model) or --in-place (replace --model), not both.")
     if args.func is cmd_onboard and not args.in_place and args.out is None:
-        raise UsageError("onboard writes the extended model to a new file: give --out FILE, or --in-place to "
-                         "replace --model.")
+        raise UsageError(
+            "onboard writes the extended model to a new file: give --out FILE, or --in-place to replace --model."
+        )
     for dest in ("out", "json"):
         value = getattr(args, dest, None)
         if value is not None and not value.strip():
             raise UsageError(f"{_option(dest)} is empty; give a file name (or leave {_option(dest)} out).")
     suffix = OUT_SUFFIXES.get(args.func)
     if suffix and getattr(args, "out", None) and not args.out.endswith(suffix) and not os.path.isdir(args.out):
-        raise UsageError(f"--out {args.out}: `jeirt {args.command}` writes a {suffix} file; give a name ending "
-                         f"in {suffix}.")
+        raise UsageError(
+            f"--out {args.out}: `jeirt {args.command}` writes a {suffix} file; give a name ending in {suffix}."
+        )
 
 
 def _outputs(args: argparse.Namespace) -> list[tuple[str, Path]]:
@@ -272,11 +293,13 @@ def _check_outputs(args: argparse.Namespace, inputs: list[tuple[str, Path]]) -> 
     for option, path in outs:
         in_place = option.startswith("--in-place")
         try:
-            target = check_output(path, reads=inputs, force=getattr(args, "force", False),
-                                  replaces="--model" if in_place else None)
+            target = check_output(
+                path, reads=inputs, force=getattr(args, "force", False), replaces="--model" if in_place else None
+            )
         except OutputRefused as err:
-            hint = (" Or use --in-place to replace --model." if args.func is cmd_onboard and "--model" in str(err)
-                    else "")
+            hint = (
+                " Or use --in-place to replace --model." if args.func is cmd_onboard and "--model" in str(err) else ""
+            )
             raise OutputError(f"{option} {err}{hint}") from None
         for other, other_target in targets:
             if os.path.realpath(other_target) == os.path.realpath(target):
@@ -295,7 +318,7 @@ def validate(args: argparse.Namespace) -> None:
         if value is not None:
             inputs.append((_option(dest), _check_input_file(_option(dest), value)))
     datasets = getattr(args, "dataset", None)
-    for name in ([datasets] if isinstance(datasets, str) else _list(datasets)):
+    for name in [datasets] if isinstance(datasets, str) else _list(datasets):
         if name == "verify" and args.func is cmd_data:
             continue
         _check_dataset_arg("--dataset", name)
@@ -357,13 +380,11 @@ def _dataset(name: str, limit_items: int | None = None, seed: int = 0):
         raise EnvironmentFailure(f"--dataset {name}: {err}") from err
     except FileNotFoundError as err:  # a name that names no dataset: like a path to no file
         raise UsageError(f"--dataset {name}: {err}") from err
-    except (ValueError, KeyError, UnicodeDecodeError, pd.errors.ParserError,
-            pd.errors.EmptyDataError) as err:
+    except (ValueError, KeyError, UnicodeDecodeError, pd.errors.ParserError, pd.errors.EmptyDataError) as err:
         message = err.args[0] if isinstance(err, KeyError) and err.args else str(err)
         raise DataError(f"--dataset {message}" if message.startswith(name) else f"--dataset {name}: {message}") from err
     if limit_items and ds.n_items > limit_items:
-        ds = ds.subset(items=sample_items(ds.items["benchmark"].to_numpy(), limit_items,
-                                          np.random.default_rng(seed)))
+        ds = ds.subset(items=sample_items(ds.items["benchmark"].to_numpy(), limit_items, np.random.default_rng(seed)))
     return ds
 
 
@@ -393,8 +414,10 @@ def _questions(path: str) -> pd.DataFrame:
         raise DataError(f"--questions {path} has a header but no questions; add one row per question.")
     empty = questions["text"].str.strip() == ""
     if empty.any():
-        raise DataError(f"--questions {path} has {int(empty.sum())} empty text cell(s) (first on data row "
-                        f"{int(np.flatnonzero(empty.to_numpy())[0]) + 1}); give every question its text.")
+        raise DataError(
+            f"--questions {path} has {int(empty.sum())} empty text cell(s) (first on data row "
+            f"{int(np.flatnonzero(empty.to_numpy())[0]) + 1}); give every question its text."
+        )
     return questions
 
 
@@ -405,8 +428,10 @@ def _check_texts(ds, model, option: str) -> None:
         return
     missing = int((ds.items["text"].astype(str).str.strip() == "").sum())
     if missing:
-        raise DataError(f"{option} {ds.name}: {missing} of {ds.n_items} questions have no text and no precomputed "
-                        f"{model.encoder_} features; add a 'text' column (or give a dataset that has them).")
+        raise DataError(
+            f"{option} {ds.name}: {missing} of {ds.n_items} questions have no text and no precomputed "
+            f"{model.encoder_} features; add a 'text' column (or give a dataset that has them)."
+        )
 
 
 def cmd_data(args: argparse.Namespace) -> None:
@@ -421,8 +446,10 @@ def cmd_data(args: argparse.Namespace) -> None:
         root = settings.data_dir()
         checked = verify_files(root, full=True)
         if not checked:
-            raise ValueError(f"{root} has no checksum manifest (checksums.json) to verify against; the "
-                             "repository's data/ folder has one.")
+            raise ValueError(
+                f"{root} has no checksum manifest (checksums.json) to verify against; the "
+                "repository's data/ folder has one."
+            )
         _emit({"data_dir": str(root), "verified": f"{len(checked)} files match checksums.json"}, args)
         return
     ds = _dataset(args.dataset)
@@ -432,8 +459,17 @@ def cmd_data(args: argparse.Namespace) -> None:
     if args.json:
         from jeirt.files import finite_json
 
-        write_json(args.json, finite_json({"name": ds.name, "models": ds.models, "embeddings": sorted(ds.embeddings),
-                                           "benchmarks": table.to_dict("records")}))
+        write_json(
+            args.json,
+            finite_json(
+                {
+                    "name": ds.name,
+                    "models": ds.models,
+                    "embeddings": sorted(ds.embeddings),
+                    "benchmarks": table.to_dict("records"),
+                }
+            ),
+        )
 
 
 def _scores(model, ds, mask) -> dict:
@@ -449,19 +485,42 @@ def cmd_fit(args: argparse.Namespace) -> None:
 
     ds = _dataset(args.dataset, args.limit_items, args.seed)
     split = default_split(ds, seed=args.seed)
-    model = JEIRT(d=args.d, encoder=args.encoder, recipe=args.recipe, random_state=args.seed, device=args.device,
-                  training=None if args.max_epochs is None else {"max_epochs": args.max_epochs},
-                  calibrate=not args.no_calibrate, search=args.search, search_budget=args.search_budget,
-                  question_correction=args.corrections, progress=not args.quiet).fit(ds, split)
+    model = JEIRT(
+        d=args.d,
+        encoder=args.encoder,
+        recipe=args.recipe,
+        random_state=args.seed,
+        device=args.device,
+        training=None if args.max_epochs is None else {"max_epochs": args.max_epochs},
+        calibrate=not args.no_calibrate,
+        search=args.search,
+        search_budget=args.search_budget,
+        question_correction=args.corrections,
+        progress=not args.quiet,
+    ).fit(ds, split)
     overall, per_bench = _scores(model, ds, split.test)
     h = model.history_
-    summary = {"dataset": ds.name, "models": ds.n_models, "items": ds.n_items, "encoder": model.encoder_,
-               "recipe": args.recipe, "d": model.d_, "split": split.name, "epochs": len(h.train_loss),
-               "best_epoch": h.best_epoch + 1, "train_seconds": h.seconds, "temperature": model.temperature_,
-               "test": overall, "corrections": _corrections(model)}
+    summary = {
+        "dataset": ds.name,
+        "models": ds.n_models,
+        "items": ds.n_items,
+        "encoder": model.encoder_,
+        "recipe": args.recipe,
+        "d": model.d_,
+        "split": split.name,
+        "epochs": len(h.train_loss),
+        "best_epoch": h.best_epoch + 1,
+        "train_seconds": h.seconds,
+        "temperature": model.temperature_,
+        "test": overall,
+        "corrections": _corrections(model),
+    }
     if args.search:
-        summary["search"] = {"tried": len(model.search_results_), "seconds": model.search_seconds_,
-                             "chosen": str(min(model.search_results_, key=lambda r: r["val_loss"])["change"] or "recipe")}
+        summary["search"] = {
+            "tried": len(model.search_results_),
+            "seconds": model.search_seconds_,
+            "chosen": str(min(model.search_results_, key=lambda r: r["val_loss"])["change"] or "recipe"),
+        }
     if args.out:
         summary["saved"] = str(model.save(args.out))
     _emit(summary, args)
@@ -474,8 +533,10 @@ def _corrections(model) -> str:
     c = model.corrections_
     if c is None:
         return "none (fit --corrections adds them)"
-    return (f"{len(c)} questions, from the known models' training answers (offset scale {c.offset_scale:.3g}, "
-            f"shift scale {c.shift_scale:.3g})")
+    return (
+        f"{len(c)} questions, from the known models' training answers (offset scale {c.offset_scale:.3g}, "
+        f"shift scale {c.shift_scale:.3g})"
+    )
 
 
 def cmd_evaluate(args: argparse.Namespace) -> None:
@@ -494,13 +555,23 @@ def cmd_evaluate(args: argparse.Namespace) -> None:
     known = set(model.models_)
     unknown = [m for m in ds.models if m not in known]
     if unknown:
-        raise DataError(f"the model does not know {len(unknown)} of the dataset's models "
-                        f"(e.g. {unknown[:3]}); add them with `jeirt onboard` first.")
+        raise DataError(
+            f"the model does not know {len(unknown)} of the dataset's models "
+            f"(e.g. {unknown[:3]}); add them with `jeirt onboard` first."
+        )
     _check_texts(ds, model, "--dataset")
     mask = default_split(ds, seed=args.seed).test if args.part == "test" else ds.observed
     overall, per_bench = _scores(model, ds, mask)
-    _emit({"model": args.model, "dataset": ds.name, "part": args.part, "corrections": _corrections(model),
-           "scores": overall}, args)
+    _emit(
+        {
+            "model": args.model,
+            "dataset": ds.name,
+            "part": args.part,
+            "corrections": _corrections(model),
+            "scores": overall,
+        },
+        args,
+    )
     print(per_bench.to_string(float_format=lambda x: f"{x:.4f}"))
 
 
@@ -515,9 +586,13 @@ def cmd_predict(args: argparse.Namespace) -> None:
     if args.out:
         _write_csv(args.out, table)
     best = table.idxmax(axis=1)
-    summary = {"questions": len(table), "models": len(model.models_), "out": args.out,
-               "mean_probability": float(probs.mean()),
-               "most_likely_correct": best.value_counts().head(5).to_dict()}
+    summary = {
+        "questions": len(table),
+        "models": len(model.models_),
+        "out": args.out,
+        "mean_probability": float(probs.mean()),
+        "most_likely_correct": best.value_counts().head(5).to_dict(),
+    }
     _emit(summary, args)
 
 
@@ -548,8 +623,10 @@ def cmd_onboard(args: argparse.Namespace) -> None:
     new.embeddings = embeddings
     blank = int((new.items["text"].str.strip() == "").sum())
     if blank and model.encoder_ not in new.embeddings:
-        raise DataError(f"--results {args.results}: {blank} of {new.n_items} questions have no text to embed; give "
-                        "--dataset (whose item table has the texts) or --items, or add a 'text' column.")
+        raise DataError(
+            f"--results {args.results}: {blank} of {new.n_items} questions have no text to embed; give "
+            "--dataset (whose item table has the texts) or --items, or add a 'text' column."
+        )
     try:
         model.onboard(new, replace=args.replace)
     except ValueError as err:
@@ -557,8 +634,13 @@ def cmd_onboard(args: argparse.Namespace) -> None:
     probs = model.predict_proba(new)
     labels = new.labels[new.observed]
     fit = score(probs[new.observed], labels)
-    summary = {"onboarded": new.models, "items": new.n_items, "labels": int(new.observed.sum()),
-               "prior_scale": model.onboard_prior_scale_, "fit_on_own_labels": fit}
+    summary = {
+        "onboarded": new.models,
+        "items": new.n_items,
+        "labels": int(new.observed.sum()),
+        "prior_scale": model.onboard_prior_scale_,
+        "fit_on_own_labels": fit,
+    }
     if not np.isfinite(fit.get("auc", 0.0)):
         summary["note"] = "auc is undefined: the labels are all of one class (null in --json)"
     summary["saved"] = str(args.model if args.in_place else args.out)
@@ -578,18 +660,30 @@ def cmd_route(args: argparse.Namespace) -> None:
     probs = model.predict_proba(questions["text"].astype(str).tolist())  # (n_models, n_questions)
     choice = routing.choose(probs, costs=costs.to_numpy(), lam=args.lam)
     cols = np.arange(len(questions))
-    table = pd.DataFrame({"item_id": questions["item_id"] if "item_id" in questions.columns else cols,
-                          "model": np.asarray(model.models_, dtype=object)[choice], "p_correct": probs[choice, cols],
-                          "usd_per_1k_questions": costs.to_numpy()[choice]})
+    table = pd.DataFrame(
+        {
+            "item_id": questions["item_id"] if "item_id" in questions.columns else cols,
+            "model": np.asarray(model.models_, dtype=object)[choice],
+            "p_correct": probs[choice, cols],
+            "usd_per_1k_questions": costs.to_numpy()[choice],
+        }
+    )
     if "benchmark" in questions.columns:
         table.insert(1, "benchmark", questions["benchmark"].to_numpy())
     if args.out:
         _write_csv(args.out, table, index=False)
     print(table.head(20).to_string(index=False, float_format=lambda x: f"{x:.4f}"))
-    _emit({"questions": len(table), "lam": args.lam, "out": args.out,
-           "mean_p_correct": float(table["p_correct"].mean()),
-           "mean_usd_per_1k_questions": float(table["usd_per_1k_questions"].mean()),
-           "routed_to": table["model"].value_counts().head(5).to_dict()}, args)
+    _emit(
+        {
+            "questions": len(table),
+            "lam": args.lam,
+            "out": args.out,
+            "mean_p_correct": float(table["p_correct"].mean()),
+            "mean_usd_per_1k_questions": float(table["usd_per_1k_questions"].mean()),
+            "routed_to": table["model"].value_counts().head(5).to_dict(),
+        },
+        args,
+    )
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -608,18 +702,24 @@ def _bank_and_answers(args: argparse.Namespace) -> tuple:
     if getattr(args, "results", None):  # read first: a bad file is named before any work
         table = _read_csv("--results", args.results, required=LONG_COLUMNS, numbers=("label",))
         if table.empty:
-            raise DataError(f"--results {args.results} has a header but no answers; give one row per question "
-                            "asked (model,item_id,label), or leave --results out.")
+            raise DataError(
+                f"--results {args.results} has a header but no answers; give one row per question "
+                "asked (model,item_id,label), or leave --results out."
+            )
         labels = pd.to_numeric(table["label"], errors="coerce")
         bad = (labels.isna() | ~labels.between(0, 1)).to_numpy()
         if bad.any():
-            raise DataError(f"--results {args.results}: the label on data row {int(np.flatnonzero(bad)[0]) + 1} is "
-                            f"{table['label'].iloc[int(np.flatnonzero(bad)[0])]!r}; every label must be a number "
-                            "in [0, 1].")
+            raise DataError(
+                f"--results {args.results}: the label on data row {int(np.flatnonzero(bad)[0]) + 1} is "
+                f"{table['label'].iloc[int(np.flatnonzero(bad)[0])]!r}; every label must be a number "
+                "in [0, 1]."
+            )
         repeated = table.duplicated(["model", "item_id"], keep=False).to_numpy()
         if repeated.any():
-            raise DataError(f"--results {args.results} repeats a (model, item_id) pair (data rows "
-                            f"{(np.flatnonzero(repeated) + 1)[:4].tolist()}); give one answer per question.")
+            raise DataError(
+                f"--results {args.results} repeats a (model, item_id) pair (data rows "
+                f"{(np.flatnonzero(repeated) + 1)[:4].tolist()}); give one answer per question."
+            )
     model = _load_model(args.model, getattr(args, "quiet", False))
     ds = _dataset(args.dataset)
     _check_texts(ds, model, "--dataset")
@@ -628,14 +728,18 @@ def _bank_and_answers(args: argparse.Namespace) -> tuple:
         return ds, bank, [], np.full((1, ds.n_items), np.nan), None
     unknown = sorted(set(table["item_id"]) - set(bank.item_ids))
     if unknown:
-        raise DataError(f"--results {args.results}: {len(unknown)} item_id(s) are not questions of {ds.name!r}, "
-                        f"e.g. {unknown[:5]}.")
+        raise DataError(
+            f"--results {args.results}: {len(unknown)} item_id(s) are not questions of {ds.name!r}, e.g. {unknown[:5]}."
+        )
     models = list(pd.unique(table["model"]))
     fitted = set(model.models_)
     known = [m for m in models if m in fitted]
     if known:
-        print(f"warning: --results: {len(known)} model(s) have the name of a model {args.model} already knows "
-              f"({known[:3]}); they are scored as new models from these answers alone.", file=sys.stderr)
+        print(
+            f"warning: --results: {len(known)} model(s) have the name of a model {args.model} already knows "
+            f"({known[:3]}); they are scored as new models from these answers alone.",
+            file=sys.stderr,
+        )
     matrix = np.full((len(models), bank.n_items), np.nan)
     at = (pd.Index(models).get_indexer(table["model"]), pd.Index(bank.item_ids).get_indexer(table["item_id"]))
     matrix[at] = labels.to_numpy(np.float64)
@@ -645,9 +749,11 @@ def _bank_and_answers(args: argparse.Namespace) -> tuple:
         bad = ~flags.isin(["0", "1"]).to_numpy()
         if bad.any():
             row = int(np.flatnonzero(bad)[0])
-            raise DataError(f"--results {args.results}: the {RANDOM_COLUMN!r} cell on data row {row + 1} is "
-                            f"{table[RANDOM_COLUMN].iloc[row]!r}; it must be 1 (a random draw of `jeirt suggest`) "
-                            "or 0, as suggest wrote it.")
+            raise DataError(
+                f"--results {args.results}: the {RANDOM_COLUMN!r} cell on data row {row + 1} is "
+                f"{table[RANDOM_COLUMN].iloc[row]!r}; it must be 1 (a random draw of `jeirt suggest`) "
+                "or 0, as suggest wrote it."
+            )
         drawn = np.zeros(matrix.shape, dtype=bool)
         drawn[at] = (flags == "1").to_numpy()
     return ds, bank, models, matrix, drawn
@@ -658,19 +764,44 @@ def cmd_estimate(args: argparse.Namespace) -> None:
     from jeirt.tasks.evaluation import estimate_scores
 
     ds, bank, models, labels, drawn = _bank_and_answers(args)
-    scores = estimate_scores(bank, labels, ~np.isnan(labels), draws=args.draws, level=args.level,
-                             seed=args.seed, models=models, sampled=drawn, progress=not args.quiet)
-    summary = {"dataset": ds.name, "questions": bank.n_items, "level": args.level,
-               "interval": "predictive: posterior draws of the vector, then Bernoulli draws of the answers "
-                           "not asked",
-               "models": {m: {"asked": int(block["asked"].iloc[0]),
-                              **{row.group: {"estimate": row.estimate, "sd": row.sd, "lower": row.lower,
-                                             "upper": row.upper, "asked": row.asked}
-                                 for row in block.itertuples()}}
-                          for m, block in scores.groupby("model", sort=False)}}
+    scores = estimate_scores(
+        bank,
+        labels,
+        ~np.isnan(labels),
+        draws=args.draws,
+        level=args.level,
+        seed=args.seed,
+        models=models,
+        sampled=drawn,
+        progress=not args.quiet,
+    )
+    summary = {
+        "dataset": ds.name,
+        "questions": bank.n_items,
+        "level": args.level,
+        "interval": "predictive: posterior draws of the vector, then Bernoulli draws of the answers not asked",
+        "models": {
+            m: {
+                "asked": int(block["asked"].iloc[0]),
+                **{
+                    row.group: {
+                        "estimate": row.estimate,
+                        "sd": row.sd,
+                        "lower": row.lower,
+                        "upper": row.upper,
+                        "asked": row.asked,
+                    }
+                    for row in block.itertuples()
+                },
+            }
+            for m, block in scores.groupby("model", sort=False)
+        },
+    }
     for m, block in scores.groupby("model", sort=False):
-        print(f"{m}: {int(block['asked'].iloc[0])} answers, estimated accuracy on {ds.name} "
-              f"({bank.n_items} questions), {args.level:.0%} predictive interval")
+        print(
+            f"{m}: {int(block['asked'].iloc[0])} answers, estimated accuracy on {ds.name} "
+            f"({bank.n_items} questions), {args.level:.0%} predictive interval"
+        )
         print(block.drop(columns="model").to_string(index=False, float_format=lambda x: f"{x:.3f}"))
     if args.json:
         write_json(args.json, summary)
@@ -689,7 +820,7 @@ def cmd_suggest(args: argparse.Namespace) -> None:
     ds, bank, models, labels, drawn = _bank_and_answers(args)
     extra = [m for m in _list([args.models]) if m not in models] if args.models else []
     if extra:
-        labels = np.vstack([labels[:len(models)], np.full((len(extra), bank.n_items), np.nan)])
+        labels = np.vstack([labels[: len(models)], np.full((len(extra), bank.n_items), np.nan)])
         drawn = None if drawn is None else np.vstack([drawn, np.zeros((len(extra), bank.n_items), dtype=bool)])
         models = models + extra
     models = models or ["new-model"]
@@ -713,24 +844,43 @@ def cmd_suggest(args: argparse.Namespace) -> None:
         for n in np.unique(rest[rest > 0]):
             rows = np.flatnonzero(rest == n)
             part = posterior if len(rows) == len(models) else _posterior_rows(posterior, rows)
-            picks[rows, args.k - n:] = next_items(bank, part, int(n), candidates[rows], target=target,
-                                                  progress=not args.quiet)
+            picks[rows, args.k - n :] = next_items(
+                bank, part, int(n), candidates[rows], target=target, progress=not args.quiet
+            )
     elif args.rule == "kmeans":  # one clustering per model (seed --seed + its position): each its own set
-        picks = np.concatenate([select_items(bank, args.k, "kmeans", candidates=candidates[i:i + 1],
-                                             seed=(args.seed + i) % 2**32) for i in range(len(models))])
+        picks = np.concatenate(
+            [
+                select_items(bank, args.k, "kmeans", candidates=candidates[i : i + 1], seed=(args.seed + i) % 2**32)
+                for i in range(len(models))
+            ]
+        )
     else:  # random, stratified: a draw each from one generator
-        picks = select_items(bank, args.k, args.rule, candidates=candidates, seed=args.seed,
-                             progress=len(models) > 1 and not args.quiet)
+        picks = select_items(
+            bank, args.k, args.rule, candidates=candidates, seed=args.seed, progress=len(models) > 1 and not args.quiet
+        )
         random[:] = True
-    table = pd.DataFrame({"model": np.repeat(models, args.k), "item_id": bank.item_ids[picks].ravel(),
-                          "benchmark": bank.groups[picks].ravel(), "text": bank.texts[picks].ravel(),
-                          RANDOM_COLUMN: random.ravel().astype(int)})
+    table = pd.DataFrame(
+        {
+            "model": np.repeat(models, args.k),
+            "item_id": bank.item_ids[picks].ravel(),
+            "benchmark": bank.groups[picks].ravel(),
+            "text": bank.texts[picks].ravel(),
+            RANDOM_COLUMN: random.ravel().astype(int),
+        }
+    )
     if args.out:
         _write_csv(args.out, table, index=False)
-    summary = {"dataset": ds.name, "rule": args.rule, "k": args.k, "models": len(models),
-               "already_answered": int(asked.sum()), "random_draws": int(random.sum()),
-               "per_benchmark": table.groupby("benchmark").size().floordiv(len(models)).to_dict(), "out": args.out,
-               "item_ids": {m: block["item_id"].tolist() for m, block in table.groupby("model", sort=False)}}
+    summary = {
+        "dataset": ds.name,
+        "rule": args.rule,
+        "k": args.k,
+        "models": len(models),
+        "already_answered": int(asked.sum()),
+        "random_draws": int(random.sum()),
+        "per_benchmark": table.groupby("benchmark").size().floordiv(len(models)).to_dict(),
+        "out": args.out,
+        "item_ids": {m: block["item_id"].tolist() for m, block in table.groupby("model", sort=False)},
+    }
     _emit({k: v for k, v in summary.items() if k != "item_ids"}, args)
     if args.json:
         write_json(args.json, summary)
@@ -740,9 +890,13 @@ def _posterior_rows(posterior, rows: np.ndarray):
     """The posteriors of some models only (`jeirt.tasks.evaluation.Posterior`'s rows `rows`)."""
     from dataclasses import replace
 
-    return replace(posterior, mean=posterior.mean[rows], cov=posterior.cov[rows],
-                   basis=None if posterior.basis is None else posterior.basis[rows],
-                   floor=None if posterior.floor is None else posterior.floor[rows])
+    return replace(
+        posterior,
+        mean=posterior.mean[rows],
+        cov=posterior.cov[rows],
+        basis=None if posterior.basis is None else posterior.basis[rows],
+        floor=None if posterior.floor is None else posterior.floor[rows],
+    )
 
 
 def add_evaluation_parsers(subparsers: argparse._SubParsersAction) -> None:
@@ -751,10 +905,18 @@ def add_evaluation_parsers(subparsers: argparse._SubParsersAction) -> None:
 
     def common(p: argparse.ArgumentParser) -> None:
         p.add_argument("--model", required=True, help="a model saved by `jeirt fit` (.pt)")
-        p.add_argument("--dataset", required=True, help="the questions: a dataset name or results CSV; their "
-                       "texts or precomputed embeddings place them in the model's geometry")
-        p.add_argument("--prior", choices=PRIORS, default="full",
-                       help="prior on the new model's vector, from the saved model's vectors (default full)")
+        p.add_argument(
+            "--dataset",
+            required=True,
+            help="the questions: a dataset name or results CSV; their "
+            "texts or precomputed embeddings place them in the model's geometry",
+        )
+        p.add_argument(
+            "--prior",
+            choices=PRIORS,
+            default="full",
+            help="prior on the new model's vector, from the saved model's vectors (default full)",
+        )
         p.add_argument("--seed", type=int, default=0)
         p.add_argument("--json", help="also write the summary to this JSON file")
         p.add_argument("--quiet", action="store_true", help="no progress bars")
@@ -762,11 +924,15 @@ def add_evaluation_parsers(subparsers: argparse._SubParsersAction) -> None:
     text = "estimate a new model's accuracy overall and per benchmark from its answers to a few questions"
     p = subparsers.add_parser("estimate", help=text, description=text)
     common(p)
-    p.add_argument("--results", required=True, help="long CSV model,item_id,label: the answers so far, with "
-                   f"`jeirt suggest`'s {RANDOM_COLUMN!r} column (1: a random draw, 0: an adaptive pick) kept beside "
-                   "them: only the random draws then teach the estimate how far the model misfits this new "
-                   "model (without the column every answer counts as a random draw, as the random and "
-                   "stratified rules make them; answers from an adaptive rule then make the interval too sure)")
+    p.add_argument(
+        "--results",
+        required=True,
+        help="long CSV model,item_id,label: the answers so far, with "
+        f"`jeirt suggest`'s {RANDOM_COLUMN!r} column (1: a random draw, 0: an adaptive pick) kept beside "
+        "them: only the random draws then teach the estimate how far the model misfits this new "
+        "model (without the column every answer counts as a random draw, as the random and "
+        "stratified rules make them; answers from an adaptive rule then make the interval too sure)",
+    )
     p.add_argument("--draws", type=int, default=200, help="posterior draws for the interval (default 200)")
     p.add_argument("--level", type=float, default=0.9, help="interval level (default 0.9)")
     p.set_defaults(func=cmd_estimate)
@@ -775,20 +941,33 @@ def add_evaluation_parsers(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser("suggest", help=text, description=text)
     common(p)
     p.add_argument("--k", type=int, required=True, help="how many questions to suggest")
-    p.add_argument("--rule", choices=RULES, default="stratified",
-                   help="selection rule (default stratified; random and stratified are the safe choices, the "
-                        "others trust the model about the questions they skip). Each model gets its own "
-                        "questions, none it has answered: random and stratified draw them for each model, "
-                        "kmeans clusters the questions once per model (seed --seed plus the model's position); "
-                        "adaptive and adaptive-accuracy draw half of all the model's questions at random (a draw "
-                        "each; the output's 'random' column marks them: keep it in the answers for `jeirt "
-                        "estimate`) and pick the rest as the most informative given the model's answers so far")
-    p.add_argument("--results", help="long CSV model,item_id,label of the models' answers so far (optional); "
-                   "each model of it gets its own questions")
-    p.add_argument("--models", help="comma-separated names of new models without answers yet, each with its own "
-                   "questions as --rule says (default: one, 'new-model', when --results is not given)")
-    p.add_argument("--out", help="write the suggested questions here (CSV model,item_id,benchmark,text,random; "
-                   "random: 1 for a random draw, 0 for a pick of kmeans or an adaptive rule)")
+    p.add_argument(
+        "--rule",
+        choices=RULES,
+        default="stratified",
+        help="selection rule (default stratified; random and stratified are the safe choices, the "
+        "others trust the model about the questions they skip). Each model gets its own "
+        "questions, none it has answered: random and stratified draw them for each model, "
+        "kmeans clusters the questions once per model (seed --seed plus the model's position); "
+        "adaptive and adaptive-accuracy draw half of all the model's questions at random (a draw "
+        "each; the output's 'random' column marks them: keep it in the answers for `jeirt "
+        "estimate`) and pick the rest as the most informative given the model's answers so far",
+    )
+    p.add_argument(
+        "--results",
+        help="long CSV model,item_id,label of the models' answers so far (optional); "
+        "each model of it gets its own questions",
+    )
+    p.add_argument(
+        "--models",
+        help="comma-separated names of new models without answers yet, each with its own "
+        "questions as --rule says (default: one, 'new-model', when --results is not given)",
+    )
+    p.add_argument(
+        "--out",
+        help="write the suggested questions here (CSV model,item_id,benchmark,text,random; "
+        "random: 1 for a random draw, 0 for a pick of kmeans or an adaptive rule)",
+    )
     p.set_defaults(func=cmd_suggest)
 
 
@@ -803,24 +982,44 @@ def _list(values: Sequence[str] | None) -> list[str]:
 
 def add_compare_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     """Add `compare` to the `jeirt` command's subparsers."""
-    from jeirt.tasks import METHOD_NAMES as METHODS, VARIANT_NAMES as VARIANTS
+    from jeirt.tasks import METHOD_NAMES as METHODS
+    from jeirt.tasks import VARIANT_NAMES as VARIANTS
 
     text = "fit every method on several seeds of a split and tabulate accuracy, AUC, Brier, ECE, fit time"
     p = subparsers.add_parser("compare", help=text, description=text)
-    p.add_argument("--dataset", action="append", required=True,
-                   help="dataset name or results CSV; repeat the option or separate names by commas")
-    p.add_argument("--encoder", action="append", default=None,
-                   help="frozen question encoder(s), repeatable or comma-separated (default all-MiniLM-L6-v2)")
-    p.add_argument("--split", default="question", help="'question' (default), 'without:<benchmark>' or "
-                   "'known:<n>' (n new models onboarded onto questions the others answered)")
+    p.add_argument(
+        "--dataset",
+        action="append",
+        required=True,
+        help="dataset name or results CSV; repeat the option or separate names by commas",
+    )
+    p.add_argument(
+        "--encoder",
+        action="append",
+        default=None,
+        help="frozen question encoder(s), repeatable or comma-separated (default all-MiniLM-L6-v2)",
+    )
+    p.add_argument(
+        "--split",
+        default="question",
+        help="'question' (default), 'without:<benchmark>' or "
+        "'known:<n>' (n new models onboarded onto questions the others answered)",
+    )
     p.add_argument("--seeds", default="0,1,2", help="comma-separated seeds (default 0,1,2)")
-    p.add_argument("--methods", default=",".join(METHODS), help=f"comma-separated subset of {','.join(METHODS)}; "
-                   f"variants beyond the paper, run only when named: {','.join(VARIANTS)}")
+    p.add_argument(
+        "--methods",
+        default=",".join(METHODS),
+        help=f"comma-separated subset of {','.join(METHODS)}; "
+        f"variants beyond the paper, run only when named: {','.join(VARIANTS)}",
+    )
     p.add_argument("--out", help="write the runs here (.csv; a .json with config and summary goes beside it)")
     p.add_argument("--json", help="also write the summary table to this JSON file")
     p.add_argument("--threads", type=int, help="torch CPU threads (default: torch's own)")
-    p.add_argument("--encode-missing", action="store_true",
-                   help="encode texts when a dataset has no precomputed embeddings (slow on a CPU)")
+    p.add_argument(
+        "--encode-missing",
+        action="store_true",
+        help="encode texts when a dataset has no precomputed embeddings (slow on a CPU)",
+    )
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=run_compare_command)
     return p
@@ -835,9 +1034,16 @@ def run_compare_command(args: argparse.Namespace) -> int:
     seeds = [int(s) for s in _list([args.seeds])]  # checked by validate: whole numbers, each once
     if args.threads is not None:
         torch.set_num_threads(args.threads)
-    runs = compare(_list(args.dataset), _list(args.encoder) or ["all-MiniLM-L6-v2"], seeds,
-                   _list([args.methods]), split=args.split, out=args.out,
-                   encode_missing=args.encode_missing, progress=not args.quiet)
+    runs = compare(
+        _list(args.dataset),
+        _list(args.encoder) or ["all-MiniLM-L6-v2"],
+        seeds,
+        _list([args.methods]),
+        split=args.split,
+        out=args.out,
+        encode_missing=args.encode_missing,
+        progress=not args.quiet,
+    )
     summary = summarize(runs)
     print(format_table(summary))
     lead = margins(summary)
@@ -852,8 +1058,14 @@ def run_compare_command(args: argparse.Namespace) -> int:
 
 
 # The suffix each command's --out takes (checked before any work: `_check_options`)
-OUT_SUFFIXES = {cmd_fit: ".pt", cmd_onboard: ".pt", cmd_predict: ".csv", cmd_route: ".csv", cmd_suggest: ".csv",
-                run_compare_command: ".csv"}
+OUT_SUFFIXES = {
+    cmd_fit: ".pt",
+    cmd_onboard: ".pt",
+    cmd_predict: ".csv",
+    cmd_route: ".csv",
+    cmd_suggest: ".csv",
+    run_compare_command: ".csv",
+}
 
 
 class _StoreOnce(argparse._StoreAction):
@@ -869,13 +1081,18 @@ class _StoreOnce(argparse._StoreAction):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="jeirt", description=__doc__.split("\n")[0], epilog=EXIT_CODES,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="jeirt",
+        description=__doc__.split("\n")[0],
+        epilog=EXIT_CODES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.add_argument("--debug", action="store_true", help="show the full traceback of any failure")
     sub = parser.add_subparsers(dest="command", required=True)
     common = argparse.ArgumentParser(add_help=False)  # options every command takes, after its name too
-    common.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
-                        help="show the full traceback of any failure")
+    common.add_argument(
+        "--debug", action="store_true", default=argparse.SUPPRESS, help="show the full traceback of any failure"
+    )
     common.add_argument("--force", action="store_true", help="replace output files that exist")
     sub_parser = sub.add_parser
 
@@ -897,41 +1114,69 @@ def build_parser() -> argparse.ArgumentParser:
         return p
 
     p = add("data", cmd_data, "list the local datasets, describe one, or verify their checksums")
-    p.add_argument("dataset", nargs="?", help="dataset name or results CSV; 'verify' re-hashes every file "
-                                              "listed in $JEIRT_DATA/checksums.json")
+    p.add_argument(
+        "dataset",
+        nargs="?",
+        help="dataset name or results CSV; 'verify' re-hashes every file listed in $JEIRT_DATA/checksums.json",
+    )
 
-    p = add("fit", cmd_fit, "train JE-IRT and report test scores (on EmbedLLM's official split, "
-                                "else a seeded 80/10/10 question split)")
+    p = add(
+        "fit",
+        cmd_fit,
+        "train JE-IRT and report test scores (on EmbedLLM's official split, else a seeded 80/10/10 question split)",
+    )
     p.add_argument("--dataset", required=True, help="'embedllm', a folder under $JEIRT_DATA, or a results CSV")
     p.add_argument("--encoder", default="all-MiniLM-L6-v2")
     p.add_argument("--d", type=int, default=256, help="embedding dimension (default 256)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--max-epochs", type=int, help="upper bound on epochs (default: the recipe's)")
-    p.add_argument("--recipe", choices=["fast", "paper"], default="fast",
-                   help="training recipe: fast (default) or paper (the JE-IRT authors' code: N(0, 1) model vectors, AdamW lr 3e-5, early stopping)")
-    p.add_argument("--search", action="store_true",
-                   help="bounded hyperparameter search on the validation labels (lr, regularisation, d)")
-    p.add_argument("--search-budget", type=float, default=300.0,
-                   help="seconds after which the search starts no new candidate (default 300)")
+    p.add_argument(
+        "--recipe",
+        choices=["fast", "paper"],
+        default="fast",
+        help="training recipe: fast (default) or paper (the JE-IRT authors' code: N(0, 1) model vectors, "
+        "AdamW lr 3e-5, early stopping)",
+    )
+    p.add_argument(
+        "--search",
+        action="store_true",
+        help="bounded hyperparameter search on the validation labels (lr, regularisation, d)",
+    )
+    p.add_argument(
+        "--search-budget",
+        type=float,
+        default=300.0,
+        help="seconds after which the search starts no new candidate (default 300)",
+    )
     p.add_argument("--no-calibrate", action="store_true", help="skip temperature scaling on the validation labels")
     p.add_argument("--limit-items", type=int, help="train on a seeded sample of this many questions")
     p.add_argument("--device", help="torch device (default: CUDA, MPS, CPU)")
     p.add_argument("--out", help="save the fitted model here (.pt)")
     p.add_argument("--per-benchmark", action="store_true", help="also print scores per benchmark")
-    p.add_argument("--corrections", action="store_true",
-                   help="also fit per-question corrections from the known models' training answers (the API's "
-                        "question_correction=True), saved in the model; `jeirt evaluate` shows them")
+    p.add_argument(
+        "--corrections",
+        action="store_true",
+        help="also fit per-question corrections from the known models' training answers (the API's "
+        "question_correction=True), saved in the model; `jeirt evaluate` shows them",
+    )
 
     p = add("evaluate", cmd_evaluate, "score a saved model on a dataset")
     p.add_argument("--model", required=True)
     p.add_argument("--dataset", required=True)
-    p.add_argument("--part", choices=["test", "all"], default="test",
-                   help="the split's test part (default: the dataset's own split where it ships one, as EmbedLLM "
-                   "does, else the seeded question split) or every label")
+    p.add_argument(
+        "--part",
+        choices=["test", "all"],
+        default="test",
+        help="the split's test part (default: the dataset's own split where it ships one, as EmbedLLM "
+        "does, else the seeded question split) or every label",
+    )
     p.add_argument("--seed", type=int, default=0, help="seed of the question split (unused with an official split)")
-    p.add_argument("--results", help="long CSV model,item_id,label of onboarded models' answers on the dataset's "
-                   "questions: score those models (on the split's test part: onboard them from the other "
-                   "questions' answers for an out-of-sample score)")
+    p.add_argument(
+        "--results",
+        help="long CSV model,item_id,label of onboarded models' answers on the dataset's "
+        "questions: score those models (on the split's test part: onboard them from the other "
+        "questions' answers for an out-of-sample score)",
+    )
 
     p = add("predict", cmd_predict, "P(correct) of every known model on new questions (CSV with a text column)")
     p.add_argument("--model", required=True)
@@ -946,16 +1191,26 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--duplicates", choices=["error", "mean", "first"], default="error")
     p.add_argument("--replace", action="store_true", help="refit models the model already knows")
     p.add_argument("--out", help="save the extended model to this new file (or give --in-place)")
-    p.add_argument("--in-place", action="store_true",
-                   help="replace --model with the extended model (atomically: a kill leaves the old one)")
+    p.add_argument(
+        "--in-place",
+        action="store_true",
+        help="replace --model with the extended model (atomically: a kill leaves the old one)",
+    )
 
     p = add("route", cmd_route, "send each new question to the model most likely right, net of lam x cost")
     p.add_argument("--model", required=True)
     p.add_argument("--questions", required=True, help="CSV with columns text and optionally item_id, benchmark")
-    p.add_argument("--prices", help="price table CSV (model,usd_per_mtok_input,usd_per_mtok_output,...); "
-                                    "default: the table that ships with jeirt (jeirt/tasks/prices.csv)")
-    p.add_argument("--lam", type=float, default=0.0,
-                   help="probability given up per USD per 1,000 questions (default 0: ignore cost)")
+    p.add_argument(
+        "--prices",
+        help="price table CSV (model,usd_per_mtok_input,usd_per_mtok_output,...); "
+        "default: the table that ships with jeirt (jeirt/tasks/prices.csv)",
+    )
+    p.add_argument(
+        "--lam",
+        type=float,
+        default=0.0,
+        help="probability given up per USD per 1,000 questions (default 0: ignore cost)",
+    )
     p.add_argument("--out", help="write item_id, model, p_correct, usd_per_1k_questions here (CSV)")
 
     add_compare_parser(sub)  # jeirt compare: every method side by side
@@ -967,8 +1222,9 @@ def _internal(err: BaseException) -> tuple[int, str]:
     """Exit code and message for an exception no check anticipated."""
     torch = sys.modules.get("torch")  # not imported: the failure cannot be torch's
     if isinstance(err, MemoryError) or (torch is not None and isinstance(err, torch.cuda.OutOfMemoryError)):
-        return EnvironmentFailure.code, (f"out of memory ({type(err).__name__}); use a smaller --d, "
-                                         "--limit-items, or a machine with more memory.")
+        return EnvironmentFailure.code, (
+            f"out of memory ({type(err).__name__}); use a smaller --d, --limit-items, or a machine with more memory."
+        )
     if isinstance(err, ConnectionError):
         return EnvironmentFailure.code, f"network: {err}"
     from jeirt.files import WriteError
@@ -979,8 +1235,10 @@ def _internal(err: BaseException) -> tuple[int, str]:
         return EnvironmentFailure.code, f"{err.strerror}: {err.filename or err}"
     if isinstance(err, (ValueError, KeyError)):  # the library's checks of the data it was given
         return DataError.code, str(err.args[0] if isinstance(err, KeyError) and err.args else err)
-    return 1, (f"internal error ({type(err).__name__}: {err}); this is a bug in jeirt: rerun with --debug "
-               "and report the traceback.")
+    return 1, (
+        f"internal error ({type(err).__name__}: {err}); this is a bug in jeirt: rerun with --debug "
+        "and report the traceback."
+    )
 
 
 def main(argv: list[str] | None = None) -> int:

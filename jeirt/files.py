@@ -11,6 +11,7 @@ machine (`remove_stale_temporaries`). A failed write raises `WriteError`, which 
 A command never writes over what it reads, the datasets and their checksum manifest under
 `$JEIRT_DATA`, or a file of the installed jeirt package; `force` replaces only earlier outputs.
 """
+
 from __future__ import annotations
 
 import json
@@ -134,8 +135,11 @@ def atomic_write_many(files: Sequence[tuple[str | Path, Callable[[BinaryIO], obj
             except OSError as err:
                 if isinstance(err, WriteError):
                     raise
-                raise WriteError(err.errno, f"could not write {path} ({err.strerror or err}); free space or "
-                                 "choose another path", str(path)) from err
+                raise WriteError(
+                    err.errno,
+                    f"could not write {path} ({err.strerror or err}); free space or choose another path",
+                    str(path),
+                ) from err
         for path, tmp in zip(targets, temporaries):  # the moves back to back; the flushes after them all
             try:
                 os.replace(tmp, path)
@@ -217,8 +221,9 @@ def _writable_folder(folder: Path) -> bool:
         return False
 
 
-def check_output(path: str | Path, *, reads: Sequence[tuple[str, Path]] = (), force: bool = False,
-                 replaces: str | None = None) -> Path:
+def check_output(
+    path: str | Path, *, reads: Sequence[tuple[str, Path]] = (), force: bool = False, replaces: str | None = None
+) -> Path:
     """The file writing `path` will replace (a link's target), or `OutputRefused` saying why not.
 
     Refused: an empty path; a folder, a missing or unwritable folder, a name over `NAME_BYTES` bytes;
@@ -231,8 +236,10 @@ def check_output(path: str | Path, *, reads: Sequence[tuple[str, Path]] = (), fo
     path = Path(path).expanduser()
     size = len(path.name.encode("utf-8", errors="surrogateescape"))
     if size > NAME_BYTES:  # before any look at the disk, which would fail on it
-        raise OutputRefused(f"{path}: the file name is {size} bytes long; file systems take at most {NAME_BYTES}, "
-                            "choose a shorter name.")
+        raise OutputRefused(
+            f"{path}: the file name is {size} bytes long; file systems take at most {NAME_BYTES}, "
+            "choose a shorter name."
+        )
     target = _target(path)
     if os.path.isdir(target):
         raise OutputRefused(f"{path} is a folder; give a file name inside it.")
@@ -243,11 +250,14 @@ def check_output(path: str | Path, *, reads: Sequence[tuple[str, Path]] = (), fo
             raise OutputRefused(f"{path} is also {what}: jeirt never overwrites an input; write to another file.")
     why = protected(target)
     if why:
-        raise OutputRefused(f"{path} is {why}: jeirt never writes there, with or without --force; write "
-                            "to another file.")
+        raise OutputRefused(
+            f"{path} is {why}: jeirt never writes there, with or without --force; write to another file."
+        )
     if not _writable_folder(target.parent):
-        raise OutputRefused(f"{path} cannot be written: the folder {target.parent} does not take new files "
-                            "(permissions or a read-only disk); choose another path.")
+        raise OutputRefused(
+            f"{path} cannot be written: the folder {target.parent} does not take new files "
+            "(permissions or a read-only disk); choose another path."
+        )
     if target.exists() and not force and replaces is None:
         raise OutputRefused(f"{path} exists; pass --force to replace it, or choose another name.")
     return target
@@ -316,6 +326,10 @@ def run_record(script: str, argv: list[str] | None = None) -> dict:
     from jeirt import __version__
 
     args = sys.argv[1:] if argv is None else argv
-    return {"command": f"python {script} " + shlex.join(args), "jeirt_version": __version__,
-            "torch_version": torch.__version__, "python": platform.python_version(),
-            "started": datetime.now(timezone.utc).isoformat(timespec="seconds")}
+    return {
+        "command": f"python {script} " + shlex.join(args),
+        "jeirt_version": __version__,
+        "torch_version": torch.__version__,
+        "python": platform.python_version(),
+        "started": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+    }

@@ -18,14 +18,16 @@ are this machine's own files, read back with `torch.load(weights_only=False)`, s
 cache at files from elsewhere. An entry that cannot be read is refitted and replaced, with a warning.
 `fit_many` runs independent fits in worker processes, one per core, each through the cache.
 """
+
 from __future__ import annotations
 
 import hashlib
 import json
 import os
 import warnings
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence, TypeVar
+from typing import TypeVar
 
 import numpy as np
 import sklearn
@@ -49,8 +51,13 @@ def code_version() -> str:
         if rel.parts[0] == "book":
             continue
         digest.update(rel.as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
-    versions = [jeirt.__version__, torch.__version__, np.__version__, sklearn.__version__,
-                str(settings.default_device())]
+    versions = [
+        jeirt.__version__,
+        torch.__version__,
+        np.__version__,
+        sklearn.__version__,
+        str(settings.default_device()),
+    ]
     digest.update(" ".join(versions).encode())
     return digest.hexdigest()
 
@@ -121,20 +128,28 @@ def fit_cached(estimator: E, ds: Dataset, split: Split, folder: str | Path | Non
         try:
             cached = torch.load(path, weights_only=False)
         except Exception as err:  # a damaged entry: refit below and replace it
-            warnings.warn(f"fit cache entry {path} could not be read ({type(err).__name__}: {err}); refitting.",
-                          stacklevel=2)
+            warnings.warn(
+                f"fit cache entry {path} could not be read ({type(err).__name__}: {err}); refitting.", stacklevel=2
+            )
         else:
             if type(cached) is type(estimator):
                 return cached
-            warnings.warn(f"fit cache entry {path} holds a {type(cached).__name__}, not a "
-                          f"{type(estimator).__name__}; refitting.", stacklevel=2)
+            warnings.warn(
+                f"fit cache entry {path} holds a {type(cached).__name__}, not a {type(estimator).__name__}; refitting.",
+                stacklevel=2,
+            )
     estimator.fit(ds, split)
     atomic_write(path, lambda f: torch.save(estimator, f))
     return estimator
 
 
-def fit_many(estimators: Sequence[E], ds: Dataset | Sequence[Dataset], splits: Sequence[Split],
-             n_jobs: int | None = None, folder: str | Path | None = None) -> list[E]:
+def fit_many(
+    estimators: Sequence[E],
+    ds: Dataset | Sequence[Dataset],
+    splits: Sequence[Split],
+    n_jobs: int | None = None,
+    folder: str | Path | None = None,
+) -> list[E]:
     """`fit_cached(estimators[i], ds, splits[i])` for every i, independent fits side by side.
 
     `ds` is one dataset for every fit, or one per estimator (fits on different labels of the same
@@ -147,8 +162,9 @@ def fit_many(estimators: Sequence[E], ds: Dataset | Sequence[Dataset], splits: S
         raise ValueError(f"{len(estimators)} estimators and {len(splits)} splits; give one split per estimator.")
     datasets = [ds] * len(estimators) if isinstance(ds, Dataset) else list(ds)
     if len(datasets) != len(estimators):
-        raise ValueError(f"{len(estimators)} estimators and {len(datasets)} datasets; give one dataset, or one "
-                         "per estimator.")
+        raise ValueError(
+            f"{len(estimators)} estimators and {len(datasets)} datasets; give one dataset, or one per estimator."
+        )
     jobs = settings.workers() if n_jobs is None else int(n_jobs)
     if jobs < 1:
         raise ValueError(f"n_jobs={n_jobs}; expected a positive number of worker processes (or None).")

@@ -1,6 +1,7 @@
 """Ctrl-C on the command line: the exit status and the one line an interrupt ends `jeirt` with, and the
 SIGINT handlers the console entry (`jeirt/__main__.py`) installs. Standard library only, so that the
 entry can install them before anything else is imported."""
+
 import os
 import signal
 import sys

@@ -7,6 +7,7 @@ scores a (n_models, n_items) prediction under a mask, overall, per model and per
 `reliability` gives the bins behind ECE, `scale_temperature` undoes (or applies) temperature scaling,
 and `ece_bootstrap` / `ece_floor` say how much ECE a finite set of questions leaves by chance.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -59,9 +60,15 @@ def reliability(probs: np.ndarray, labels: np.ndarray, n_bins: int = 15) -> pd.D
     bins = np.minimum((probs * n_bins).astype(int), n_bins - 1)  # as `ece` bins them
     n = np.bincount(bins, minlength=n_bins)
     keep = n > 0
-    table = pd.DataFrame({"low": np.arange(n_bins) / n_bins, "high": np.arange(1, n_bins + 1) / n_bins, "n": n,
-                          "mean_prob": np.bincount(bins, probs, n_bins) / np.maximum(n, 1),
-                          "mean_label": np.bincount(bins, labels, n_bins) / np.maximum(n, 1)})
+    table = pd.DataFrame(
+        {
+            "low": np.arange(n_bins) / n_bins,
+            "high": np.arange(1, n_bins + 1) / n_bins,
+            "n": n,
+            "mean_prob": np.bincount(bins, probs, n_bins) / np.maximum(n, 1),
+            "mean_label": np.bincount(bins, labels, n_bins) / np.maximum(n, 1),
+        }
+    )
     return table[keep].reset_index(drop=True)
 
 
@@ -74,8 +81,9 @@ def scale_temperature(probs: np.ndarray, temperature: float) -> np.ndarray:
     return 1.0 / (1.0 + np.exp(-(np.log(p) - np.log1p(-p)) / temperature))
 
 
-def _question_bins(probs: np.ndarray, labels: np.ndarray, questions: np.ndarray,
-                   n_bins: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _question_bins(
+    probs: np.ndarray, labels: np.ndarray, questions: np.ndarray, n_bins: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per question and `ece` bin: labels, sum of probabilities, sum of labels, each (n_questions, n_bins)."""
     _, q = np.unique(np.asarray(questions), return_inverse=True)
     bins = np.minimum((probs * n_bins).astype(int), n_bins - 1)
@@ -83,8 +91,9 @@ def _question_bins(probs: np.ndarray, labels: np.ndarray, questions: np.ndarray,
     return tuple(np.bincount(cell, w, size).reshape(-1, n_bins) for w in (None, probs, labels))
 
 
-def ece_bootstrap(probs: np.ndarray, labels: np.ndarray, questions: np.ndarray, n_boot: int = 1000,
-                  seed: int = 0, n_bins: int = 15) -> np.ndarray:
+def ece_bootstrap(
+    probs: np.ndarray, labels: np.ndarray, questions: np.ndarray, n_boot: int = 1000, seed: int = 0, n_bins: int = 15
+) -> np.ndarray:
     """`ece` on `n_boot` resamples of the questions (with replacement, each with all its labels): how
     much the test ECE moves with which questions were drawn. Labels of one question are correlated
     across models, so the question, not the label, is the unit that is resampled. (n_boot,)"""
@@ -103,14 +112,15 @@ def question_spread(probs: np.ndarray, labels: np.ndarray, questions: np.ndarray
     _, q = np.unique(np.asarray(questions).ravel(), return_inverse=True)
     count = np.bincount(q)
     resid = np.bincount(q, labels - probs) / count  # (n_questions,) mean residual of each question
-    noise = np.bincount(q, probs * (1 - probs)) / count ** 2  # its variance if labels were coin flips
+    noise = np.bincount(q, probs * (1 - probs)) / count**2  # its variance if labels were coin flips
     margin = np.bincount(q, np.minimum(probs, 1 - probs)) / count
-    excess = np.mean(resid ** 2) - np.mean(noise)
+    excess = np.mean(resid**2) - np.mean(noise)
     return float(np.sqrt(max(excess, 0.0)) / np.mean(margin))
 
 
-def ece_floor(probs: np.ndarray, questions: np.ndarray, spread: float = 0.0, n_sim: int = 200, seed: int = 0,
-              n_bins: int = 15) -> np.ndarray:
+def ece_floor(
+    probs: np.ndarray, questions: np.ndarray, spread: float = 0.0, n_sim: int = 200, seed: int = 0, n_bins: int = 15
+) -> np.ndarray:
     """ECE of `probs` against `n_sim` sets of labels for which they are calibrated by construction: the
     ECE a perfectly calibrated predictor shows on these questions by chance. (n_sim,)
 
@@ -155,16 +165,18 @@ def evaluate(probs: np.ndarray, ds: Dataset, mask: np.ndarray) -> dict:
     if probs.shape != ds.labels.shape or mask.shape != ds.labels.shape:
         raise ValueError(f"probs {probs.shape} and mask {mask.shape} must match the labels {ds.labels.shape}.")
     mask = mask & ds.observed
-    per_model = {m: score(probs[i, mask[i]], ds.labels[i, mask[i]])
-                 for i, m in enumerate(ds.models) if mask[i].any()}
+    per_model = {m: score(probs[i, mask[i]], ds.labels[i, mask[i]]) for i, m in enumerate(ds.models) if mask[i].any()}
     per_bench = {}
     for bench, cols in ds.items.groupby("benchmark", sort=False).indices.items():
         sub = mask[:, cols]
         if sub.any():
             per_bench[bench] = score(probs[:, cols][sub], ds.labels[:, cols][sub])
     table = lambda rows, name: pd.DataFrame(rows).T.rename_axis(name).astype({"n": int})  # noqa: E731
-    return {"overall": score(probs[mask], ds.labels[mask]),
-            "per_model": table(per_model, "model"), "per_benchmark": table(per_bench, "benchmark")}
+    return {
+        "overall": score(probs[mask], ds.labels[mask]),
+        "per_model": table(per_model, "model"),
+        "per_benchmark": table(per_bench, "benchmark"),
+    }
 
 
 def spearman(a: np.ndarray, b: np.ndarray) -> float:

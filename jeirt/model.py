@@ -12,6 +12,7 @@ and every LLM m has a free vector E_M. The probability that m answers q correctl
 so the direction of E_Q says what a question is about and its norm how hard it is. `jeirt_logits`
 (torch, for training) and `probability` (numpy, for analysis) are the only places Eq. (3) is written.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -54,7 +55,7 @@ class Adapter(nn.Module):
 # "small": scale 0.1, every model starts near P = sigmoid(-|E_Q|) (jeirt's default recipe).
 # "normal": scale sqrt(d), i.e. N(0, 1) entries: torch's nn.Embedding default, which the JE-IRT
 # authors' code uses for E_M. A number gives the scale itself.
-INITS = {"small": lambda d: 0.1, "normal": lambda d: d ** 0.5}
+INITS = {"small": lambda d: 0.1, "normal": lambda d: d**0.5}
 
 
 def init_scale(init: str | float, d: int) -> float:
@@ -69,12 +70,19 @@ def init_scale(init: str | float, d: int) -> float:
 class JEIRTNet(nn.Module):
     """Adapter plus one learned vector per LLM; scores a batch of questions against every model."""
 
-    def __init__(self, in_dim: int, n_models: int, d: int = 256, dropout: float = 0.0,
-                 feature_noise: float = 0.0, init: str | float = "small"):
+    def __init__(
+        self,
+        in_dim: int,
+        n_models: int,
+        d: int = 256,
+        dropout: float = 0.0,
+        feature_noise: float = 0.0,
+        init: str | float = "small",
+    ):
         super().__init__()
         self.adapter = Adapter(in_dim, d, dropout)  # nn.Linear's own initialisation, as the authors'
         self.feature_noise = feature_noise  # training only: Gaussian noise, relative to |x_q|
-        self.model_vectors = nn.Parameter(init_scale(init, d) * torch.randn(n_models, d) / d ** 0.5)  # (n_models, d)
+        self.model_vectors = nn.Parameter(init_scale(init, d) * torch.randn(n_models, d) / d**0.5)  # (n_models, d)
 
     def question_embeddings(self, features: torch.Tensor) -> torch.Tensor:
         """E_Q for each question: (n_items, in_dim) -> (n_items, d)."""
@@ -88,8 +96,9 @@ class JEIRTNet(nn.Module):
 
     def forward(self, features: torch.Tensor, model_vectors: torch.Tensor | None = None) -> torch.Tensor:
         """Logits (n_items, n_models) of Eq. (3); `model_vectors` defaults to the learned ones."""
-        return jeirt_logits(self.question_embeddings(features),
-                            self.model_vectors if model_vectors is None else model_vectors)
+        return jeirt_logits(
+            self.question_embeddings(features), self.model_vectors if model_vectors is None else model_vectors
+        )
 
 
 def jeirt_logits(question_embeddings: torch.Tensor, model_vectors: torch.Tensor) -> torch.Tensor:

@@ -20,10 +20,11 @@ and answers on questions the network trained on are explained better than new qu
 with many such answers it widens the prior past what new questions want; validation answers do not
 (DECISIONS.md has the onboarding curves behind this).
 """
+
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Sequence
 
 import numpy as np
 import torch
@@ -46,7 +47,7 @@ class OnboardResult:
 PRIOR_SCALES = (1.0, 10.0, 100.0, 1000.0, 10000.0)  # isotropic widths (x the known vectors' variance) of
 #                                                       `benchmarks/onboard_speed.py`'s reference solve
 PRIOR_WIDTHS = (1.0, 4.0, 16.0)  # widths c of N(mu, c S) chosen by each new model's evidence (`fit_new_vectors`)
-VALIDATION_WIDTHS = tuple(2.0 ** k for k in range(-6, 3))  # widths c (1/64 to 4) chosen on validation answers
+VALIDATION_WIDTHS = tuple(2.0**k for k in range(-6, 3))  # widths c (1/64 to 4) chosen on validation answers
 _MEMORY = 8  # BFGS pairs a model's quasi-Newton steps keep (a width rarely needs more steps than this)
 _SMALL_D = 64  # up to this dimension a chunk's data Hessians are one batched product (d^2 per answer is cheap),
 _SMALL_CELLS = 1 << 24  # when its work space (models x d x questions, float32) fits in 64 MB
@@ -75,8 +76,9 @@ def vector_prior(vectors: np.ndarray, kind: str = "full") -> tuple[np.ndarray, n
     return mean, cov
 
 
-def whitened(directions: np.ndarray, norms: np.ndarray, mean: np.ndarray,
-             cov: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def whitened(
+    directions: np.ndarray, norms: np.ndarray, mean: np.ndarray, cov: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The questions in the prior's whitened coordinates z (v = mu + L z, L L^T = S, prior N(0, c I)):
     features f_q = L^T u_q (n_items, d), offsets o_q = r_q - u_q . mu (n_items,), so that the logit
     u_q . v - r_q is f_q . z - o_q; and L."""
@@ -85,10 +87,18 @@ def whitened(directions: np.ndarray, norms: np.ndarray, mean: np.ndarray,
     return directions @ factor, np.asarray(norms, dtype=np.float64) - directions @ mean, factor
 
 
-def fit_new_vectors(directions: np.ndarray, norms: np.ndarray, labels: np.ndarray, mask: np.ndarray,
-                    mean: np.ndarray, cov: np.ndarray, widths: Sequence[float] = PRIOR_WIDTHS,
-                    val_mask: np.ndarray | None = None, covariances: bool = False,
-                    device: str | None = None) -> OnboardResult:
+def fit_new_vectors(
+    directions: np.ndarray,
+    norms: np.ndarray,
+    labels: np.ndarray,
+    mask: np.ndarray,
+    mean: np.ndarray,
+    cov: np.ndarray,
+    widths: Sequence[float] = PRIOR_WIDTHS,
+    val_mask: np.ndarray | None = None,
+    covariances: bool = False,
+    device: str | None = None,
+) -> OnboardResult:
     """New models' vectors (n_new, d) under the prior N(mean, c cov) from their answers under `mask`:
     the posterior `JEIRT.onboard` and `jeirt.tasks.evaluation.QuestionBank.posterior` share.
 
@@ -102,19 +112,39 @@ def fit_new_vectors(directions: np.ndarray, norms: np.ndarray, labels: np.ndarra
     features, offsets, factor = whitened(directions, norms, mean, cov)
     d = features.shape[1]
     if val_mask is None:
-        fit = fit_model_vectors(features, offsets, labels, mask, np.zeros(d), list(widths), device=device,
-                                covariances=covariances, select="each")
+        fit = fit_model_vectors(
+            features,
+            offsets,
+            labels,
+            mask,
+            np.zeros(d),
+            list(widths),
+            device=device,
+            covariances=covariances,
+            select="each",
+        )
         if fit.prior_variances is None:  # one width: every model's
             fit.prior_variances = np.full(len(labels), fit.prior_variance)
     else:
         val_mask = np.atleast_2d(np.asarray(val_mask, dtype=bool))
         if val_mask.shape != labels.shape or (val_mask & mask).any() or np.isnan(labels[val_mask]).any():
-            raise ValueError(f"val_mask (shape {val_mask.shape}) must mark answered questions outside mask, "
-                             f"shaped like labels {labels.shape}.")
+            raise ValueError(
+                f"val_mask (shape {val_mask.shape}) must mark answered questions outside mask, "
+                f"shaped like labels {labels.shape}."
+            )
         if not val_mask.any():
             raise ValueError("val_mask selects no answer; give the new models' answers held out of the fit.")
-        fit = fit_model_vectors(features, offsets, labels, mask, np.zeros(d), list(widths), device=device,
-                                covariances=False, keep_widths=True)
+        fit = fit_model_vectors(
+            features,
+            offsets,
+            labels,
+            mask,
+            np.zeros(d),
+            list(widths),
+            device=device,
+            covariances=False,
+            keep_widths=True,
+        )
         y = labels[val_mask]
         loss = {}
         for c, z in fit.width_vectors.items():
@@ -122,8 +152,9 @@ def fit_new_vectors(directions: np.ndarray, norms: np.ndarray, labels: np.ndarra
             loss[c] = float(-(y * np.log(p) + (1 - y) * np.log(1 - p)).sum())
         best = min(loss, key=loss.get)
         if covariances:
-            fit = fit_model_vectors(features, offsets, labels, mask, np.zeros(d), [best], device=device,
-                                    covariances=True)
+            fit = fit_model_vectors(
+                features, offsets, labels, mask, np.zeros(d), [best], device=device, covariances=True
+            )
         else:
             fit.vectors, fit.prior_variance = fit.width_vectors[best].astype(np.float32), best
         fit.prior_variances, fit.evidence = np.full(len(labels), best), {c: -v for c, v in loss.items()}
@@ -147,8 +178,15 @@ class _Chunk:
     """The questions, labels and masks of a few models: their logits, likelihoods, gradients and data
     Hessians U^T diag(c) U. Methods that take `at` (chunk rows) work on those models only."""
 
-    def __init__(self, u: torch.Tensor, u32: torch.Tensor, r: torch.Tensor, y: torch.Tensor, w: torch.Tensor,
-                 observed: np.ndarray):
+    def __init__(
+        self,
+        u: torch.Tensor,
+        u32: torch.Tensor,
+        r: torch.Tensor,
+        y: torch.Tensor,
+        w: torch.Tensor,
+        observed: np.ndarray,
+    ):
         self.u, self.u32, self.r, self.w, self.observed = u, u32, r, w, observed
         self.wy = w * y  # the labels of the answered questions, zero elsewhere
         dev = u.device
@@ -156,9 +194,10 @@ class _Chunk:
         # Per model, the questions its Hessian sums over: all of the chunk's (None: no copy of U; those it
         # did not answer have zero curvature) unless gathering its own costs less than the products over
         # the ones it skipped (copying its rows costs about what an eighth to a sixth of the product does).
-        self.cols = [None if count >= _GATHER_BELOW * observed.shape[1]
-                     else torch.as_tensor(np.flatnonzero(row), device=dev)
-                     for row, count in zip(observed, self.counts)]
+        self.cols = [
+            None if count >= _GATHER_BELOW * observed.shape[1] else torch.as_tensor(np.flatnonzero(row), device=dev)
+            for row, count in zip(observed, self.counts)
+        ]
         # Models with fewer answers than 2d get their Hessians from one batched float32 product over
         # their own answers, padded to the most any answered (few rows: no block-wise work space needed).
         self.padded_hessians = int(self.counts.max()) < 2 * u.shape[1]
@@ -208,7 +247,9 @@ class _Chunk:
             return ((self.u32.T[None] * c[:, None, :]) @ self.u32).to(torch.float64)
         if self.padded_hessians:  # one batched product over each model's (padded) answers
             at = torch.as_tensor(list(models), dtype=torch.int64, device=self.u.device)
-            ck = curvature.gather(1, self.padded[at]).to(torch.float32).mul_(self.padded_valid[at])  # (len(models), n_most)
+            ck = (
+                curvature.gather(1, self.padded[at]).to(torch.float32).mul_(self.padded_valid[at])
+            )  # (len(models), n_most)
             uk = self.padded_u[at]
             return torch.bmm(uk.transpose(1, 2) * ck[:, None, :], uk).to(torch.float64)
         out = torch.empty(len(models), d, d, dtype=torch.float64, device=self.u.device)
@@ -230,9 +271,11 @@ class _Chunk:
             if cols is None:
                 scaled = torch.mul(self.u32, root, out=self._scaled)
             else:
-                scaled = torch.index_select(self.u32, 0, cols, out=self._scaled[:len(cols)]).mul_(root)
+                scaled = torch.index_select(self.u32, 0, cols, out=self._scaled[: len(cols)]).mul_(root)
             for j in range(0, d, _BLOCK):
-                torch.mm(scaled[:, j:j + _BLOCK].T, scaled[:, :j + _BLOCK], out=self._lower[j:j + _BLOCK, :j + _BLOCK])
+                torch.mm(
+                    scaled[:, j : j + _BLOCK].T, scaled[:, : j + _BLOCK], out=self._lower[j : j + _BLOCK, : j + _BLOCK]
+                )
             lower = self._lower.tril()
             out[i] = lower + lower.tril(-1).T
         return out
@@ -263,8 +306,9 @@ def _cholesky_solve(factor: torch.Tensor, rhs: torch.Tensor) -> torch.Tensor:
     return torch.linalg.solve_triangular(factor.mT, half, upper=True).squeeze(-1)
 
 
-def _two_loop(grad: torch.Tensor, factor: torch.Tensor, s: torch.Tensor, y: torch.Tensor,
-              rho: torch.Tensor) -> torch.Tensor:
+def _two_loop(
+    grad: torch.Tensor, factor: torch.Tensor, s: torch.Tensor, y: torch.Tensor, rho: torch.Tensor
+) -> torch.Tensor:
     """Quasi-Newton step (m, d): the chord matrix, given by its Cholesky factor `factor` (m, d, d), with
     the BFGS corrections of the pairs s, y (m, k, d), oldest first; rho (m, k) = 1 / (s . y), 0 for an
     empty or unusable pair (which then does nothing). L-BFGS's two-loop recursion, batched over models."""
@@ -280,9 +324,17 @@ def _two_loop(grad: torch.Tensor, factor: torch.Tensor, s: torch.Tensor, y: torc
     return step
 
 
-def _solve_width(chunk: _Chunk, v: torch.Tensor, z: torch.Tensor, data_grad: torch.Tensor, data_hess: torch.Tensor,
-                 mu: torch.Tensor, precision: float, max_iter: int,
-                 tol: float) -> tuple[torch.Tensor, torch.Tensor, int]:
+def _solve_width(
+    chunk: _Chunk,
+    v: torch.Tensor,
+    z: torch.Tensor,
+    data_grad: torch.Tensor,
+    data_hess: torch.Tensor,
+    mu: torch.Tensor,
+    precision: float,
+    max_iter: int,
+    tol: float,
+) -> tuple[torch.Tensor, torch.Tensor, int]:
     """MAP vectors at one prior precision from the start `v` (m, d), with its logits `z`, data gradients
     `data_grad` and exact data Hessians `data_hess` there. All four are overwritten with the optimum's.
 
@@ -313,7 +365,7 @@ def _solve_width(chunk: _Chunk, v: torch.Tensor, z: torch.Tensor, data_grad: tor
     pairs = torch.zeros(2, m, 0, d, dtype=torch.float64, device=v.device)  # (s, y) of the last steps, up to _MEMORY
     rho = torch.zeros(m, 0, dtype=torch.float64, device=v.device)
     steps = 0
-    for steps in range(1, max_iter + 1):
+    for steps in range(1, max_iter + 1):  # noqa: B007 (read after the loop)
         step = _two_loop(grad, factor, pairs[0], pairs[1], rho)
         done = (step.abs().amax(dim=1) < tol) | (previous < tol)
         if done.all():
@@ -324,7 +376,8 @@ def _solve_width(chunk: _Chunk, v: torch.Tensor, z: torch.Tensor, data_grad: tor
             factor_out[rows], exact_out[rows] = factor[done], exact[done]
             keep = torch.nonzero(~done).flatten()
             at, vk, zk, gk, objective, grad, step, previous, factor, exact, rho = (
-                x[keep] for x in (at, vk, zk, gk, objective, grad, step, previous, factor, exact, rho))
+                x[keep] for x in (at, vk, zk, gk, objective, grad, step, previous, factor, exact, rho)
+            )
             pairs = pairs[:, keep]
         # Damping: halve the step of any model whose posterior got worse (Newton can overshoot).
         scale = torch.ones(len(at), 1, dtype=v.dtype, device=v.device)
@@ -361,8 +414,14 @@ def _solve_width(chunk: _Chunk, v: torch.Tensor, z: torch.Tensor, data_grad: tor
             size[slow] = torch.inf
         previous = size
     # The models still here (all done, or max_iter reached); then the Hessians at the optimum not yet known.
-    for out, state in ((v, vk), (z, zk), (data_grad, gk), (objective_out, objective), (factor_out, factor),
-                       (exact_out, exact)):
+    for out, state in (
+        (v, vk),
+        (z, zk),
+        (data_grad, gk),
+        (objective_out, objective),
+        (factor_out, factor),
+        (exact_out, exact),
+    ):
         if state is not out:  # (the same tensor while no model has finished, or moved)
             out[at] = state
     stale = torch.nonzero(~exact_out).flatten()
@@ -372,10 +431,21 @@ def _solve_width(chunk: _Chunk, v: torch.Tensor, z: torch.Tensor, data_grad: tor
     return objective_out, factor_out, steps
 
 
-def fit_model_vectors(directions: np.ndarray, norms: np.ndarray, labels: np.ndarray, mask: np.ndarray,
-                      prior_mean: np.ndarray, prior_variance: float | Sequence[float], max_iter: int = 50,
-                      tol: float = 1e-6, chunk: int = 64, device: str | None = None,
-                      covariances: bool = True, select: str = "summed", keep_widths: bool = False) -> OnboardResult:
+def fit_model_vectors(
+    directions: np.ndarray,
+    norms: np.ndarray,
+    labels: np.ndarray,
+    mask: np.ndarray,
+    prior_mean: np.ndarray,
+    prior_variance: float | Sequence[float],
+    max_iter: int = 50,
+    tol: float = 1e-6,
+    chunk: int = 64,
+    device: str | None = None,
+    covariances: bool = True,
+    select: str = "summed",
+    keep_widths: bool = False,
+) -> OnboardResult:
     """MAP vectors for each row of `labels` (n_new, n_items) from the entries under `mask`.
 
     directions: (n_items, d) unit question directions; norms: (n_items,). `prior_variance` is one
@@ -390,8 +460,10 @@ def fit_model_vectors(directions: np.ndarray, norms: np.ndarray, labels: np.ndar
     labels = np.atleast_2d(labels)
     mask = np.atleast_2d(mask).astype(bool)
     if labels.shape != mask.shape or labels.shape[1] != len(directions):
-        raise ValueError(f"labels {labels.shape} and mask {mask.shape} must both be (n_new, n_items) with "
-                         f"n_items = {len(directions)}.")
+        raise ValueError(
+            f"labels {labels.shape} and mask {mask.shape} must both be (n_new, n_items) with "
+            f"n_items = {len(directions)}."
+        )
     variances = np.atleast_1d(np.asarray(prior_variance, dtype=np.float64))
     if variances.ndim != 1 or not len(variances) or not (variances > 0).all():  # also refuses NaN
         raise ValueError(f"prior_variance={prior_variance}; expected a positive number or a list of them.")
@@ -422,8 +494,14 @@ def fit_model_vectors(directions: np.ndarray, norms: np.ndarray, labels: np.ndar
         if len(cols) == observed.shape[1]:
             return _Chunk(u, u32, r, as_t(np.nan_to_num(labels[rows])), as_t(observed), observed)
         at = torch.as_tensor(cols, device=dev)
-        return _Chunk(u[at], u32[at], r[at], as_t(np.nan_to_num(labels[rows][:, cols])), as_t(observed[:, cols]),
-                      observed[:, cols])
+        return _Chunk(
+            u[at],
+            u32[at],
+            r[at],
+            as_t(np.nan_to_num(labels[rows][:, cols])),
+            as_t(observed[:, cols]),
+            observed[:, cols],
+        )
 
     for start in range(0, n_new, chunk):
         rows = slice(start, start + chunk)
@@ -464,8 +542,16 @@ def fit_model_vectors(directions: np.ndarray, norms: np.ndarray, labels: np.ndar
         own = np.argmax(evidence, axis=0)  # (n_new,) each model's width
         at = np.arange(n_new)
         cov = np.concatenate(own_cov) if covariances else None
-        return OnboardResult(vectors[own, at].astype(np.float32), cov, iters, evidence[own, at], np.nan,
-                             {float(s): float(t) for s, t in zip(variances, totals)}, variances[own], kept)
+        return OnboardResult(
+            vectors[own, at].astype(np.float32),
+            cov,
+            iters,
+            evidence[own, at],
+            np.nan,
+            {float(s): float(t) for s, t in zip(variances, totals)},
+            variances[own],
+            kept,
+        )
     cov = None
     if single_cov is not None:
         cov = np.concatenate(single_cov)
@@ -475,9 +561,18 @@ def fit_model_vectors(directions: np.ndarray, norms: np.ndarray, labels: np.ndar
         for start in range(0, n_new, chunk):
             rows = slice(start, start + chunk)
             part = chunk_of(rows)
-            hess = (part.hessian_from_logits(part.logits(as_t(vectors[best, rows])))
-                    + precision * torch.eye(d, dtype=torch.float64, device=dev))
+            hess = part.hessian_from_logits(part.logits(as_t(vectors[best, rows]))) + precision * torch.eye(
+                d, dtype=torch.float64, device=dev
+            )
             parts.append(torch.linalg.inv(hess).cpu().numpy())
         cov = np.concatenate(parts)
-    return OnboardResult(vectors[best].astype(np.float32), cov, iters, evidence[best], float(variances[best]),
-                         {float(s): float(t) for s, t in zip(variances, totals)}, None, kept)
+    return OnboardResult(
+        vectors[best].astype(np.float32),
+        cov,
+        iters,
+        evidence[best],
+        float(variances[best]),
+        {float(s): float(t) for s, t in zip(variances, totals)},
+        None,
+        kept,
+    )

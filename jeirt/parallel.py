@@ -3,6 +3,7 @@
 Fits, seeds and draws of an experiment are independent; on a few cores, one process per job with one
 thread each finishes sooner than one process with many threads (the threads mostly wait on each other).
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
@@ -18,8 +19,9 @@ def _one_thread(function: Callable, args: tuple):
     return function(*args)
 
 
-def side_by_side(function: Callable, calls: Sequence[tuple], n_jobs: int | None = None,
-                 longest_first: Sequence[float] | None = None) -> list:
+def side_by_side(
+    function: Callable, calls: Sequence[tuple], n_jobs: int | None = None, longest_first: Sequence[float] | None = None
+) -> list:
     """`[function(*call) for call in calls]`, in `n_jobs` worker processes (default
     `jeirt.settings.workers()`), results in the calls' order.
 
@@ -42,6 +44,7 @@ def side_by_side(function: Callable, calls: Sequence[tuple], n_jobs: int | None 
     if longest_first is not None:
         order.sort(key=lambda i: -float(longest_first[i]))
     done = Parallel(n_jobs=min(jobs, len(calls)), max_nbytes=None)(
-        delayed(_one_thread)(function, calls[i]) for i in order)
+        delayed(_one_thread)(function, calls[i]) for i in order
+    )
     by_call = dict(zip(order, done))
     return [by_call[i] for i in range(len(calls))]

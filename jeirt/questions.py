@@ -26,6 +26,7 @@ A new question no model was trained on has only its text embedding E_Q; when a f
 to it are known, `refine_questions` moves E_Q to the maximum a posteriori under N(text embedding,
 tau^2 I) with every model vector frozen (Eq. 3 through `jeirt.model`), or only its norm |E_Q|.
 """
+
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -72,15 +73,19 @@ class QuestionCorrections:
     def __post_init__(self) -> None:
         n = len(self.item_ids)
         if self.shifts.ndim != 2 or len(self.shifts) != n or self.offsets.shape != (n,):
-            raise ValueError(f"{n} item ids, shifts {self.shifts.shape} and offsets {self.offsets.shape} "
-                             "must describe the same questions.")
+            raise ValueError(
+                f"{n} item ids, shifts {self.shifts.shape} and offsets {self.offsets.shape} "
+                "must describe the same questions."
+            )
         if len(set(self.item_ids.tolist())) != n:
             raise ValueError("item_ids repeat a question; each question may have one correction.")
 
     def __len__(self) -> int:
         return len(self.item_ids)
 
-    def apply(self, item_ids: Sequence[str], directions: np.ndarray, norms: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def apply(
+        self, item_ids: Sequence[str], directions: np.ndarray, norms: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray]:
         """Corrected (directions (n, d), norms (n,)) of the questions `item_ids`; a question without a
         correction keeps its text-based terms."""
         directions = np.array(directions, dtype=np.float64)
@@ -96,19 +101,37 @@ class QuestionCorrections:
 
     def to_dict(self) -> dict:
         """Plain containers, for `torch.save(weights_only=True)` and JSON."""
-        return {"item_ids": self.item_ids.tolist(), "shifts": torch.from_numpy(self.shifts.astype(np.float32)),
-                "offsets": torch.from_numpy(self.offsets.astype(np.float32)), "offset_scale": self.offset_scale,
-                "shift_scale": self.shift_scale, "log_evidence": dict(self.log_evidence)}
+        return {
+            "item_ids": self.item_ids.tolist(),
+            "shifts": torch.from_numpy(self.shifts.astype(np.float32)),
+            "offsets": torch.from_numpy(self.offsets.astype(np.float32)),
+            "offset_scale": self.offset_scale,
+            "shift_scale": self.shift_scale,
+            "log_evidence": dict(self.log_evidence),
+        }
 
     @classmethod
     def from_dict(cls, blob: dict) -> QuestionCorrections:
-        return cls(np.asarray(blob["item_ids"], dtype=str), np.asarray(blob["shifts"], dtype=np.float64),
-                   np.asarray(blob["offsets"], dtype=np.float64), float(blob["offset_scale"]),
-                   float(blob["shift_scale"]), dict(blob.get("log_evidence", {})))
+        return cls(
+            np.asarray(blob["item_ids"], dtype=str),
+            np.asarray(blob["shifts"], dtype=np.float64),
+            np.asarray(blob["offsets"], dtype=np.float64),
+            float(blob["offset_scale"]),
+            float(blob["shift_scale"]),
+            dict(blob.get("log_evidence", {})),
+        )
 
 
-def _solve(base: torch.Tensor, X: torch.Tensor, y: torch.Tensor, w: torch.Tensor, max_iter: int, tol: float,
-           chunk: int, init: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+def _solve(
+    base: torch.Tensor,
+    X: torch.Tensor,
+    y: torch.Tensor,
+    w: torch.Tensor,
+    max_iter: int,
+    tol: float,
+    chunk: int,
+    init: torch.Tensor | None = None,
+) -> tuple[torch.Tensor, torch.Tensor]:
     """MAP theta (n_items, k) of logit = base + X theta_q under theta_q ~ N(0, I), one logistic
     regression per question (row of base, answers y and 0/1 weights w (n_items, n_models), y = 0 where
     w = 0; question-major so that a chunk of questions is contiguous), and the Laplace log evidence.
@@ -133,9 +156,9 @@ def _solve(base: torch.Tensor, X: torch.Tensor, y: torch.Tensor, w: torch.Tensor
 
     thetas, evidence = [], []
     for start in range(0, n_items, chunk):
-        b, yy, ww = base[start:start + chunk], y[start:start + chunk], w[start:start + chunk]  # (c, m)
+        b, yy, ww = base[start : start + chunk], y[start : start + chunk], w[start : start + chunk]  # (c, m)
         z, p = torch.empty_like(b), torch.empty_like(b)  # the logits at the last objective; scratch
-        theta = torch.zeros(len(b), k, dtype=base.dtype) if init is None else init[start:start + chunk].clone()
+        theta = torch.zeros(len(b), k, dtype=base.dtype) if init is None else init[start : start + chunk].clone()
 
         def objective(t: torch.Tensor, b=b, yy=yy, ww=ww, z=z, p=p) -> torch.Tensor:
             """Negative log posterior (c,) at t, sum_m w (softplus(z) - y z) + |t|^2 / 2; leaves the
@@ -143,7 +166,7 @@ def _solve(base: torch.Tensor, X: torch.Tensor, y: torch.Tensor, w: torch.Tensor
             torch.matmul(t, X.T, out=z).add_(b)
             # F.softplus (beta 1, threshold 20) into the scratch buffer: the functional form has no out=.
             nll = torch.ops.aten.softplus.out(z, 1, 20, out=p).addcmul_(yy, z, value=-1).mul_(ww).sum(dim=1)
-            return nll + 0.5 * (t ** 2).sum(dim=1)
+            return nll + 0.5 * (t**2).sum(dim=1)
 
         def curvature(z=z, p=p, ww=ww) -> torch.Tensor:
             """w p (1 - p) (c, m) at the logits in `z`, written over them; leaves w p, p = sigmoid(z), in `p`."""
@@ -174,10 +197,21 @@ def _solve(base: torch.Tensor, X: torch.Tensor, y: torch.Tensor, w: torch.Tensor
     return torch.cat(thetas), torch.cat(evidence)
 
 
-def fit_corrections(item_ids: Sequence[str], directions: np.ndarray, norms: np.ndarray, model_vectors: np.ndarray,
-                    labels: np.ndarray, mask: np.ndarray, offset_scale: float | str = "auto",
-                    shift_scale: float | str = "auto", rank: int = 24, max_iter: int = 30, tol: float = 1e-6,
-                    chunk: int = 2048, progress: bool = False) -> QuestionCorrections:
+def fit_corrections(
+    item_ids: Sequence[str],
+    directions: np.ndarray,
+    norms: np.ndarray,
+    model_vectors: np.ndarray,
+    labels: np.ndarray,
+    mask: np.ndarray,
+    offset_scale: float | str = "auto",
+    shift_scale: float | str = "auto",
+    rank: int = 24,
+    max_iter: int = 30,
+    tol: float = 1e-6,
+    chunk: int = 2048,
+    progress: bool = False,
+) -> QuestionCorrections:
     """Corrections of every question with at least one answer under `mask`, from the known models.
 
     item_ids (n_items,); directions (n_items, d) unit u_q and norms (n_items,) r_q from the text;
@@ -193,11 +227,14 @@ def fit_corrections(item_ids: Sequence[str], directions: np.ndarray, norms: np.n
     labels, mask = np.atleast_2d(labels), np.atleast_2d(np.asarray(mask, dtype=bool))
     n_items, d = directions.shape
     if norms.shape != (n_items,) or len(item_ids) != n_items or V.ndim != 2 or V.shape[1] != d:
-        raise ValueError(f"{len(item_ids)} item ids, directions {directions.shape}, norms {norms.shape} and model "
-                         f"vectors {V.shape} must agree: (n_items,), (n_items, d), (n_items,), (n_models, d).")
+        raise ValueError(
+            f"{len(item_ids)} item ids, directions {directions.shape}, norms {norms.shape} and model "
+            f"vectors {V.shape} must agree: (n_items,), (n_items, d), (n_items,), (n_models, d)."
+        )
     if labels.shape != (len(V), n_items) or mask.shape != labels.shape:
-        raise ValueError(f"labels {labels.shape} and mask {mask.shape} must both be (n_models, n_items) = "
-                         f"{(len(V), n_items)}.")
+        raise ValueError(
+            f"labels {labels.shape} and mask {mask.shape} must both be (n_models, n_items) = {(len(V), n_items)}."
+        )
     if np.isnan(labels[mask]).any():
         raise ValueError("the mask selects unobserved (NaN) labels; remove them from the mask.")
     if not isinstance(rank, (int, np.integer)) or rank < 1:
@@ -216,7 +253,7 @@ def fit_corrections(item_ids: Sequence[str], directions: np.ndarray, norms: np.n
     _, sing, vt = np.linalg.svd(V, full_matrices=False)
     basis = vt[sing > sing[0] * 1e-8][:rank].T  # (d, r)
     coords = V @ basis  # (n_models, r)
-    rms = float(np.sqrt((V ** 2).sum(axis=1).mean())) or 1.0
+    rms = float(np.sqrt((V**2).sum(axis=1).mean())) or 1.0
     t = lambda a: torch.as_tensor(np.ascontiguousarray(a), dtype=torch.float64)
     # Question-major (n_seen, n_models), as `_solve` takes them: the text-only logits, answers and mask.
     base = t(directions[seen] @ V.T - norms[seen][:, None])
@@ -259,8 +296,14 @@ def fit_corrections(item_ids: Sequence[str], directions: np.ndarray, norms: np.n
     shifts = np.zeros((len(seen), d))
     if t_w > 0:
         shifts = (theta[:, :-1] * (t_w / rms)) @ basis.T
-    return QuestionCorrections(np.asarray(item_ids, dtype=str)[seen], shifts, theta[:, -1] * t_delta, t_delta,
-                               t_w / rms, {f"{a:g},{b:g}": ev for (a, b), (_, ev) in fits.items()})
+    return QuestionCorrections(
+        np.asarray(item_ids, dtype=str)[seen],
+        shifts,
+        theta[:, -1] * t_delta,
+        t_delta,
+        t_w / rms,
+        {f"{a:g},{b:g}": ev for (a, b), (_, ev) in fits.items()},
+    )
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -273,9 +316,16 @@ def question_probabilities(embeddings: np.ndarray, model_vectors: np.ndarray) ->
     return probability(unit_rows(embeddings), np.linalg.norm(embeddings, axis=1), model_vectors).T
 
 
-def refine_questions(text_embeddings: np.ndarray, model_vectors: np.ndarray, labels: np.ndarray,
-                     mask: np.ndarray, prior_sd: float, what: str = "embedding", max_iter: int = 200,
-                     tol: float = 1e-7) -> np.ndarray:
+def refine_questions(
+    text_embeddings: np.ndarray,
+    model_vectors: np.ndarray,
+    labels: np.ndarray,
+    mask: np.ndarray,
+    prior_sd: float,
+    what: str = "embedding",
+    max_iter: int = 200,
+    tol: float = 1e-7,
+) -> np.ndarray:
     """MAP question embeddings (n_q, d) given the answers of known models, all model vectors frozen.
 
     text_embeddings: (n_q, d) E_Q from the adapter, the prior mean; model_vectors: (n_m, d);
@@ -294,12 +344,13 @@ def refine_questions(text_embeddings: np.ndarray, model_vectors: np.ndarray, lab
     V = np.atleast_2d(np.asarray(model_vectors, dtype=np.float64))  # (n_m, d)
     labels, mask = np.asarray(labels), np.asarray(mask, dtype=bool)
     if labels.shape != (len(V), len(E0)) or mask.shape != labels.shape:
-        raise ValueError(f"labels {labels.shape} and mask {mask.shape} must both be (n_models, n_questions) "
-                         f"= ({len(V)}, {len(E0)}).")
+        raise ValueError(
+            f"labels {labels.shape} and mask {mask.shape} must both be (n_models, n_questions) = ({len(V)}, {len(E0)})."
+        )
     if np.isnan(labels[mask]).any():
         raise ValueError("mask selects unobserved (NaN) labels; remove them from the mask.")
     y, w = np.nan_to_num(labels).T, mask.T.astype(np.float64)  # (n_q, n_m)
-    precision = 1.0 / prior_sd ** 2
+    precision = 1.0 / prior_sd**2
     if what == "norm":
         r0 = np.linalg.norm(E0, axis=1)
         u = unit_rows(E0)  # fixed
@@ -316,8 +367,9 @@ def refine_questions(text_embeddings: np.ndarray, model_vectors: np.ndarray, lab
     return _refine_embeddings(t(E0), t(V), t(y), t(w), precision, max_iter, tol).numpy()
 
 
-def _refine_embeddings(E0: torch.Tensor, V: torch.Tensor, y: torch.Tensor, w: torch.Tensor, precision: float,
-                       max_iter: int, tol: float) -> torch.Tensor:
+def _refine_embeddings(
+    E0: torch.Tensor, V: torch.Tensor, y: torch.Tensor, w: torch.Tensor, precision: float, max_iter: int, tol: float
+) -> torch.Tensor:
     """The MAP of `refine_questions(what="embedding")`, each question's exact optimum in r + 1 dimensions.
 
     The answers see E only through the projections x_m . a (a = B^T E, B (d, r) an orthonormal basis of
@@ -369,8 +421,12 @@ def _refine_embeddings(E0: torch.Tensor, V: torch.Tensor, y: torch.Tensor, w: to
         beta = (alpha * xu).sum(dim=1)[:, None, None] / s[:, :, None] ** 2
         gamma = alpha.sum(dim=1)[:, None, None] / s[:, :, None]
         proj = eye - u[:, :, None] * u[:, None, :]
-        hess = (dz * (wa * p * (1 - p))[:, :, None]).transpose(1, 2) @ dz + precision * eye \
-            - (u[:, :, None] * Q[:, None, :] + Q[:, :, None] * u[:, None, :]) / s[:, :, None] - (beta + gamma) * proj
+        hess = (
+            (dz * (wa * p * (1 - p))[:, :, None]).transpose(1, 2) @ dz
+            + precision * eye
+            - (u[:, :, None] * Q[:, None, :] + Q[:, :, None] * u[:, None, :]) / s[:, :, None]
+            - (beta + gamma) * proj
+        )
         # Newton steps; where the Hessian is not positive definite (not convex there), the step on its
         # absolute eigenvalues, a descent direction.
         factor, info = torch.linalg.cholesky_ex(hess)

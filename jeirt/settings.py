@@ -8,6 +8,7 @@
 `JEIRT_WORKERS` worker processes for independent fits and runs (default: one per CPU core, at most 2;
               the book build sets it to the cores left to each page it runs at the same time).
 """
+
 from __future__ import annotations
 
 import errno
@@ -48,8 +49,11 @@ def cache_dir() -> Path:
     if chosen is not None:
         path = Path(chosen).expanduser()
         if path.exists() and not path.is_dir():
-            raise NotADirectoryError(errno.ENOTDIR, "JEIRT_CACHE must name a folder (or a path to create one), "
-                                     "not a file; point it elsewhere or unset it", str(path))
+            raise NotADirectoryError(
+                errno.ENOTDIR,
+                "JEIRT_CACHE must name a folder (or a path to create one), not a file; point it elsewhere or unset it",
+                str(path),
+            )
     elif os.access(REPO_ROOT / "data", os.W_OK):
         path = REPO_ROOT / "data" / "cache"
     else:
@@ -58,8 +62,12 @@ def cache_dir() -> Path:
         path.mkdir(parents=True, exist_ok=True)
     except OSError as err:
         source = "JEIRT_CACHE" if chosen is not None else "the default cache folder (set JEIRT_CACHE to move it)"
-        raise type(err)(err.errno, f"the cache folder cannot be created ({err.strerror}); it is {source}: "
-                        "point JEIRT_CACHE at a writable folder", str(path)) from None
+        raise type(err)(
+            err.errno,
+            f"the cache folder cannot be created ({err.strerror}); it is {source}: "
+            "point JEIRT_CACHE at a writable folder",
+            str(path),
+        ) from None
     return path.resolve()
 
 
@@ -87,8 +95,10 @@ def check_environment() -> None:
     workers()
     chosen = _set("JEIRT_CACHE")
     if chosen is not None and Path(chosen).expanduser().exists() and not Path(chosen).expanduser().is_dir():
-        raise ValueError(f"JEIRT_CACHE={chosen!r} names a file; it must name a folder (or a path to create one): "
-                         "point it elsewhere or unset it.")
+        raise ValueError(
+            f"JEIRT_CACHE={chosen!r} names a file; it must name a folder (or a path to create one): "
+            "point it elsewhere or unset it."
+        )
 
 
 def default_device() -> torch.device:

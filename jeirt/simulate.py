@@ -3,6 +3,7 @@
 `simulate` draws question features, an adapter and model vectors and grades every pair by Eq. (3);
 `draw_labels` and `soft_labels_from_draws` grade the same pairs several times, for soft labels.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -17,15 +18,22 @@ from jeirt.data import Dataset
 class SimulationTruth:
     """The parameters that generated a simulated dataset."""
 
-    adapter: "object"  # the torch adapter (frozen) that maps features to question embeddings
+    adapter: object  # the torch adapter (frozen) that maps features to question embeddings
     model_vectors: np.ndarray  # (n_models, d)
     question_embeddings: np.ndarray  # (n_items, d)
     probabilities: np.ndarray  # (n_models, n_items)
 
 
-def simulate(n_models: int = 40, n_items: int = 2000, feature_dim: int = 64, d: int = 16,
-             n_benchmarks: int = 4, density: float = 1.0, soft: bool = False,
-             seed: int = 0) -> tuple[Dataset, SimulationTruth]:
+def simulate(
+    n_models: int = 40,
+    n_items: int = 2000,
+    feature_dim: int = 64,
+    d: int = 16,
+    n_benchmarks: int = 4,
+    density: float = 1.0,
+    soft: bool = False,
+    seed: int = 0,
+) -> tuple[Dataset, SimulationTruth]:
     """Draw a dataset from the JE-IRT model with known question features, adapter and model vectors.
 
     Features are vectors of varied length around one centre per benchmark; the adapter is a random 2-layer MLP
@@ -65,11 +73,21 @@ def simulate(n_models: int = 40, n_items: int = 2000, feature_dim: int = 64, d: 
     labels = probs.copy() if soft else (rng.random(probs.shape) < probs).astype(np.float32)
     if density < 1:
         labels[rng.random(labels.shape) >= density] = np.nan
-    items = pd.DataFrame({"item_id": [f"q{i}" for i in range(n_items)],
-                          "benchmark": [f"bench{b}" for b in bench], "subject": "",
-                          "text": [f"simulated question {i}" for i in range(n_items)]})
-    ds = Dataset(name=f"simulated-seed{seed}", models=[f"model{m}" for m in range(n_models)], items=items,
-                 labels=labels, embeddings={"simulated": features.astype(np.float32)})
+    items = pd.DataFrame(
+        {
+            "item_id": [f"q{i}" for i in range(n_items)],
+            "benchmark": [f"bench{b}" for b in bench],
+            "subject": "",
+            "text": [f"simulated question {i}" for i in range(n_items)],
+        }
+    )
+    ds = Dataset(
+        name=f"simulated-seed{seed}",
+        models=[f"model{m}" for m in range(n_models)],
+        items=items,
+        labels=labels,
+        embeddings={"simulated": features.astype(np.float32)},
+    )
     return ds, SimulationTruth(adapter, vectors, q, probs)
 
 

@@ -1,6 +1,7 @@
 """Splits: which labels train the model, which pick its checkpoint, which test it.
 
-A `Split` (defined in `jeirt.data`, beside the `Dataset` whose labels it masks) is three boolean masks over a dataset's (n_models, n_items) label matrix. By question
+A `Split` (defined in `jeirt.data`, beside the `Dataset` whose labels it masks) is three boolean masks
+over a dataset's (n_models, n_items) label matrix. By question
 (`split_by_question`, the paper's protocol), with one benchmark left out for out-of-distribution tests
 (`split_leave_benchmark_out`), or with some models held out of joint training for onboarding
 (`hold_out_models`). `sample_items` draws a per-benchmark sample of questions.
@@ -9,10 +10,11 @@ Which part a question falls in depends on its `item_id` and the seed alone (`see
 the order of the rows: the same data read from the results CSV or from a separate item table gives
 the same test questions.
 """
+
 from __future__ import annotations
 
 import hashlib
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -32,8 +34,7 @@ def seeded_order(names: Sequence[str], seed: int) -> np.ndarray:
     whatever rows come before it; ties (practically never) are broken by the name itself.
     """
     ids = [str(i) for i in names]
-    keys = [int.from_bytes(hashlib.blake2b(f"{seed}:{i}".encode(), digest_size=8).digest(), "big")
-            for i in ids]
+    keys = [int.from_bytes(hashlib.blake2b(f"{seed}:{i}".encode(), digest_size=8).digest(), "big") for i in ids]
     return np.array(sorted(range(len(ids)), key=lambda k: (keys[k], ids[k])), dtype=np.int64)
 
 
@@ -46,13 +47,14 @@ def _assign_items(ds: Dataset, fractions: Sequence[float], seed: int, stratify: 
         idx = idx[seeded_order(ids[idx], seed)]
         n_train = int(round(fractions[0] * len(idx)))
         n_val = int(round(fractions[1] * len(idx)))
-        part[idx[n_train:n_train + n_val]] = 1
-        part[idx[n_train + n_val:]] = 2
+        part[idx[n_train : n_train + n_val]] = 1
+        part[idx[n_train + n_val :]] = 2
     return part
 
 
-def split_by_question(ds: Dataset, fractions: Sequence[float] = (0.8, 0.1, 0.1), seed: int = 0,
-                      stratify: str | None = "benchmark") -> Split:
+def split_by_question(
+    ds: Dataset, fractions: Sequence[float] = (0.8, 0.1, 0.1), seed: int = 0, stratify: str | None = "benchmark"
+) -> Split:
     """Items split 80/10/10 (seeded, stratified by benchmark); every model is in every part."""
     _check_fractions(fractions)
     part = _assign_items(ds, fractions, seed, stratify)
@@ -67,19 +69,21 @@ def default_split(ds: Dataset, seed: int = 0) -> Split:
     return official_split(ds) if "part" in ds.items.columns else split_by_question(ds, seed=seed)
 
 
-def split_leave_benchmark_out(ds: Dataset, benchmark: str | Sequence[str], val_fraction: float = 0.1,
-                              seed: int = 0) -> Split:
+def split_leave_benchmark_out(
+    ds: Dataset, benchmark: str | Sequence[str], val_fraction: float = 0.1, seed: int = 0
+) -> Split:
     """Test on every item of `benchmark` (one name, or several); train and validate on the others."""
     left_out = [benchmark] if isinstance(benchmark, str) else list(benchmark)
     unknown = [b for b in left_out if b not in ds.benchmarks]
     if unknown or not left_out:
-        raise ValueError(f"benchmark={benchmark!r}: expected one or more of dataset {ds.name!r}'s benchmarks "
-                         f"{ds.benchmarks}.")
+        raise ValueError(
+            f"benchmark={benchmark!r}: expected one or more of dataset {ds.name!r}'s benchmarks {ds.benchmarks}."
+        )
     is_test = ds.items["benchmark"].isin(left_out).to_numpy()
     rest = np.flatnonzero(~is_test)
     rest = rest[seeded_order(ds.items["item_id"].to_numpy()[rest], seed)]
     is_val = np.zeros(ds.n_items, dtype=bool)
-    is_val[rest[:int(round(val_fraction * len(rest)))]] = True
+    is_val[rest[: int(round(val_fraction * len(rest)))]] = True
     rows = np.ones((ds.n_models, 1), dtype=bool)
     split = Split(rows & ~is_test & ~is_val, rows & is_val, rows & is_test, "without-" + "+".join(left_out))
     return split.restrict_to(ds.observed)
@@ -101,8 +105,9 @@ def hold_out_models(ds: Dataset, split: Split, models: Sequence[str] | int, seed
     keep[rows] = False
     onboard = np.zeros_like(split.train)
     onboard[rows] = split.train[rows]
-    return Split(split.train & keep, split.val & keep, split.test, f"{split.name}-heldout{len(rows)}",
-                 tuple(models), onboard)
+    return Split(
+        split.train & keep, split.val & keep, split.test, f"{split.name}-heldout{len(rows)}", tuple(models), onboard
+    )
 
 
 def subsample_items(mask: np.ndarray, fraction: float, seed: int = 0) -> np.ndarray:
@@ -128,6 +133,5 @@ def sample_items(groups: np.ndarray, n: int, rng: np.random.Generator) -> np.nda
     # Hand the leftover slots to the groups with the largest remainders, so quotas sum to n.
     remainder = counts * n / len(groups) - quota
     quota[np.argsort(-remainder, kind="stable")[: n - quota.sum()]] += 1
-    picked = [rng.choice(np.flatnonzero(groups == g), size=q, replace=False)
-              for g, q in zip(names, quota)]
+    picked = [rng.choice(np.flatnonzero(groups == g), size=q, replace=False) for g, q in zip(names, quota)]
     return np.sort(np.concatenate(picked))

@@ -17,6 +17,7 @@ dataset. "Epoch" then means the same number of steps on 1,000 and on 36,000 ques
 decay (every `decay_epochs` epochs), the validation checks (one an epoch) and the patience.
 `FAST` is JE-IRT's default recipe, `PAPER` the JE-IRT authors' one.
 """
+
 from __future__ import annotations
 
 import copy
@@ -82,8 +83,16 @@ OPTIMIZERS = {"adamw": torch.optim.AdamW, "adam": torch.optim.Adam}
 
 # JE-IRT's default recipe (with the adapter's dropout 0.5 and no feature noise, `jeirt.estimator.RECIPES`):
 # the best validation loss on all three local datasets at once; DECISIONS.md has the runs behind each field.
-FAST = TrainConfig(optimizer="adamw", lr=3e-3, weight_decay=1e-2, lr_decay=0.75, batch_items=None,
-                   steps_per_epoch=40, max_epochs=60, patience=6)
+FAST = TrainConfig(
+    optimizer="adamw",
+    lr=3e-3,
+    weight_decay=1e-2,
+    lr_decay=0.75,
+    batch_items=None,
+    steps_per_epoch=40,
+    max_epochs=60,
+    patience=6,
+)
 
 # The JE-IRT authors' recipe, as their training code runs it for the sentence encoder at d = 256
 # (github.com/ruyi101/JE-IRT, run_sent-trans.sh and train_hyper_select.py): AdamW at lr 3e-5 with
@@ -93,8 +102,17 @@ FAST = TrainConfig(optimizer="adamw", lr=3e-3, weight_decay=1e-2, lr_decay=0.75,
 # about 512 labels (at least one question). With it go dropout 0.5 and E_M started at N(0, 1)
 # (`jeirt.estimator.RECIPES`). Their scripts tune lr (3e-5 or 5e-5), gamma (0.65-0.75) and dropout
 # (0.4-0.5) per d and encoder; these are the d = 256 values, the dimension of JEIRT's default.
-PAPER = TrainConfig(optimizer="adamw", lr=3e-5, weight_decay=1e-2, lr_decay=0.7, decay_epochs=1, batch_items=None,
-                    batch_labels=512, max_epochs=100, patience=10)
+PAPER = TrainConfig(
+    optimizer="adamw",
+    lr=3e-5,
+    weight_decay=1e-2,
+    lr_decay=0.7,
+    decay_epochs=1,
+    batch_items=None,
+    batch_labels=512,
+    max_epochs=100,
+    patience=10,
+)
 
 
 def training_recipe(default: TrainConfig, training: TrainConfig | dict | None) -> TrainConfig:
@@ -107,8 +125,10 @@ def training_recipe(default: TrainConfig, training: TrainConfig | dict | None) -
     if isinstance(training, dict):
         unknown = set(training) - set(TrainConfig.__dataclass_fields__)
         if unknown:
-            raise ValueError(f"training has unknown field(s) {sorted(unknown)}; TrainConfig's fields are "
-                             f"{list(TrainConfig.__dataclass_fields__)}.")
+            raise ValueError(
+                f"training has unknown field(s) {sorted(unknown)}; TrainConfig's fields are "
+                f"{list(TrainConfig.__dataclass_fields__)}."
+            )
         return replace(default, **training)
     raise TypeError(f"training={training!r}; expected a TrainConfig, a dict of its fields, or None.")
 
@@ -139,23 +159,33 @@ def as_item_major(labels: np.ndarray, mask: np.ndarray, device: torch.device) ->
 
 
 @torch.no_grad()
-def evaluate_loss(net: nn.Module, features: torch.Tensor, labels: torch.Tensor, mask: torch.Tensor,
-                  batch_items: int = 4096) -> float:
+def evaluate_loss(
+    net: nn.Module, features: torch.Tensor, labels: torch.Tensor, mask: torch.Tensor, batch_items: int = 4096
+) -> float:
     """Masked BCE of `net` over every question that has a label under `mask`."""
     net.eval()
     rows = torch.nonzero(mask.sum(dim=1) > 0).squeeze(1)
     total, count = 0.0, 0.0
     for start in range(0, len(rows), batch_items):
-        idx = rows[start:start + batch_items]
+        idx = rows[start : start + batch_items]
         loss = F.binary_cross_entropy_with_logits(net(features[idx]), labels[idx], reduction="none")
         total += float((loss * mask[idx]).sum())
         count += float(mask[idx].sum())
     return total / max(count, 1.0)
 
 
-def train(net: nn.Module, features: np.ndarray, labels: np.ndarray, train_mask: np.ndarray,
-          val_mask: np.ndarray, config: TrainConfig | None = None, *, seed: int = 0,
-          device: str | torch.device | None = None, progress: bool = True) -> TrainHistory:
+def train(
+    net: nn.Module,
+    features: np.ndarray,
+    labels: np.ndarray,
+    train_mask: np.ndarray,
+    val_mask: np.ndarray,
+    config: TrainConfig | None = None,
+    *,
+    seed: int = 0,
+    device: str | torch.device | None = None,
+    progress: bool = True,
+) -> TrainHistory:
     """Fit `net` in place on the labels under `train_mask`; keep the epoch with the best val loss.
 
     features: (n_items, in_dim); labels, train_mask, val_mask: (n_models, n_items). `seed` fixes the
@@ -173,9 +203,11 @@ def train(net: nn.Module, features: np.ndarray, labels: np.ndarray, train_mask: 
         used = np.asarray(labels)[np.asarray(mask, dtype=bool)]
         bad = ~np.isfinite(used) | (used < 0) | (used > 1)  # NaN compares False: caught by isfinite
         if bad.any():
-            raise ValueError(f"labels under the {part} mask must be numbers in [0, 1] (0/1, or soft: a share "
-                             f"correct); found {int(bad.sum())} others, e.g. {used[bad][:3].tolist()}. Leave "
-                             "pairs that were not graded out of the mask (Split.restrict_to(ds.observed)).")
+            raise ValueError(
+                f"labels under the {part} mask must be numbers in [0, 1] (0/1, or soft: a share "
+                f"correct); found {int(bad.sum())} others, e.g. {used[bad][:3].tolist()}. Leave "
+                "pairs that were not graded out of the mask (Split.restrict_to(ds.observed))."
+            )
     device = torch.device(device) if device else settings.default_device()
     net.to(device)
     x = torch.from_numpy(np.asarray(features, dtype=np.float32)).to(device)  # (n_items, in_dim)
@@ -200,7 +232,7 @@ def train(net: nn.Module, features: np.ndarray, labels: np.ndarray, train_mask: 
         order = train_rows[torch.randperm(len(train_rows), generator=generator).to(device)]
         epoch_loss = 0.0
         for s in range(0, len(order), batch):
-            idx = order[s:s + batch]
+            idx = order[s : s + batch]
             loss = masked_bce(net(x[idx]), y[idx], m_train[idx])
             optimizer.zero_grad(set_to_none=True)
             loss.backward()
@@ -211,8 +243,9 @@ def train(net: nn.Module, features: np.ndarray, labels: np.ndarray, train_mask: 
         history.train_loss.append(epoch_loss / n_labels)
         history.val_loss.append(evaluate_loss(net, x, y, m_val))
         if not np.isfinite(history.val_loss[-1]):
-            raise FloatingPointError(f"training diverged at epoch {epoch} (validation loss "
-                                     f"{history.val_loss[-1]}); lower the learning rate.")
+            raise FloatingPointError(
+                f"training diverged at epoch {epoch} (validation loss {history.val_loss[-1]}); lower the learning rate."
+            )
         bar.set_postfix(train=f"{history.train_loss[-1]:.4f}", val=f"{history.val_loss[-1]:.4f}")
         if history.val_loss[-1] < best_loss - 1e-5:
             best_loss, best_state, stale = history.val_loss[-1], copy.deepcopy(net.state_dict()), 0

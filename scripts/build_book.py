@@ -31,6 +31,7 @@ setting (the hub's EmbedLLM, its official split, the authors' recipe; see `jeirt
     python scripts/build_book.py --jobs 1   # pages one after another (as jupyter-book alone does)
     python scripts/build_book.py --no-check # skip step 5's HTML check
 """
+
 from __future__ import annotations
 
 import argparse
@@ -57,9 +58,10 @@ sys.path.insert(0, str(ROOT / "scripts"))  # sibling scripts, not the package (t
 sys.path.insert(0, str(ROOT / "book" / "_ext"))
 
 import check_html  # noqa: E402
-from cell_timing import timed_execution  # noqa: E402
-from jeirt.files import write_json  # noqa: E402
 import vendor_mathjax  # noqa: E402
+from cell_timing import timed_execution  # noqa: E402
+
+from jeirt.files import write_json  # noqa: E402
 
 
 def fingerprint() -> dict:
@@ -78,8 +80,13 @@ def fingerprint() -> dict:
         if path.is_file() and "cache" not in path.relative_to(folder).parts:
             stat = path.stat()
             data.update(f"{path.relative_to(folder)}:{stat.st_size}:{int(stat.st_mtime)}".encode())
-    found = {"settings": cfg.as_dict(), "jeirt_code": code.hexdigest(),
-             "data_dir": str(folder), "data_files": data.hexdigest(), "repo_url": repo_url()}
+    found = {
+        "settings": cfg.as_dict(),
+        "jeirt_code": code.hexdigest(),
+        "data_dir": str(folder),
+        "data_files": data.hexdigest(),
+        "repo_url": repo_url(),
+    }
     return json.loads(json.dumps(found))  # tuples as lists, as they come back from the stamp file
 
 
@@ -102,8 +109,11 @@ def book_pages() -> list[Path]:
 
     def files(node) -> list[str]:
         if isinstance(node, dict):
-            return ([node["root"]] if "root" in node else []) + ([node["file"]] if "file" in node else []) + \
-                [f for key in ("parts", "chapters", "sections") for child in node.get(key, []) for f in files(child)]
+            return (
+                ([node["root"]] if "root" in node else [])
+                + ([node["file"]] if "file" in node else [])
+                + [f for key in ("parts", "chapters", "sections") for child in node.get(key, []) for f in files(child)]
+            )
         return []
 
     pages = [ROOT / f"{name}.md" for name in files(yaml.safe_load((ROOT / "_toc.yml").read_text()))]
@@ -116,6 +126,7 @@ def read_page(page: Path):
     from myst_nb.core.read import read_myst_markdown_notebook
 
     from jeirt.book import build_source
+
     return read_myst_markdown_notebook(build_source(page.read_text()), add_source_map=True, path=str(page))
 
 
@@ -144,8 +155,9 @@ def execute_page(page: str, timeout: int, workers: int | None = None) -> tuple[s
     for attempt in (1, 2):
         notebook = read_page(Path(page))
         try:
-            result = timed_execution(single_nb_execution)(notebook, cwd=str(Path(page).parent), timeout=timeout,
-                                                          allow_errors=False, meta_override=True)
+            result = timed_execution(single_nb_execution)(
+                notebook, cwd=str(Path(page).parent), timeout=timeout, allow_errors=False, meta_override=True
+            )
             break
         except RuntimeError as err:
             # A kernel that died while starting (kernels started side by side can race for their TCP
@@ -175,8 +187,10 @@ def expected_seconds(pages: list[Path], settings: dict) -> tuple[dict[Path, floa
     known = json.loads(times_file.read_text()) if times_file.is_file() else {}
     seconds, workers = known.get("pages_seconds", {}), known.get("pages_workers", {})
     cpu = {name: float(c) for name, c in known.get("pages_cpu_seconds", {}).items() if c == c}  # NaN: unknown
-    measured = {name: max(float(s), cpu[name]) if name in cpu else float(s) * int(workers.get(name, 1))
-                for name, s in seconds.items()}
+    measured = {
+        name: max(float(s), cpu[name]) if name in cpu else float(s) * int(workers.get(name, 1))
+        for name, s in seconds.items()
+    }
     guess = min(max(measured.values()), ALONE_SECONDS) if measured else None
     expected = {}
     for page in pages:
@@ -185,9 +199,15 @@ def expected_seconds(pages: list[Path], settings: dict) -> tuple[dict[Path, floa
     return expected, bool(measured)
 
 
-def execute_missing(pages: list[Path], cache_dir: Path, jobs: int, timeout: int,
-                    expected: dict[Path, float] | None = None, cores: int | None = None,
-                    alone_over: float | None = None) -> tuple[int, float]:
+def execute_missing(
+    pages: list[Path],
+    cache_dir: Path,
+    jobs: int,
+    timeout: int,
+    expected: dict[Path, float] | None = None,
+    cores: int | None = None,
+    alone_over: float | None = None,
+) -> tuple[int, float]:
     """Execute every page that the execution cache in `cache_dir` has no match for, slowest first (by
     `expected` seconds on one core), and store each as myst-nb does, with the worker processes it had.
     Pages expected over `alone_over` seconds (None: none) run first, one at a time, each with `cores`
@@ -215,9 +235,12 @@ def execute_missing(pages: list[Path], cache_dir: Path, jobs: int, timeout: int,
     alone = [p for p in missing if alone_over is not None and jobs > 1 and expected.get(p, 0.0) > alone_over]
     rest = [p for p in missing if p not in alone]
     waves = [([page], 1) for page in alone] + ([(rest, jobs)] if rest else [])
-    print(f"build_book: executing {len(missing)} pages: "
-          + (f"{len(alone)} alone with {fixed or cores} workers each, then " if alone else "")
-          + f"{len(rest)} {jobs} at a time", flush=True)
+    print(
+        f"build_book: executing {len(missing)} pages: "
+        + (f"{len(alone)} alone with {fixed or cores} workers each, then " if alone else "")
+        + f"{len(rest)} {jobs} at a time",
+        flush=True,
+    )
     failed, start = 0, time.perf_counter()
     for wave, at_once in waves:
         workers = None if fixed else max(1, cores // at_once)
@@ -232,10 +255,15 @@ def execute_missing(pages: list[Path], cache_dir: Path, jobs: int, timeout: int,
                     continue
                 cache.add_nb_to_project(page, read_data={"type": "plugin", "name": "myst_nb_md"})
                 had = workers or jsettings.workers()
-                cache.cache_notebook_bundle(CacheBundleIn(nbformat.reads(text, as_version=4), page,
-                                                          data={"execution_seconds": seconds, "workers": had,
-                                                                "cpu_seconds": cpu}),
-                                            check_validity=False, overwrite=True)
+                cache.cache_notebook_bundle(
+                    CacheBundleIn(
+                        nbformat.reads(text, as_version=4),
+                        page,
+                        data={"execution_seconds": seconds, "workers": had, "cpu_seconds": cpu},
+                    ),
+                    check_validity=False,
+                    overwrite=True,
+                )
                 print(f"build_book: {name} executed in {seconds:.0f} s ({had} worker(s), {cpu:.0f} CPU-s)", flush=True)
         if failed:
             break
@@ -267,8 +295,12 @@ def default_jobs() -> int:
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--no-check", action="store_true", help="skip scripts/check_html.py")
-    parser.add_argument("--jobs", type=int, default=default_jobs(),
-                        help="pages executed at a time (default: JEIRT_BOOK_JOBS, else 2, or 1 on one core)")
+    parser.add_argument(
+        "--jobs",
+        type=int,
+        default=default_jobs(),
+        help="pages executed at a time (default: JEIRT_BOOK_JOBS, else 2, or 1 on one core)",
+    )
     args = parser.parse_args(argv)
     if args.jobs < 1:
         parser.error(f"--jobs must be at least 1, got {args.jobs}")
@@ -288,8 +320,14 @@ def main(argv=None) -> int:
     timeout = int(yaml.safe_load((ROOT / "_config.yml").read_text()).get("execute", {}).get("timeout", 3600))
     # Pages go alone only when the times were measured (a page's size is only a guess).
     expected, measured = expected_seconds(pages, current["settings"])
-    failed, execute_seconds = execute_missing([p for p in pages if p != SCORECARD], CACHE, args.jobs, timeout,
-                                              expected, alone_over=ALONE_SECONDS if measured else None)
+    failed, execute_seconds = execute_missing(
+        [p for p in pages if p != SCORECARD],
+        CACHE,
+        args.jobs,
+        timeout,
+        expected,
+        alone_over=ALONE_SECONDS if measured else None,
+    )
     if not failed:
         failed, seconds = run_scorecard_last(pages, timeout, ran_others=execute_seconds > 0)
         execute_seconds += seconds
@@ -298,22 +336,38 @@ def main(argv=None) -> int:
         print(f"build_book: {failed} page(s) failed; see the tracebacks above")
         return 1
     jb = Path(sys.executable).with_name("jupyter-book")
-    cmd = [str(jb) if jb.exists() else "jupyter-book", "build", str(ROOT), "--path-output", str(ROOT),
-           "-W", "--keep-going"]
+    cmd = [
+        str(jb) if jb.exists() else "jupyter-book",
+        "build",
+        str(ROOT),
+        "--path-output",
+        str(ROOT),
+        "-W",
+        "--keep-going",
+    ]
     if stale:  # Sphinx would otherwise keep pages whose source did not change, old outputs and all
         cmd.append("--all")
     print("build_book:", " ".join(cmd), flush=True)
     start = time.perf_counter()
     result = subprocess.run(cmd, cwd=ROOT)
     seconds = time.perf_counter() - start
-    info = {"seconds": round(execute_seconds + seconds, 1), "execute_seconds": round(execute_seconds, 1),
-            "render_seconds": round(seconds, 1), "jobs": args.jobs, "returncode": result.returncode,
-            "settings": current["settings"], "cpu_cores": os.cpu_count(),
-            "platform": platform.platform(), "python": platform.python_version(),
-            "finished": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
+    info = {
+        "seconds": round(execute_seconds + seconds, 1),
+        "execute_seconds": round(execute_seconds, 1),
+        "render_seconds": round(seconds, 1),
+        "jobs": args.jobs,
+        "returncode": result.returncode,
+        "settings": current["settings"],
+        "cpu_cores": os.cpu_count(),
+        "platform": platform.platform(),
+        "python": platform.python_version(),
+        "finished": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+    }
     write_json(BUILD / "build_info.json", info, indent=1)
-    print(f"build_book: pages executed in {execute_seconds:.0f} s ({args.jobs} at a time), jupyter-book "
-          f"finished in {seconds:.0f} s with code {result.returncode}")
+    print(
+        f"build_book: pages executed in {execute_seconds:.0f} s ({args.jobs} at a time), jupyter-book "
+        f"finished in {seconds:.0f} s with code {result.returncode}"
+    )
     if result.returncode != 0:
         # A failed page leaves partial state; force it to re-run next time.
         STAMP.unlink(missing_ok=True)

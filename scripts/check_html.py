@@ -20,6 +20,7 @@ links (`<a href>`) to other sites are fine.
 
 Exits 1 and names each page and problem found; prints one line per page when all is well.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -101,8 +102,9 @@ class PageParser(HTMLParser):
         if tag == "object" and a.get("data"):
             self.resources.append((tag, a["data"]))
         if tag == "table":
-            self._tables.append({"columns": 0, "header": 0, "row_td": 0, "row_th": 0, "cell": 0,
-                                 "longest": "", "first": ""})
+            self._tables.append(
+                {"columns": 0, "header": 0, "row_td": 0, "row_th": 0, "cell": 0, "longest": "", "first": ""}
+            )
         if self._tables and tag == "tr":
             self._end_row()
         if self._tables and tag in ("td", "th"):
@@ -152,8 +154,7 @@ class PageParser(HTMLParser):
             self._end_cell()
             self._end_row()
             t = self._tables.pop()
-            self.tables.append({"columns": t["columns"] or t["header"], "longest": t["longest"],
-                                "first": t["first"]})
+            self.tables.append({"columns": t["columns"] or t["header"], "longest": t["longest"], "first": t["first"]})
 
     def handle_data(self, data):
         if self._cell is not None:
@@ -187,22 +188,26 @@ def check_css(css: Path, seen: set[Path]) -> list[str]:
     return problems
 
 
-def table_problems(tables: list[dict], max_columns: int = MAX_COLUMNS,
-                   max_cell_chars: int = MAX_CELL_CHARS) -> list[str]:
+def table_problems(
+    tables: list[dict], max_columns: int = MAX_COLUMNS, max_cell_chars: int = MAX_CELL_CHARS
+) -> list[str]:
     """One line per table (as PageParser collects them) that is too wide or holds a too long cell."""
     problems = []
     for i, t in enumerate(tables, 1):
         if t["columns"] > max_columns:
-            problems.append(f"table {i} has {t['columns']} columns (more than {max_columns}): "
-                            f"transpose, split or cut it ({t['first'][:40]!r} ...)")
+            problems.append(
+                f"table {i} has {t['columns']} columns (more than {max_columns}): "
+                f"transpose, split or cut it ({t['first'][:40]!r} ...)"
+            )
         if len(t["longest"]) > max_cell_chars:
-            problems.append(f"table {i} has a cell of {len(t['longest'])} characters (more than "
-                            f"{max_cell_chars}): {t['longest'][:60]!r}...")
+            problems.append(
+                f"table {i} has a cell of {len(t['longest'])} characters (more than "
+                f"{max_cell_chars}): {t['longest'][:60]!r}..."
+            )
     return problems
 
 
-def check_page(page: Path, build: Path, in_toc: bool, allow_stderr: bool,
-               css_seen: set[Path]) -> list[str]:
+def check_page(page: Path, build: Path, in_toc: bool, allow_stderr: bool, css_seen: set[Path]) -> list[str]:
     parser = PageParser()
     parser.feed(page.read_text(errors="replace"))
     problems = []
@@ -218,23 +223,26 @@ def check_page(page: Path, build: Path, in_toc: bool, allow_stderr: bool,
     placeholder = urlparse(REPO_URL_PLACEHOLDER).path.strip("/")  # owner/name
     dead = [url for url in parser.links if re.search(rf"github(\.com)?/{re.escape(placeholder)}(/|$)", url)]
     if dead:
-        problems.append(f"{len(dead)} link(s) to the placeholder repository {REPO_URL_PLACEHOLDER} "
-                        f"({dead[0]}): set JEIRT_REPO_URL to the real one, or leave the buttons out")
+        problems.append(
+            f"{len(dead)} link(s) to the placeholder repository {REPO_URL_PLACEHOLDER} "
+            f"({dead[0]}): set JEIRT_REPO_URL to the real one, or leave the buttons out"
+        )
     if not in_toc:
         return problems
     errors = [e for e in parser.errors if not (allow_stderr and "stderr" in e)]
     if errors:
-        problems.append(f"{len(errors)} error output(s) ({', '.join(sorted(set(errors)))}): "
-                        "a cell raised, or wrote to stderr (warnings, progress bars)")
+        problems.append(
+            f"{len(errors)} error output(s) ({', '.join(sorted(set(errors)))}): "
+            "a cell raised, or wrote to stderr (warnings, progress bars)"
+        )
     if parser.figure_reprs:
-        problems.append(f"{parser.figure_reprs} figure(s) printed as text '<Figure size ...>' "
-                        "instead of drawn")
+        problems.append(f"{parser.figure_reprs} figure(s) printed as text '<Figure size ...>' instead of drawn")
     if parser.unresolved:
-        problems.append(f"{len(parser.unresolved)} unresolved cross-reference(s) "
-                        f"({', '.join(sorted(set(parser.unresolved)))})")
+        problems.append(
+            f"{len(parser.unresolved)} unresolved cross-reference(s) ({', '.join(sorted(set(parser.unresolved)))})"
+        )
     if parser.figures > parser.figure_images:
-        problems.append(f"{parser.figures - parser.figure_images} of {parser.figures} figure(s) "
-                        "hold no image")
+        problems.append(f"{parser.figures - parser.figure_images} of {parser.figures} figure(s) hold no image")
     problems += table_problems(parser.tables)
     if parser.math and not parser.mathjax_src:
         problems.append(f"{parser.math} maths element(s) but no MathJax script")
@@ -248,8 +256,7 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--build", type=Path, default=ROOT / "_build" / "html")
     parser.add_argument("--toc", type=Path, default=ROOT / "_toc.yml")
-    parser.add_argument("--allow-stderr", action="store_true",
-                        help="do not count stderr output (warnings) as an error")
+    parser.add_argument("--allow-stderr", action="store_true", help="do not count stderr output (warnings) as an error")
     args = parser.parse_args(argv)
     build = args.build.resolve()
     if not build.is_dir():
@@ -263,8 +270,11 @@ def main(argv=None) -> int:
         if not page.is_file():
             failures[doc] = ["page missing from the build (is it listed in _toc.yml and built?)"]
     css_seen: set[Path] = set()
-    others = [p for p in sorted(build.rglob("*.html"))
-              if p not in toc_pages and "_static" not in p.parts and "_sources" not in p.parts]
+    others = [
+        p
+        for p in sorted(build.rglob("*.html"))
+        if p not in toc_pages and "_static" not in p.parts and "_sources" not in p.parts
+    ]
     for page in [p for p in toc_pages if p.is_file()] + others:
         problems = check_page(page, build, page in toc_pages, args.allow_stderr, css_seen)
         name = str(page.relative_to(build))

@@ -17,6 +17,7 @@ split) and scores its test probabilities:
 
     OMP_NUM_THREADS=1 python scripts/ece_floor.py --out results/ece_floor.json
 """
+
 from __future__ import annotations
 
 import time
@@ -42,8 +43,12 @@ from jeirt.splits import split_by_question
 
 def interval(values: np.ndarray) -> dict:
     """Mean, the 5% and 95% quantiles, and the share of values above 0.02 (the issue's ECE bar)."""
-    return {"mean": float(np.mean(values)), "q05": float(np.quantile(values, 0.05)),
-            "q95": float(np.quantile(values, 0.95)), "share_above_0.02": float(np.mean(values > 0.02))}
+    return {
+        "mean": float(np.mean(values)),
+        "q05": float(np.quantile(values, 0.05)),
+        "q95": float(np.quantile(values, 0.95)),
+        "share_above_0.02": float(np.mean(values > 0.02)),
+    }
 
 
 def draw(probs: np.ndarray, questions: np.ndarray, spread: float, rng: np.random.Generator) -> np.ndarray:
@@ -62,8 +67,12 @@ def floor_with_temperature(val: tuple, test: tuple, spread: float, n_sim: int, s
     out = np.empty(n_sim)
     for i in range(n_sim):
         y = draw(p_val, q_val, spread, rng)
-        found = minimize_scalar(lambda t, y=y: float(np.mean(np.logaddexp(0.0, z_val / np.exp(t)) - y * z_val / np.exp(t))),
-                                bounds=(-3.0, 3.0), method="bounded", options={"xatol": 1e-4})
+        found = minimize_scalar(
+            lambda t, y=y: float(np.mean(np.logaddexp(0.0, z_val / np.exp(t)) - y * z_val / np.exp(t))),
+            bounds=(-3.0, 3.0),
+            method="bounded",
+            options={"xatol": 1e-4},
+        )
         out[i] = ece(scale_temperature(p_test, float(np.exp(found.x))), draw(p_test, q_test, spread, rng))
     return out
 
@@ -86,17 +95,25 @@ def one_fit(ds, seed: int, encoder: str, n_boot: int, n_sim: int) -> dict:
     p_val, _, q_val = flat(model, ds, split.val, split.items_of("val"))
     spread = question_spread(probs, labels, questions)
     uncalibrated = scale_temperature(p_val, 1 / model.temperature_), scale_temperature(probs, 1 / model.temperature_)
-    return {"seed": seed, "fit_seconds": seconds, "temperature": model.temperature_,
-            "test_questions": len(np.unique(questions)), "test_labels": int(labels.size),
-            "test_ece": ece(probs, labels),
-            "test_ece_before_temperature": ece(scale_temperature(probs, 1 / model.temperature_), labels),
-            "bootstrap_over_questions": interval(ece_bootstrap(probs, labels, questions, n_boot, seed)),
-            "floor_independent_labels": interval(ece_floor(probs, questions, 0.0, n_sim, seed)),
-            "question_spread": spread,
-            "floor_question_spread": interval(ece_floor(probs, questions, min(spread, 1.0), n_sim, seed)),
-            "floor_question_spread_with_temperature": interval(floor_with_temperature(
-                (uncalibrated[0], q_val), (uncalibrated[1], questions), min(spread, 1.0), n_sim, seed)),
-            "val_ece_after_temperature": model.calibration_.get("val_ece_after")}
+    return {
+        "seed": seed,
+        "fit_seconds": seconds,
+        "temperature": model.temperature_,
+        "test_questions": len(np.unique(questions)),
+        "test_labels": int(labels.size),
+        "test_ece": ece(probs, labels),
+        "test_ece_before_temperature": ece(scale_temperature(probs, 1 / model.temperature_), labels),
+        "bootstrap_over_questions": interval(ece_bootstrap(probs, labels, questions, n_boot, seed)),
+        "floor_independent_labels": interval(ece_floor(probs, questions, 0.0, n_sim, seed)),
+        "question_spread": spread,
+        "floor_question_spread": interval(ece_floor(probs, questions, min(spread, 1.0), n_sim, seed)),
+        "floor_question_spread_with_temperature": interval(
+            floor_with_temperature(
+                (uncalibrated[0], q_val), (uncalibrated[1], questions), min(spread, 1.0), n_sim, seed
+            )
+        ),
+        "val_ece_after_temperature": model.calibration_.get("val_ece_after"),
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -106,8 +123,13 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     torch.set_num_threads(1)
     seeds, names = args.seeds, args.datasets
-    blob = {**run_record("scripts/ece_floor.py", argv), "encoder": args.encoder,
-            "n_boot": args.n_boot, "n_sim": args.n_sim, "datasets": {}}
+    blob = {
+        **run_record("scripts/ece_floor.py", argv),
+        "encoder": args.encoder,
+        "n_boot": args.n_boot,
+        "n_sim": args.n_sim,
+        "datasets": {},
+    }
     bar = tqdm(total=len(names) * len(seeds), desc="fits")
     for name in names:
         ds = load_dataset(name)
@@ -119,19 +141,28 @@ def main(argv: list[str] | None = None) -> int:
             write_json(args.out, blob, indent=1)  # what is finished survives an interruption
         blob["datasets"][name]["mean"] = {
             key: float(np.mean([r[key] if not isinstance(r[key], dict) else r[key]["mean"] for r in runs]))
-            for key in ("test_ece", "test_ece_before_temperature", "bootstrap_over_questions",
-                        "floor_independent_labels", "question_spread", "floor_question_spread",
-                        "floor_question_spread_with_temperature")}
+            for key in (
+                "test_ece",
+                "test_ece_before_temperature",
+                "bootstrap_over_questions",
+                "floor_independent_labels",
+                "question_spread",
+                "floor_question_spread",
+                "floor_question_spread_with_temperature",
+            )
+        }
         write_json(args.out, blob, indent=1)
     bar.close()
     blob["finished"] = datetime.now(timezone.utc).isoformat(timespec="seconds")
     write_json(args.out, blob, indent=1)
     for name, block in blob["datasets"].items():
         m = block["mean"]
-        print(f"{name}: test ECE {m['test_ece']:.4f} (before T {m['test_ece_before_temperature']:.4f}); floor, "
-              f"independent labels {m['floor_independent_labels']:.4f}, question spread {m['question_spread']:.2f}: "
-              f"{m['floor_question_spread']:.4f}, with T fitted on drawn validation labels "
-              f"{m['floor_question_spread_with_temperature']:.4f}")
+        print(
+            f"{name}: test ECE {m['test_ece']:.4f} (before T {m['test_ece_before_temperature']:.4f}); floor, "
+            f"independent labels {m['floor_independent_labels']:.4f}, question spread {m['question_spread']:.2f}: "
+            f"{m['floor_question_spread']:.4f}, with T fitted on drawn validation labels "
+            f"{m['floor_question_spread_with_temperature']:.4f}"
+        )
     return 0
 
 

@@ -9,6 +9,7 @@ feature noise 1.0), and records test accuracy, AUC and ECE, the best validation 
 
     OMP_NUM_THREADS=1 python scripts/fit_bar.py --out results/fit_bar_mmlu_pro.json
 """
+
 from __future__ import annotations
 
 from dataclasses import asdict
@@ -41,11 +42,12 @@ def earlier_split(ds: Dataset, seed: int, fractions=(0.8, 0.1, 0.1)) -> Split:
     for idx in ds.items.groupby("benchmark", sort=True).indices.values():
         idx = rng.permutation(idx)
         n_train, n_val = round(fractions[0] * len(idx)), round(fractions[1] * len(idx))
-        part[idx[n_train:n_train + n_val]] = 1
-        part[idx[n_train + n_val:]] = 2
+        part[idx[n_train : n_train + n_val]] = 1
+        part[idx[n_train + n_val :]] = 2
     rows = np.ones((ds.n_models, 1), dtype=bool)
-    return Split(rows & (part == 0), rows & (part == 1), rows & (part == 2),
-                 f"question-roworder-seed{seed}").restrict_to(ds.observed)
+    return Split(
+        rows & (part == 0), rows & (part == 1), rows & (part == 2), f"question-roworder-seed{seed}"
+    ).restrict_to(ds.observed)
 
 
 SPLITS = {"item-id (current)": lambda ds, seed: split_by_question(ds, seed=seed), "row-order (earlier)": earlier_split}
@@ -60,11 +62,21 @@ def one_fit(ds: Dataset, split: Split, recipe: str, encoder: str, seed: int) -> 
     model = JEIRT(encoder=encoder, random_state=seed, progress=False, **RECIPES[recipe]).fit(ds, split)
     test = evaluate(model.predict_proba(ds), ds, split.test)["overall"]
     h = model.history_
-    return {"recipe": recipe, "split": split.name, "seed": seed, "accuracy": test["accuracy"], "auc": test["auc"],
-            "ece": test["ece"], "log_loss": test["log_loss"], "best_val_loss": min(h.val_loss),
-            "epochs": len(h.val_loss), "best_epoch": h.best_epoch + 1, "seconds": h.seconds,
-            "temperature": model.temperature_, "meets_bar": bool(test["accuracy"] >= BAR["accuracy"]
-                                                                  and test["auc"] >= BAR["auc"])}
+    return {
+        "recipe": recipe,
+        "split": split.name,
+        "seed": seed,
+        "accuracy": test["accuracy"],
+        "auc": test["auc"],
+        "ece": test["ece"],
+        "log_loss": test["log_loss"],
+        "best_val_loss": min(h.val_loss),
+        "epochs": len(h.val_loss),
+        "best_epoch": h.best_epoch + 1,
+        "seconds": h.seconds,
+        "temperature": model.temperature_,
+        "meets_bar": bool(test["accuracy"] >= BAR["accuracy"] and test["auc"] >= BAR["auc"]),
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -74,10 +86,16 @@ def main(argv: list[str] | None = None) -> int:
     torch.set_num_threads(1)
     seeds = args.seeds
     ds = load_dataset(args.dataset)
-    blob = {**run_record("scripts/fit_bar.py", argv), "dataset": ds.name,
-            "encoder": args.encoder, "bar": BAR,
-            "recipes": {k: {n: asdict(v) if isinstance(v, TrainConfig) else v for n, v in kw.items()}
-                        for k, kw in RECIPES.items()}, "runs": []}
+    blob = {
+        **run_record("scripts/fit_bar.py", argv),
+        "dataset": ds.name,
+        "encoder": args.encoder,
+        "bar": BAR,
+        "recipes": {
+            k: {n: asdict(v) if isinstance(v, TrainConfig) else v for n, v in kw.items()} for k, kw in RECIPES.items()
+        },
+        "runs": [],
+    }
     bar = tqdm(total=len(RECIPES) * len(SPLITS) * len(seeds), desc="fits")
     for split_name, make in SPLITS.items():
         for seed in seeds:
@@ -91,20 +109,31 @@ def main(argv: list[str] | None = None) -> int:
     for split_name in SPLITS:
         for recipe in RECIPES:
             runs = [r for r in blob["runs"] if r["split_kind"] == split_name and r["recipe"] == recipe]
-            summary.append({"split": split_name, "recipe": recipe, "seeds": len(runs),
-                            **{f"{k}_{stat}": fn([r[k] for r in runs]) for k in
-                               ("accuracy", "auc", "ece", "best_val_loss")
-                               for stat, fn in (("mean", lambda v: float(np.mean(v))), ("sd", sd))},
-                            "seed0_accuracy": runs[0]["accuracy"], "seed0_auc": runs[0]["auc"],
-                            "seeds_meeting_bar": sum(r["meets_bar"] for r in runs)})
+            summary.append(
+                {
+                    "split": split_name,
+                    "recipe": recipe,
+                    "seeds": len(runs),
+                    **{
+                        f"{k}_{stat}": fn([r[k] for r in runs])
+                        for k in ("accuracy", "auc", "ece", "best_val_loss")
+                        for stat, fn in (("mean", lambda v: float(np.mean(v))), ("sd", sd))
+                    },
+                    "seed0_accuracy": runs[0]["accuracy"],
+                    "seed0_auc": runs[0]["auc"],
+                    "seeds_meeting_bar": sum(r["meets_bar"] for r in runs),
+                }
+            )
     blob["summary"] = summary
     blob["finished"] = datetime.now(timezone.utc).isoformat(timespec="seconds")
     write_json(args.out, blob, indent=1)
     for row in summary:
-        print(f"{row['split']:>20} {row['recipe']:>17}: accuracy {row['accuracy_mean']:.4f}, "
-              f"AUC {row['auc_mean']:.4f}, val loss {row['best_val_loss_mean']:.4f}; seed 0 "
-              f"{row['seed0_accuracy']:.4f} / {row['seed0_auc']:.4f}; {row['seeds_meeting_bar']} of {row['seeds']} "
-              "seeds meet the bar")
+        print(
+            f"{row['split']:>20} {row['recipe']:>17}: accuracy {row['accuracy_mean']:.4f}, "
+            f"AUC {row['auc_mean']:.4f}, val loss {row['best_val_loss_mean']:.4f}; seed 0 "
+            f"{row['seed0_accuracy']:.4f} / {row['seed0_auc']:.4f}; {row['seeds_meeting_bar']} of {row['seeds']} "
+            "seeds meet the bar"
+        )
     return 0
 
 

@@ -16,6 +16,7 @@ characters (book/_static/custom.css); 80 keeps 8 spare, and is the rule tests/te
 `--check` changes nothing: it lists the cells that would change and exits 1 if there are any.
 Exits 2 when ruff cannot parse a page's code (the error names the page).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -93,14 +94,31 @@ def ruff_format(codes: list[str], name: str, line_length: int = LINE_LENGTH) -> 
     ruff = shutil.which("ruff", path=str(Path(sys.executable).parent)) or shutil.which("ruff")
     if ruff is None:
         raise RuntimeError("ruff not found: .venv/bin/pip install ruff (it is in the dev extra)")
-    notebook = {"cells": [{"cell_type": "code", "id": f"c{k}", "metadata": {}, "outputs": [],
-                           "execution_count": None, "source": code.splitlines(keepends=True)}
-                          for k, code in enumerate(codes)],
-                "metadata": {"language_info": {"name": "python"}}, "nbformat": 4, "nbformat_minor": 5}
+    notebook = {
+        "cells": [
+            {
+                "cell_type": "code",
+                "id": f"c{k}",
+                "metadata": {},
+                "outputs": [],
+                "execution_count": None,
+                "source": code.splitlines(keepends=True),
+            }
+            for k, code in enumerate(codes)
+        ],
+        "metadata": {"language_info": {"name": "python"}},
+        "nbformat": 4,
+        "nbformat_minor": 5,
+    }
     stem = Path(name).stem.replace(" ", "_") or "page"
-    result = subprocess.run([ruff, "format", "--line-length", str(line_length), "--stdin-filename",
-                             f"{stem}.ipynb", "-"], input=json.dumps(notebook), capture_output=True,
-                            text=True, cwd=ROOT, check=False)
+    result = subprocess.run(
+        [ruff, "format", "--line-length", str(line_length), "--stdin-filename", f"{stem}.ipynb", "-"],
+        input=json.dumps(notebook),
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        check=False,
+    )
     if result.returncode != 0:
         raise SyntaxError(f"ruff format failed on {name}: {result.stderr.strip()}")
     cells = json.loads(result.stdout)["cells"]
@@ -118,7 +136,7 @@ def format_page(text: str, name: str = "page", line_length: int = LINE_LENGTH) -
     for cell, code in reversed(list(zip(cells, formatted))):
         if code != cell.code:
             changed.append(cell)
-            lines[cell.start:cell.end] = code.split("\n") if code else []
+            lines[cell.start : cell.end] = code.split("\n") if code else []
     return "\n".join(lines), changed[::-1]
 
 
@@ -133,8 +151,9 @@ def pages(paths: list[Path]) -> list[Path]:
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("paths", nargs="*", type=Path, help="pages or folders (default: book/)")
-    parser.add_argument("--check", action="store_true",
-                        help="change nothing; list the cells that would change, exit 1 if any")
+    parser.add_argument(
+        "--check", action="store_true", help="change nothing; list the cells that would change, exit 1 if any"
+    )
     parser.add_argument("--line-length", type=int, default=LINE_LENGTH)
     args = parser.parse_args(argv)
     would_change = 0
@@ -145,16 +164,14 @@ def main(argv=None) -> int:
         except (SyntaxError, ValueError) as error:
             print(f"format_pages: {page}: {error}", file=sys.stderr)
             return 2
-        shown = page.relative_to(ROOT) if page.resolve().is_relative_to(ROOT) else page
+        shown = page.resolve().relative_to(ROOT) if page.resolve().is_relative_to(ROOT) else page
         for cell in changed:
-            print(f"format_pages: {shown}:{cell.line}: code cell "
-                  + ("would change" if args.check else "formatted"))
+            print(f"format_pages: {shown}:{cell.line}: code cell " + ("would change" if args.check else "formatted"))
         would_change += len(changed)
         if not args.check and new != text:
             page.write_text(new)
     if args.check and would_change:
-        print(f"format_pages: {would_change} cell(s) would change; run scripts/format_pages.py",
-              file=sys.stderr)
+        print(f"format_pages: {would_change} cell(s) would change; run scripts/format_pages.py", file=sys.stderr)
         return 1
     return 0
 

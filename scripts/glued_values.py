@@ -16,6 +16,7 @@ those values against the committed smoke snapshot: verdicts and words exactly, n
     python scripts/glued_values.py --compare before.json after.json
     python scripts/glued_values.py --check results/glued_smoke_mmlu_pro.json --log _build/test-glue
 """
+
 from __future__ import annotations
 
 import argparse
@@ -53,6 +54,7 @@ NUMBER = re.compile(r"(-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)")
 
 def verdicts_from_html(table: str) -> list[list[str]]:
     """[[claim, verdict], ...] from a paper-vs-book table's HTML (`jeirt.book.verdicts.show`)."""
+
     def cells(row: str, tag: str) -> list[str]:
         found = re.findall(rf"<{tag}[^>]*>(.*?)</{tag}>", row, re.DOTALL)
         return [html.unescape(re.sub(r"<[^>]+>", "", c)).strip() for c in found]
@@ -105,8 +107,10 @@ def compare(old: dict, new: dict) -> list[str]:
         if a is None or b is None:
             lines.append(f"{page}: only in {'new' if a is None else 'old'} build")
             continue
-        renamed = renames({page: {n: t for n, t in a["glue"].items() if n not in b["glue"]}},
-                          {n: t for n, t in b["glue"].items() if n not in a["glue"]})
+        renamed = renames(
+            {page: {n: t for n, t in a["glue"].items() if n not in b["glue"]}},
+            {n: t for n, t in b["glue"].items() if n not in a["glue"]},
+        )
         lines += [f"{page}: {old} -> {new}: renamed, the same value {b['glue'][new]!r}" for old, new in renamed.items()]
         for name in sorted(set(a["glue"]) | set(b["glue"])):
             if name in renamed or name in renamed.values():
@@ -125,8 +129,11 @@ def compare(old: dict, new: dict) -> list[str]:
 def _verdict_changes(old: list | None, new: list | None) -> list[tuple[str, str | None, str | None]]:
     """(claim, old verdict, new verdict) for every row that differs, rows matched by claim."""
     old, new = dict(map(tuple, old or [])), dict(map(tuple, new or []))
-    return [(claim, old.get(claim), new.get(claim)) for claim in list(old) + [c for c in new if c not in old]
-            if old.get(claim) != new.get(claim)]
+    return [
+        (claim, old.get(claim), new.get(claim))
+        for claim in list(old) + [c for c in new if c not in old]
+        if old.get(claim) != new.get(claim)
+    ]
 
 
 def close(old: str, new: str, rtol: float = RTOL, atol: float = ATOL) -> bool:
@@ -159,11 +166,14 @@ def check(snapshot: dict, logged: dict[str, dict], rtol: float = RTOL, atol: flo
     page_of = {name: page for page, values in snapshot.items() for name in values["glue"]}
     prefixes = {name.split("_")[0] for name in page_of}  # each page's names start with its own prefix
     unknown = sorted(name for name in logged if name not in page_of and name.split("_")[0] in prefixes)
-    reached = sorted({page_of[name] for name in logged if name in page_of} |
-                     {page for page, values in snapshot.items() for name in unknown
-                      if name.split("_")[0] == _prefix(values)})
-    renamed = renames({page: {n: t for n, t in v["glue"].items() if n not in logged} for page, v in snapshot.items()},
-                      {name: logged[name]["text"] for name in unknown})
+    reached = sorted(
+        {page_of[name] for name in logged if name in page_of}
+        | {page for page, values in snapshot.items() for name in unknown if name.split("_")[0] == _prefix(values)}
+    )
+    renamed = renames(
+        {page: {n: t for n, t in v["glue"].items() if n not in logged} for page, v in snapshot.items()},
+        {name: logged[name]["text"] for name in unknown},
+    )
     lines = [f"{name}: new, not in the snapshot" for name in unknown if name not in renamed.values()]
     lines += [f"{old} -> {new}: renamed, the same value {logged[new]['text']!r}" for old, new in renamed.items()]
     for page in reached:
@@ -196,8 +206,11 @@ def renames(gone: dict[str, dict[str, str]], new: dict[str, str]) -> dict[str, s
     pairs = {}
     for values in gone.values():
         for old, text in values.items():
-            same = [n for n, t in new.items() if t == text and n.split("_")[0] == old.split("_")[0]
-                    and n not in pairs.values()]
+            same = [
+                n
+                for n, t in new.items()
+                if t == text and n.split("_")[0] == old.split("_")[0] and n not in pairs.values()
+            ]
             if len(same) == 1 and sum(t == text for t in values.values()) == 1:
                 pairs[old] = same[0]
     return pairs
@@ -212,8 +225,11 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--build", type=Path, default=ROOT / "_build", help="the build folder (default _build)")
     parser.add_argument("--out", type=Path, help="write the collection here")
-    parser.add_argument("--save", action="store_true",
-                        help="write the collection to results/glued_<profile>_<dataset>.json (the build's settings)")
+    parser.add_argument(
+        "--save",
+        action="store_true",
+        help="write the collection to results/glued_<profile>_<dataset>.json (the build's settings)",
+    )
     parser.add_argument("--compare", nargs=2, type=Path, metavar=("OLD", "NEW"), help="compare two collections")
     parser.add_argument("--check", type=Path, metavar="SNAPSHOT", help="hold a test run's --log against SNAPSHOT")
     parser.add_argument("--log", type=Path, help="the folder a test run wrote its glued values to ($JEIRT_GLUE_LOG)")
@@ -239,9 +255,11 @@ def main(argv=None) -> int:
             return 0
         diff = check(pages_of(snapshot), logged)
         if diff:
-            print(f"{len(diff)} glued value(s) differ from {args.check} (numbers allowed rtol={RTOL:g}, "
-                  f"atol={ATOL:g}):\n" + "\n".join(diff) + "\nIf the change is meant, regenerate the snapshot: "
-                  "JEIRT_PROFILE=smoke make book && .venv/bin/python scripts/glued_values.py --save")
+            print(
+                f"{len(diff)} glued value(s) differ from {args.check} (numbers allowed rtol={RTOL:g}, "
+                f"atol={ATOL:g}):\n" + "\n".join(diff) + "\nIf the change is meant, regenerate the snapshot: "
+                "JEIRT_PROFILE=smoke make book && .venv/bin/python scripts/glued_values.py --save"
+            )
             return 1
         print(f"glued values match {args.check}: {len(logged)} values of the pages the tests ran")
         return 0

@@ -15,6 +15,7 @@ process exits 130 with one line on stderr and no traceback. Writes a JSON summar
 
     python scripts/kill_trials.py --trials 8 --startup-trials 40 --out results/kill_trials.json
 """
+
 from __future__ import annotations
 
 import argparse
@@ -79,38 +80,61 @@ def trial(argv: list[str], model: Path, rng: random.Random, when: str, sig: int,
         loads, models = False, repr(exc)
     after = digest(model)
     lines = [line for line in err.strip().splitlines() if line.strip()]
-    return {"signal": signal.Signals(sig).name, "sent": sent,
-            "seconds_to_signal": round(delay, 4), "returncode": proc.returncode,
-            "clean_interrupt": proc.returncode == 130 and len(lines) == 1 and "Traceback" not in err,
-            "traceback": "Traceback" in err, "in_python_startup": "init_import_site" in err,
-            "temporary_file_left": bool(leftover), "model": "old" if after == before else "new", "loads": loads,
-            "models": models, "stderr": err.strip()[-300:] if proc.returncode not in (0, -signal.SIGKILL) else ""}
+    return {
+        "signal": signal.Signals(sig).name,
+        "sent": sent,
+        "seconds_to_signal": round(delay, 4),
+        "returncode": proc.returncode,
+        "clean_interrupt": proc.returncode == 130 and len(lines) == 1 and "Traceback" not in err,
+        "traceback": "Traceback" in err,
+        "in_python_startup": "init_import_site" in err,
+        "temporary_file_left": bool(leftover),
+        "model": "old" if after == before else "new",
+        "loads": loads,
+        "models": models,
+        "stderr": err.strip()[-300:] if proc.returncode not in (0, -signal.SIGKILL) else "",
+    }
 
 
 def summarize(runs: list[dict]) -> dict:
     """Counts of a set of trials."""
     ended = {code: sum(r["returncode"] == code for r in runs) for code in sorted({r["returncode"] for r in runs})}
-    summary = {"trials": len(runs), "exit_codes": {str(k): v for k, v in ended.items()},
-               "finished_before_the_signal": sum(r["returncode"] == 0 for r in runs),
-               "model_loads": sum(r["loads"] for r in runs),
-               "old_model": sum(r["model"] == "old" for r in runs), "new_model": sum(r["model"] == "new" for r in runs),
-               "temporary_file_left": sum(r["temporary_file_left"] for r in runs)}
+    summary = {
+        "trials": len(runs),
+        "exit_codes": {str(k): v for k, v in ended.items()},
+        "finished_before_the_signal": sum(r["returncode"] == 0 for r in runs),
+        "model_loads": sum(r["loads"] for r in runs),
+        "old_model": sum(r["model"] == "old" for r in runs),
+        "new_model": sum(r["model"] == "new" for r in runs),
+        "temporary_file_left": sum(r["temporary_file_left"] for r in runs),
+    }
     if runs and runs[0]["signal"] == "SIGINT":
-        summary |= {"clean_interrupt (130, one line)": sum(r["clean_interrupt"] for r in runs),
-                    "traceback": sum(r["traceback"] for r in runs),
-                    "traceback in Python's own start-up (site)": sum(r["in_python_startup"] for r in runs)}
+        summary |= {
+            "clean_interrupt (130, one line)": sum(r["clean_interrupt"] for r in runs),
+            "traceback": sum(r["traceback"] for r in runs),
+            "traceback in Python's own start-up (site)": sum(r["in_python_startup"] for r in runs),
+        }
     return summary
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--trials", type=int, default=20, help="trials per kind (default 20)")
-    parser.add_argument("--startup-trials", type=int, default=40,
-                        help="Ctrl-C trials at start-up, each about a second (default 40)")
-    parser.add_argument("--max-delay-ms", type=float, default=20.0,
-                        help="signal a random 0 to this many ms after the moment (default 20)")
-    parser.add_argument("--startup-ms", type=float, default=1500.0,
-                        help="Ctrl-C at start-up: a random 0 to this many ms after the start (default 1500)")
+    parser.add_argument(
+        "--startup-trials", type=int, default=40, help="Ctrl-C trials at start-up, each about a second (default 40)"
+    )
+    parser.add_argument(
+        "--max-delay-ms",
+        type=float,
+        default=20.0,
+        help="signal a random 0 to this many ms after the moment (default 20)",
+    )
+    parser.add_argument(
+        "--startup-ms",
+        type=float,
+        default=1500.0,
+        help="Ctrl-C at start-up: a random 0 to this many ms after the start (default 1500)",
+    )
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", help="write the summary here (JSON)")
     args = parser.parse_args()
@@ -127,14 +151,31 @@ def main() -> None:
         rows[rows["model"] == ds.models[0]].head(300).assign(model="newcomer").to_csv(work / "new.csv", index=False)
         fitted = work / "fitted.pt"
         shutil.copy(model, fitted)
-        onboard = ["onboard", "--model", str(model), "--results", str(work / "new.csv"), "--dataset", "mmlu_pro",
-                   "--in-place", "--quiet"]
+        onboard = [
+            "onboard",
+            "--model",
+            str(model),
+            "--results",
+            str(work / "new.csv"),
+            "--dataset",
+            "mmlu_pro",
+            "--in-place",
+            "--quiet",
+        ]
         kinds = {  # name: (argv for trial i, when, signal, largest delay in s)
-            "kill: fit --out": (lambda i: ["fit", *FIT, "--seed", str(i + 1), "--out", str(model), "--force"],
-                                "temporary", signal.SIGKILL, delay),
+            "kill: fit --out": (
+                lambda i: ["fit", *FIT, "--seed", str(i + 1), "--out", str(model), "--force"],
+                "temporary",
+                signal.SIGKILL,
+                delay,
+            ),
             "kill: onboard --in-place": (lambda i: onboard, "temporary", signal.SIGKILL, delay),
-            "ctrl-c at start-up: onboard --in-place": (lambda i: onboard, "start", signal.SIGINT,
-                                                       args.startup_ms / 1000),
+            "ctrl-c at start-up: onboard --in-place": (
+                lambda i: onboard,
+                "start",
+                signal.SIGINT,
+                args.startup_ms / 1000,
+            ),
             "ctrl-c mid-write: onboard --in-place": (lambda i: onboard, "temporary", signal.SIGINT, delay),
             "ctrl-c at shutdown: onboard --in-place": (lambda i: onboard, "output", signal.SIGINT, delay),
         }
@@ -146,8 +187,14 @@ def main() -> None:
                     shutil.copy(fitted, model)  # each trial onboards the same newcomer onto the plain model
                 runs[name].append(trial(argv(i), model, rng, when, sig, largest))
         summary = {name: summarize(rs) for name, rs in runs.items()}
-        blob = {"command": " ".join(sys.argv), "max_delay_ms": args.max_delay_ms, "startup_ms": args.startup_ms,
-                "model_bytes": fitted.stat().st_size, "summary": summary, "trials": runs}
+        blob = {
+            "command": " ".join(sys.argv),
+            "max_delay_ms": args.max_delay_ms,
+            "startup_ms": args.startup_ms,
+            "model_bytes": fitted.stat().st_size,
+            "summary": summary,
+            "trials": runs,
+        }
         print(json.dumps(summary, indent=1))
         if args.out:
             write_json(args.out, blob)

@@ -9,6 +9,7 @@ not its onboarding loop.
 
     OMP_NUM_THREADS=1 python scripts/onboarding_recipe.py --out results/onboarding_recipe_metabench.json
 """
+
 from __future__ import annotations
 
 import argparse
@@ -40,12 +41,21 @@ def main(argv: list[str] | None = None) -> int:
         cap = {"max_epochs": cfg.max_epochs or 200}
         for d in tqdm(onb.RATE_DIMS, desc=profile):
             for recipe, training in (("page", PAGE_RECIPE | cap), ("library", cap)):
-                model = JEIRT(d=d, encoder=cfg.encoder, training=training, random_state=cfg.seed,
-                              progress=False).fit(mb, held)
+                model = JEIRT(d=d, encoder=cfg.encoder, training=training, random_state=cfg.seed, progress=False).fit(
+                    mb, held
+                )
                 history = model.history_
-                blob["runs"].append({"profile": profile, "d": d, "recipe": recipe,
-                                     "best_val_loss": min(history.val_loss), "best_epoch": history.best_epoch + 1,
-                                     "epochs": len(history.val_loss), "seconds": history.seconds})
+                blob["runs"].append(
+                    {
+                        "profile": profile,
+                        "d": d,
+                        "recipe": recipe,
+                        "best_val_loss": min(history.val_loss),
+                        "best_epoch": history.best_epoch + 1,
+                        "epochs": len(history.val_loss),
+                        "seconds": history.seconds,
+                    }
+                )
                 print(blob["runs"][-1], flush=True)
     write_json(args.out, blob)
     print(f"wrote {args.out}")

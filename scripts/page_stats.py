@@ -4,8 +4,10 @@ visible cell, lines wider than the rendered column.
     python scripts/page_stats.py [--width 88] [--json FILE]
 
 "shown" counts the lines of code cells a reader sees as they open the page, "folded" those behind a
-click (hide-input, hide-cell), "removed" those not on the page at all (remove-cell, remove-input). Used for issue notes and by tests/test_book.py's limits.
+click (hide-input, hide-cell), "removed" those not on the page at all (remove-cell, remove-input).
+Used for issue notes; tests/test_readable.py holds the limits.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -40,9 +42,15 @@ def page_stats(path: Path, width: int = 88) -> dict:
             shown += len(lines)
         longest = max(longest, len(lines))
         wide += sum(len(line) > width for line in lines)
-    return {"page": path.stem, "glue calls": glues, "shown lines": shown, "folded lines": folded,
-            "removed lines": removed,
-            "longest visible cell": longest, f"lines > {width}": wide}
+    return {
+        "page": path.stem,
+        "glue calls": glues,
+        "shown lines": shown,
+        "folded lines": folded,
+        "removed lines": removed,
+        "longest visible cell": longest,
+        f"lines > {width}": wide,
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -50,8 +58,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--width", type=int, default=88)
     parser.add_argument("--json", type=Path)
     args = parser.parse_args(argv)
-    rows = [page_stats(p, args.width) for p in sorted((ROOT / "book").glob("*.md"))
-            if p.stem not in {"_template", "bibliography", "api"}]
+    rows = [
+        page_stats(p, args.width)
+        for p in sorted((ROOT / "book").glob("*.md"))
+        if p.stem not in {"_template", "bibliography", "api"}
+    ]
     keys = list(rows[0])
     print("  ".join(f"{k:>20}" if i else f"{k:<14}" for i, k in enumerate(keys)))
     for row in rows:

@@ -15,6 +15,7 @@ page, the seconds of each code cell with its first line (recorded by book/_ext/c
 measured build time is a file the book can show, not a number typed into prose, and the next slow
 page is found by reading a file.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -72,8 +73,9 @@ def cell_seconds(build: Path) -> dict[str, list[dict]]:
     return pages
 
 
-def run_pages(pages: list[Path], timeout: int = 3600) -> tuple[dict[str, float], dict[str, float],
-                                                               dict[str, list[dict]]]:
+def run_pages(
+    pages: list[Path], timeout: int = 3600
+) -> tuple[dict[str, float], dict[str, float], dict[str, list[dict]]]:
     """Execute each page (a MyST markdown notebook) alone in book/; seconds and CPU seconds per page (as
     `build_book.py` counts them), seconds per cell."""
     import time
@@ -89,8 +91,13 @@ def run_pages(pages: list[Path], timeout: int = 3600) -> tuple[dict[str, float],
             raise SystemExit(f"no page at {page}; give a book/*.md file.")
         nb = jupytext.read(page)
         start, used = time.perf_counter(), children_cpu_seconds()
-        NotebookClient(nb, timeout=timeout, kernel_name="python3", record_timing=True,
-                       resources={"metadata": {"path": str(page.parent)}}).execute()
+        NotebookClient(
+            nb,
+            timeout=timeout,
+            kernel_name="python3",
+            record_timing=True,
+            resources={"metadata": {"path": str(page.parent)}},
+        ).execute()
         name = _page_name(str(page), ROOT)
         seconds[name] = round(time.perf_counter() - start, 1)
         cpu[name] = round(children_cpu_seconds() - used, 1)
@@ -109,8 +116,13 @@ def _cell_rows(nb) -> list[dict]:
         start, end = timing.get("iopub.execute_input"), timing.get("shell.execute_reply")
         seconds = None
         if start and end:
-            seconds = round((datetime.fromisoformat(end.replace("Z", "+00:00"))
-                             - datetime.fromisoformat(start.replace("Z", "+00:00"))).total_seconds(), 2)
+            seconds = round(
+                (
+                    datetime.fromisoformat(end.replace("Z", "+00:00"))
+                    - datetime.fromisoformat(start.replace("Z", "+00:00"))
+                ).total_seconds(),
+                2,
+            )
         rows.append({"cell": i, "seconds": seconds, "code": _label(cell.source)})
     return rows
 
@@ -120,8 +132,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--build", type=Path, default=ROOT / "_build", help="the build folder (default _build)")
     parser.add_argument("--json", type=Path, help="also write the times and the build's settings here")
     parser.add_argument("--cells", type=int, default=10, metavar="N", help="print the N slowest cells (default 10)")
-    parser.add_argument("--run", type=Path, nargs="+", metavar="PAGE",
-                        help="execute these pages alone (no book build) and time them")
+    parser.add_argument(
+        "--run", type=Path, nargs="+", metavar="PAGE", help="execute these pages alone (no book build) and time them"
+    )
     args = parser.parse_args(argv)
     if args.cells < 0:
         parser.error(f"--cells {args.cells}: expected a number of cells, 0 or more.")
@@ -129,6 +142,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.run:
         pages, cpu, cells = run_pages(args.run)
         from jeirt.settings import workers
+
         had = {page: workers() for page in pages}
     else:
         had = {page: int(n) for page, n in page_seconds(build, "workers").items() if n == n}  # NaN: not recorded
@@ -138,11 +152,18 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{seconds:9.1f} s  {page}")
         cells = cell_seconds(build)
     print(f"{sum(pages.values()):9.1f} s  all pages")
-    timed = sorted(((c["seconds"], page, c["cell"], c["code"]) for page, cs in cells.items() for c in cs
-                    if c["seconds"] is not None), reverse=True)
+    timed = sorted(
+        (
+            (c["seconds"], page, c["cell"], c["code"])
+            for page, cs in cells.items()
+            for c in cs
+            if c["seconds"] is not None
+        ),
+        reverse=True,
+    )
     if args.cells and timed:
         print(f"slowest {min(args.cells, len(timed))} cells:")
-        for seconds, page, index, code in timed[:args.cells]:
+        for seconds, page, index, code in timed[: args.cells]:
             print(f"{seconds:9.1f} s  {page} cell {index}: {code}")
     elif args.cells:
         print("no per-cell times in this cache (book/_ext/cell_timing.py was not loaded when it was built)")
@@ -154,15 +175,28 @@ def main(argv: list[str] | None = None) -> int:
             import platform
 
             from jeirt.book import page_settings
-            info = {"pages_run_alone": [_page_name(str(p.resolve()), ROOT) for p in args.run],
-                    "settings": json.loads(json.dumps(page_settings().as_dict())), "cpu_cores": os.cpu_count(),
-                    "platform": platform.platform(), "python": platform.python_version(),
-                    "finished": datetime.now().astimezone().strftime("%Y-%m-%dT%H:%M:%S%z")}
+
+            info = {
+                "pages_run_alone": [_page_name(str(p.resolve()), ROOT) for p in args.run],
+                "settings": json.loads(json.dumps(page_settings().as_dict())),
+                "cpu_cores": os.cpu_count(),
+                "platform": platform.platform(),
+                "python": platform.python_version(),
+                "finished": datetime.now().astimezone().strftime("%Y-%m-%dT%H:%M:%S%z"),
+            }
         args.json.parent.mkdir(parents=True, exist_ok=True)
-        write_json(args.json, {"build": info, "pages_seconds": pages, "pages_workers": had,
-                               "pages_cpu_seconds": cpu,
-                               "pages_total_seconds": round(sum(pages.values()), 1), "cells_seconds": cells},
-                   indent=1)
+        write_json(
+            args.json,
+            {
+                "build": info,
+                "pages_seconds": pages,
+                "pages_workers": had,
+                "pages_cpu_seconds": cpu,
+                "pages_total_seconds": round(sum(pages.values()), 1),
+                "cells_seconds": cells,
+            },
+            indent=1,
+        )
         print(f"wrote {args.json}")
     return 0
 

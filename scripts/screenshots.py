@@ -20,6 +20,7 @@ Needs Chromium (`apt-get install -y chromium`) and tornado (installed with Jupyt
 the site on 127.0.0.1 and drives the browser over the DevTools protocol. Exit code 1 names any
 page with a problem.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -42,10 +43,20 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "scripts"))
 from check_html import toc_files  # noqa: E402
 
-CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                  "--disable-component-update", "--disable-sync", "--no-first-run",
-                  "--disable-default-apps", "--disable-extensions", "--hide-scrollbars",
-                  "--mute-audio", "--remote-debugging-port=0"]
+CHROMIUM_FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--disable-default-apps",
+    "--disable-extensions",
+    "--hide-scrollbars",
+    "--mute-audio",
+    "--remote-debugging-port=0",
+]
 
 # Runs in the page once it has loaded: waits for MathJax's first typeset and the web fonts.
 PAGE_STATE = """(async () => {
@@ -69,7 +80,8 @@ PAGE_STATE = """(async () => {
 
 
 # Runs in the page after PAGE_STATE, at the reading window's size: what is cut or overflows the text
-# column, folded cells opened for the measurement. A code line is cut when its text is wider than the <pre>'s content box (the font's own
+# column, folded cells opened for the measurement. A code line is cut when its text is wider than the
+# <pre>'s content box (the font's own
 # advance widths, measured on a canvas in the <pre>'s font).
 LAYOUT = """(() => {
   const article = document.querySelector('article.bd-article') || document.querySelector('main')
@@ -130,14 +142,17 @@ def layout_problems(layout: dict) -> list[str]:
     """One line per element that is cut or overflows, from the LAYOUT measurements of one page."""
     found = []
     for c in layout["code"]:
-        found.append(f"code cell {c['cell']}: {c['cutLines']} line(s) cut (longest {c['longest']} "
-                     f"characters, {c['fits']} fit): {c['first']!r}")
+        found.append(
+            f"code cell {c['cell']}: {c['cutLines']} line(s) cut (longest {c['longest']} "
+            f"characters, {c['fits']} fit): {c['first']!r}"
+        )
     for m in layout["maths"]:
-        found.append(f"display equation {m['equation']} is {m['width']} px wide in {m['room']} px: "
-                     f"{m['tex']!r}")
+        found.append(f"display equation {m['equation']} is {m['width']} px wide in {m['room']} px: {m['tex']!r}")
     for t in layout["tables"]:
-        found.append(f"table {t['table']} ({t['columns']} columns) is {t['width']} px wide, the text "
-                     f"column {t['column']} px: {t['first']!r}")
+        found.append(
+            f"table {t['table']} ({t['columns']} columns) is {t['width']} px wide, the text "
+            f"column {t['column']} px: {t['first']!r}"
+        )
     for alt in layout["pathAlt"]:
         found.append(f"image with its file path as alt text: {alt}")
     return found
@@ -172,8 +187,7 @@ class DevTools:
             else:
                 self.events.append(msg)
 
-    async def send(self, method: str, params: dict | None = None, session: str | None = None,
-                   timeout: float = 60):
+    async def send(self, method: str, params: dict | None = None, session: str | None = None, timeout: float = 60):
         self.next_id += 1
         msg = {"id": self.next_id, "method": method, "params": params or {}}
         if session:
@@ -196,8 +210,9 @@ class DevTools:
         raise TimeoutError(f"no {method} within {timeout} s")
 
 
-async def shoot(pages: list[str], base: str, out: Path, port_file: Path, width: int,
-                max_height: int) -> dict[str, list[str]]:
+async def shoot(
+    pages: list[str], base: str, out: Path, port_file: Path, width: int, max_height: int
+) -> dict[str, list[str]]:
     for _ in range(300):  # Chromium writes its DevTools port once it is ready
         if port_file.is_file() and len(port_file.read_text().splitlines()) >= 2:
             break
@@ -205,36 +220,58 @@ async def shoot(pages: list[str], base: str, out: Path, port_file: Path, width: 
     port, path = port_file.read_text().splitlines()[:2]
     cdp = DevTools(await websocket_connect(f"ws://127.0.0.1:{port}{path}", max_message_size=1 << 30))
     target = await cdp.send("Target.createTarget", {"url": "about:blank"})
-    session = (await cdp.send("Target.attachToTarget",
-                              {"targetId": target["targetId"], "flatten": True}))["sessionId"]
+    session = (await cdp.send("Target.attachToTarget", {"targetId": target["targetId"], "flatten": True}))["sessionId"]
     for domain in ("Page", "Network", "Runtime"):
         await cdp.send(f"{domain}.enable", session=session)
     problems: dict[str, list[str]] = {}
     layouts: dict[str, dict] = {}
     for page in pages:
-        await cdp.send("Emulation.setDeviceMetricsOverride", {"width": width, "height": 900,
-                       "deviceScaleFactor": 1, "mobile": False}, session=session)
+        await cdp.send(
+            "Emulation.setDeviceMetricsOverride",
+            {"width": width, "height": 900, "deviceScaleFactor": 1, "mobile": False},
+            session=session,
+        )
         since = len(cdp.events)
         await cdp.send("Page.navigate", {"url": f"{base}/{page}"}, session=session)
         await cdp.wait_event("Page.loadEventFired", session, since)
-        state = (await cdp.send("Runtime.evaluate", {"expression": PAGE_STATE, "awaitPromise": True,
-                                "returnByValue": True}, session=session))["result"]["value"]
-        layout = (await cdp.send("Runtime.evaluate", {"expression": LAYOUT, "returnByValue": True},
-                                 session=session))["result"]["value"]
+        state = (
+            await cdp.send(
+                "Runtime.evaluate",
+                {"expression": PAGE_STATE, "awaitPromise": True, "returnByValue": True},
+                session=session,
+            )
+        )["result"]["value"]
+        layout = (await cdp.send("Runtime.evaluate", {"expression": LAYOUT, "returnByValue": True}, session=session))[
+            "result"
+        ]["value"]
         layouts[page] = layout
         height = min(state["height"], max_height)
-        await cdp.send("Emulation.setDeviceMetricsOverride", {"width": width, "height": height,
-                       "deviceScaleFactor": 1, "mobile": False}, session=session)
+        await cdp.send(
+            "Emulation.setDeviceMetricsOverride",
+            {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": False},
+            session=session,
+        )
         await asyncio.sleep(0.3)  # let the layout settle at the new size
-        shot = await cdp.send("Page.captureScreenshot", {"format": "png", "captureBeyondViewport": True,
-                              "clip": {"x": 0, "y": 0, "width": width, "height": height, "scale": 1}},
-                              session=session)
+        shot = await cdp.send(
+            "Page.captureScreenshot",
+            {
+                "format": "png",
+                "captureBeyondViewport": True,
+                "clip": {"x": 0, "y": 0, "width": width, "height": height, "scale": 1},
+            },
+            session=session,
+        )
         png = out / (Path(page).with_suffix("").as_posix().replace("/", "_") + ".png")
         png.write_bytes(base64.b64decode(shot["data"]))
-        remote = sorted({m["params"]["request"]["url"] for m in cdp.events[since:]
-                         if m.get("method") == "Network.requestWillBeSent"
-                         and m.get("sessionId") == session
-                         and not m["params"]["request"]["url"].startswith((base, "data:", "blob:"))})
+        remote = sorted(
+            {
+                m["params"]["request"]["url"]
+                for m in cdp.events[since:]
+                if m.get("method") == "Network.requestWillBeSent"
+                and m.get("sessionId") == session
+                and not m["params"]["request"]["url"].startswith((base, "data:", "blob:"))
+            }
+        )
         found = []
         if state["math"] and state["typeset"] == 0:
             found.append(f"{state['math']} maths element(s) but nothing typeset by MathJax")
@@ -246,16 +283,17 @@ async def shoot(pages: list[str], base: str, out: Path, port_file: Path, width: 
             found.append(f"requests outside the site: {remote}")
         found += layout_problems(layout)
         shown = png.relative_to(ROOT) if png.is_relative_to(ROOT) else png
-        print(f"screenshots: {shown}  maths {state['typeset']}/{state['math']} typeset, "
-              f"{state['images']} images, page height {state['height']} px, "
-              f"{layout['fit']['charsPerLine']} code characters a line"
-              + ("" if not found else "  PROBLEMS: " + "; ".join(found)))
+        print(
+            f"screenshots: {shown}  maths {state['typeset']}/{state['math']} typeset, "
+            f"{state['images']} images, page height {state['height']} px, "
+            f"{layout['fit']['charsPerLine']} code characters a line"
+            + ("" if not found else "  PROBLEMS: " + "; ".join(found))
+        )
         if found:
             problems[page] = found
     cdp.reader.cancel()
     cdp.ws.close()
-    (out / "layout.json").write_text(json.dumps({"width": width, "height": 900, "pages": layouts},
-                                                indent=1) + "\n")
+    (out / "layout.json").write_text(json.dumps({"width": width, "height": 900, "pages": layouts}, indent=1) + "\n")
     return problems
 
 
@@ -264,29 +302,37 @@ def main(argv=None) -> int:
     parser.add_argument("--build", type=Path, default=ROOT / "_build" / "html")
     parser.add_argument("--out", type=Path, default=ROOT / "_build" / "screenshots")
     parser.add_argument("--toc", type=Path, default=ROOT / "_toc.yml")
-    parser.add_argument("--chromium", default=shutil.which("chromium") or shutil.which("chromium-browser")
-                        or shutil.which("google-chrome"))
+    parser.add_argument(
+        "--chromium",
+        default=shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome"),
+    )
     parser.add_argument("--width", type=int, default=1280)
     parser.add_argument("--max-height", type=int, default=8000)
     parser.add_argument("--pages", nargs="*", help="toc files to shoot (default: every page)")
     args = parser.parse_args(argv)
     if not args.chromium:
-        print("screenshots: no Chromium found; apt-get install -y chromium, or pass --chromium.",
-              file=sys.stderr)
+        print("screenshots: no Chromium found; apt-get install -y chromium, or pass --chromium.", file=sys.stderr)
         return 1
     if not args.build.is_dir():
         print(f"screenshots: no built site at {args.build}; run `make book` first.", file=sys.stderr)
         return 1
     args.out.mkdir(parents=True, exist_ok=True)
-    pages = [f"{doc}.html" for doc in toc_files(args.toc)
-             if not args.pages or doc in args.pages or Path(doc).name in args.pages]
+    pages = [
+        f"{doc}.html"
+        for doc in toc_files(args.toc)
+        if not args.pages or doc in args.pages or Path(doc).name in args.pages
+    ]
     server, base = serve(args.build)
     with tempfile.TemporaryDirectory(prefix="jeirt-chromium-", ignore_cleanup_errors=True) as profile:
-        browser = subprocess.Popen([args.chromium, *CHROMIUM_FLAGS, f"--user-data-dir={profile}",
-                                    "about:blank"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        browser = subprocess.Popen(
+            [args.chromium, *CHROMIUM_FLAGS, f"--user-data-dir={profile}", "about:blank"],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         try:
-            problems = asyncio.run(shoot(pages, base, args.out, Path(profile) / "DevToolsActivePort",
-                                         args.width, args.max_height))
+            problems = asyncio.run(
+                shoot(pages, base, args.out, Path(profile) / "DevToolsActivePort", args.width, args.max_height)
+            )
         finally:
             browser.terminate()
             try:

@@ -10,6 +10,7 @@ did); a cut at 512 would change the vector of every text longer than that. This 
 `--tokenizer` is a folder, a hub id, or a name of `jeirt.encoders.ENCODERS` whose weights are found the
 way the encoders find them (`resolve_weights`). Counts include the special tokens the encoder adds.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -27,7 +28,7 @@ def token_counts(texts: list[str], tokenizer, batch: int = 512) -> np.ndarray:
     """(n_texts,) number of tokens of each text, special tokens included, without truncation."""
     counts = []
     for start in tqdm(range(0, len(texts), batch), desc="tokenizing", unit="batch", disable=len(texts) < 2 * batch):
-        ids = tokenizer(texts[start:start + batch], add_special_tokens=True, truncation=False)["input_ids"]
+        ids = tokenizer(texts[start : start + batch], add_special_tokens=True, truncation=False)["input_ids"]
         counts.extend(len(row) for row in ids)
     return np.asarray(counts, dtype=np.int64)
 
@@ -49,8 +50,11 @@ def load_tokenizer(name: str):
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--dataset", default="mmlu_pro", help="any name jeirt.data.load_dataset takes")
-    parser.add_argument("--tokenizer", default="answerdotai/ModernBERT-large",
-                        help="a folder, a hub id or a jeirt encoder name (e.g. minilm)")
+    parser.add_argument(
+        "--tokenizer",
+        default="answerdotai/ModernBERT-large",
+        help="a folder, a hub id or a jeirt encoder name (e.g. minilm)",
+    )
     parser.add_argument("--limits", default="512,8192", help="comma-separated token counts to test against")
     parser.add_argument("--json", type=Path, help="also write the counts here")
     args = parser.parse_args()
@@ -58,14 +62,23 @@ def main() -> None:
     ds = load_dataset(args.dataset)
     tokenizer = load_tokenizer(args.tokenizer)
     lengths = token_counts(ds.items["text"].tolist(), tokenizer)
-    summary = {"command": "python scripts/token_lengths.py " + " ".join(sys.argv[1:]), "dataset": ds.name, "texts": len(lengths), "tokenizer": args.tokenizer,
-               "tokenizer_class": type(tokenizer).__name__, "tokenizer_default_length": int(min(
-                   tokenizer.model_max_length, 10**9)), "max": int(lengths.max()),
-               "median": float(np.median(lengths)), "p99": float(np.percentile(lengths, 99)),
-               "longer_than": {int(n): int((lengths > int(n)).sum()) for n in args.limits.split(",")}}
+    summary = {
+        "command": "python scripts/token_lengths.py " + " ".join(sys.argv[1:]),
+        "dataset": ds.name,
+        "texts": len(lengths),
+        "tokenizer": args.tokenizer,
+        "tokenizer_class": type(tokenizer).__name__,
+        "tokenizer_default_length": int(min(tokenizer.model_max_length, 10**9)),
+        "max": int(lengths.max()),
+        "median": float(np.median(lengths)),
+        "p99": float(np.percentile(lengths, 99)),
+        "longer_than": {int(n): int((lengths > int(n)).sum()) for n in args.limits.split(",")},
+    }
     for limit, count in summary["longer_than"].items():
-        print(f"{ds.name}: {count} of {len(lengths)} texts are longer than {limit} tokens "
-              f"({args.tokenizer}, {summary['tokenizer_class']})")
+        print(
+            f"{ds.name}: {count} of {len(lengths)} texts are longer than {limit} tokens "
+            f"({args.tokenizer}, {summary['tokenizer_class']})"
+        )
     print(f"longest {summary['max']} tokens, median {summary['median']:.0f}, 99th percentile {summary['p99']:.0f}")
     if args.json:
         write_json(args.json, summary, indent=1)

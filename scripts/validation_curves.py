@@ -9,6 +9,7 @@ validation labels would have said about the test ranking, before any test label 
 
     OMP_NUM_THREADS=1 python scripts/validation_curves.py --out results/validation_curves_metabench.json
 """
+
 from __future__ import annotations
 
 import time
@@ -28,8 +29,9 @@ from jeirt.splits import split_by_question
 # name -> factory(encoder, seed); names as `jeirt compare` writes them
 METHODS = {
     "je-irt": lambda encoder, seed: JEIRT(encoder=encoder, random_state=seed, progress=False),
-    "je-irt+benchmark": lambda encoder, seed: JEIRT(encoder=encoder, random_state=seed, progress=False,
-                                                    benchmark_feature=True),
+    "je-irt+benchmark": lambda encoder, seed: JEIRT(
+        encoder=encoder, random_state=seed, progress=False, benchmark_feature=True
+    ),
     "irt-net": lambda encoder, seed: IRTNet(encoder=encoder, random_state=seed),
     "embedllm-mf": lambda encoder, seed: EmbedLLMMF(encoder=encoder, random_state=seed),
     "benchmark-accuracy": lambda encoder, seed: BenchmarkAccuracy(),
@@ -43,8 +45,13 @@ def main(argv: list[str] | None = None) -> int:
     torch.set_num_threads(1)
     ds = load_dataset(args.dataset)
     seeds = args.seeds
-    blob = {**run_record("scripts/validation_curves.py", argv), "dataset": ds.name,
-            "encoder": args.encoder, "seeds": seeds, "runs": []}
+    blob = {
+        **run_record("scripts/validation_curves.py", argv),
+        "dataset": ds.name,
+        "encoder": args.encoder,
+        "seeds": seeds,
+        "runs": [],
+    }
     bar = tqdm(total=len(seeds) * len(METHODS), desc="fits")
     for seed in seeds:
         split = split_by_question(ds, seed=seed)
@@ -58,20 +65,29 @@ def main(argv: list[str] | None = None) -> int:
                 scores = evaluate(probs, ds, getattr(split, part))["overall"]
                 row |= {f"{part}_{k}": scores[k] for k in ("log_loss", "accuracy", "auc", "ece")}
             if hasattr(est, "history_"):  # the uncalibrated curve; JE-IRT's val_log_loss above is after T
-                row |= {"val_loss_by_epoch": est.history_.val_loss, "train_loss_by_epoch": est.history_.train_loss,
-                        "best_epoch": est.history_.best_epoch + 1}
+                row |= {
+                    "val_loss_by_epoch": est.history_.val_loss,
+                    "train_loss_by_epoch": est.history_.train_loss,
+                    "best_epoch": est.history_.best_epoch + 1,
+                }
             blob["runs"].append(row)
             write_json(args.out, blob, indent=1)
             bar.update()
     bar.close()
-    blob["summary"] = {method: {key: float(np.mean([r[key] for r in blob["runs"] if r["method"] == method]))
-                                for key in ("val_log_loss", "val_accuracy", "test_log_loss", "test_accuracy")}
-                       for method in METHODS}
+    blob["summary"] = {
+        method: {
+            key: float(np.mean([r[key] for r in blob["runs"] if r["method"] == method]))
+            for key in ("val_log_loss", "val_accuracy", "test_log_loss", "test_accuracy")
+        }
+        for method in METHODS
+    }
     blob["finished"] = datetime.now(timezone.utc).isoformat(timespec="seconds")
     write_json(args.out, blob, indent=1)
     for method, s in blob["summary"].items():
-        print(f"{method:>20}: val log loss {s['val_log_loss']:.4f}, val accuracy {s['val_accuracy']:.4f}; "
-              f"test {s['test_log_loss']:.4f}, {s['test_accuracy']:.4f}")
+        print(
+            f"{method:>20}: val log loss {s['val_log_loss']:.4f}, val accuracy {s['val_accuracy']:.4f}; "
+            f"test {s['test_log_loss']:.4f}, {s['test_accuracy']:.4f}"
+        )
     return 0
 
 

@@ -11,6 +11,7 @@ accessibility code. The result is git-ignored; `make setup` and `make book` run 
     MATHJAX_TGZ=/path/mathjax-3.2.2.tgz python ...    # use a tarball you already have
     python scripts/vendor_mathjax.py --force          # re-vendor even if the stamp matches
 """
+
 from __future__ import annotations
 
 import argparse
@@ -46,10 +47,15 @@ def fetch(tmp: Path) -> Path:
         return Path(os.environ["MATHJAX_TGZ"]).expanduser()
     npm = shutil.which("npm")
     if npm is None:
-        sys.exit("vendor_mathjax: npm not found; install Node.js (apt-get install npm) "
-                 f"or set MATHJAX_TGZ to a copy of {PACKAGE}-{VERSION}.tgz")
-    subprocess.run([npm, "pack", f"{PACKAGE}@{VERSION}", "--silent", "--pack-destination", str(tmp)],
-                   check=True, stdout=subprocess.DEVNULL)
+        sys.exit(
+            "vendor_mathjax: npm not found; install Node.js (apt-get install npm) "
+            f"or set MATHJAX_TGZ to a copy of {PACKAGE}-{VERSION}.tgz"
+        )
+    subprocess.run(
+        [npm, "pack", f"{PACKAGE}@{VERSION}", "--silent", "--pack-destination", str(tmp)],
+        check=True,
+        stdout=subprocess.DEVNULL,
+    )
     return tmp / f"{PACKAGE}-{VERSION}.tgz"
 
 
@@ -58,23 +64,23 @@ def wanted(member: str) -> str | None:
     prefix = "package/es5/"
     if not member.startswith(prefix):
         return "LICENSE" if member == "package/LICENSE" else None
-    rel = member[len(prefix):]
+    rel = member[len(prefix) :]
     if rel in KEEP_FILES or any(rel.startswith(d + "/") for d in KEEP_DIRS):
         return rel
     return None
 
 
 def vendor(force: bool = False) -> Path:
-    if not force and STAMP.is_file() and STAMP.read_text().strip() == VERSION \
-            and (DEST / "tex-chtml.js").is_file():
+    if not force and STAMP.is_file() and STAMP.read_text().strip() == VERSION and (DEST / "tex-chtml.js").is_file():
         print(f"vendor_mathjax: {PACKAGE} {VERSION} already in {DEST.relative_to(ROOT)}")
         return DEST
     with tempfile.TemporaryDirectory() as tmp:
         tgz = fetch(Path(tmp))
         got = sha256_file(tgz)
         if got != SHA256:
-            sys.exit(f"vendor_mathjax: {tgz} has SHA-256 {got}, expected {SHA256} "
-                     f"({PACKAGE} {VERSION}); refusing to use it")
+            sys.exit(
+                f"vendor_mathjax: {tgz} has SHA-256 {got}, expected {SHA256} ({PACKAGE} {VERSION}); refusing to use it"
+            )
         if DEST.exists():
             shutil.rmtree(DEST)
         DEST.mkdir(parents=True)

@@ -1,4 +1,5 @@
 """Shared fixtures: the real datasets the repository ships (data/, or $JEIRT_DATA) and simulated data."""
+
 from __future__ import annotations
 
 import os

@@ -1,6 +1,7 @@
 """jeirt.analysis.taxonomy and jeirt.analysis.geometry: clustering scores, effective rank, families,
 cosines, opposite pairs and the propositions, each on inputs small enough to work out by hand, plus
 every bad-input error; and the Geometry, Taxonomy and Difficulty pages' figures in the house style."""
+
 from __future__ import annotations
 
 import itertools
@@ -79,8 +80,7 @@ def test_taxonomy_table_rows_and_scores():
     centres = np.eye(3) * 5
     classes = np.repeat(["p", "q", "r"], 30)
     x = centres[np.repeat([0, 1, 2], 30)] + rng.normal(0, 0.1, (90, 3))
-    table, clusters = taxonomy.taxonomy_table({"clean": x, "noise": rng.normal(size=(90, 3))},
-                                              classes, seed=0)
+    table, clusters = taxonomy.taxonomy_table({"clean": x, "noise": rng.normal(size=(90, 3))}, classes, seed=0)
     assert list(table.index) == ["clean", "noise", "random partition"]
     assert table.loc["clean", "purity"] == 1.0 and table.loc["clean", "nmi"] == pytest.approx(1.0)
     assert table.loc["random partition", "nmi"] < table.loc["clean", "nmi"]
@@ -90,8 +90,15 @@ def test_taxonomy_table_rows_and_scores():
 
 
 def test_taxonomy_labels_prefers_subjects_and_falls_back_to_benchmarks():
-    long = pd.DataFrame({"model": ["m"] * 4, "item_id": ["1", "2", "3", "4"], "label": [1, 0, 1, 0],
-                         "benchmark": ["b1", "b1", "b2", "b2"], "subject": ["s1", "s2", "", ""]})
+    long = pd.DataFrame(
+        {
+            "model": ["m"] * 4,
+            "item_id": ["1", "2", "3", "4"],
+            "label": [1, 0, 1, 0],
+            "benchmark": ["b1", "b1", "b2", "b2"],
+            "subject": ["s1", "s2", "", ""],
+        }
+    )
     rows, classes, level = taxonomy.taxonomy_labels(from_long(long))
     assert level == "subject" and list(rows) == [0, 1] and list(classes) == ["s1", "s2"]
     rows, classes, level = taxonomy.taxonomy_labels(from_long(long.assign(subject="")))
@@ -147,17 +154,32 @@ def test_cumulative_variance():
 # Model families and maps
 
 
-@pytest.mark.parametrize("name, family", [
-    ("Meta-Llama-3_1-70B-Instruct", "Llama"), ("Llama-2-7b-hf", "Llama"),
-    ("meta-llama/Llama-2-13b-hf", "Llama"), ("Mixtral-8x7B-v0.1", "Mistral"),
-    ("mathstral-7B", "Mistral"), ("Qwen1.5-72B-Chat", "Qwen"), ("Yi-6b-Chat", "Yi"),
-    ("01-ai/Yi-34B", "Yi"), ("yi-large", "Yi"), ("gemma-7b", "Gemma/Gemini"),
-    ("gemini-1.5-pro-002", "Gemma/Gemini"), ("gpt-4o(2024-05-13)", "GPT"),
-    ("o1-mini-2024-09-12", "GPT"), ("DeepSeek-Coder-V2", "DeepSeek"),
-    ("deepseek-chat(2024-05)", "DeepSeek"), ("Phi-3-mini-4k-instruct", "Phi"),
-    ("claude-3-opus-20240229", "Claude"), ("jamba-1.5-large", "other"),
-    ("c4ai-command-r-v01", "other"), ("Yield-7B", "other"), ("Dolphin-2", "other"),
-])
+@pytest.mark.parametrize(
+    "name, family",
+    [
+        ("Meta-Llama-3_1-70B-Instruct", "Llama"),
+        ("Llama-2-7b-hf", "Llama"),
+        ("meta-llama/Llama-2-13b-hf", "Llama"),
+        ("Mixtral-8x7B-v0.1", "Mistral"),
+        ("mathstral-7B", "Mistral"),
+        ("Qwen1.5-72B-Chat", "Qwen"),
+        ("Yi-6b-Chat", "Yi"),
+        ("01-ai/Yi-34B", "Yi"),
+        ("yi-large", "Yi"),
+        ("gemma-7b", "Gemma/Gemini"),
+        ("gemini-1.5-pro-002", "Gemma/Gemini"),
+        ("gpt-4o(2024-05-13)", "GPT"),
+        ("o1-mini-2024-09-12", "GPT"),
+        ("DeepSeek-Coder-V2", "DeepSeek"),
+        ("deepseek-chat(2024-05)", "DeepSeek"),
+        ("Phi-3-mini-4k-instruct", "Phi"),
+        ("claude-3-opus-20240229", "Claude"),
+        ("jamba-1.5-large", "other"),
+        ("c4ai-command-r-v01", "other"),
+        ("Yield-7B", "other"),
+        ("Dolphin-2", "other"),
+    ],
+)
 def test_model_family_rule(name, family):
     assert geometry.model_family(name) == family
 
@@ -259,7 +281,7 @@ def test_proposition_1_every_subset_is_exactly_the_solvers(n):
         assert np.linalg.norm(direction) == pytest.approx(1.0)
         p = probability(direction, norm, vectors)[0]
         assert set(np.flatnonzero(p > 0.5)) == set(subset), (n, subset, p)
-    assert len(geometry.all_subsets(n)) == 2 ** n
+    assert len(geometry.all_subsets(n)) == 2**n
 
 
 def test_proposition_1_rejects_a_norm_too_large_and_bad_subsets():
@@ -290,7 +312,9 @@ def test_bound_delta_p_never_violated_on_random_draws():
         assert bound.shape == gap.shape == (500, 20)
         assert np.all(gap <= bound + 1e-12)
         # Special cases: same norm (direction only) and same direction (norm only).
-        assert np.all(geometry.delta_p(models, u1, u2, r1, r1) <= geometry.bound_delta_p(models, u1, u2, r1, r1) + 1e-12)
+        assert np.all(
+            geometry.delta_p(models, u1, u2, r1, r1) <= geometry.bound_delta_p(models, u1, u2, r1, r1) + 1e-12
+        )
         same = geometry.bound_delta_p(models, u1, u1, r1, r2)
         np.testing.assert_allclose(same, np.repeat(np.abs(r1 - r2)[:, None] / 4, 20, axis=1))
 
@@ -317,8 +341,7 @@ def test_probability_matches_the_model_logits():
     emb, models = rng.normal(size=(7, 3)), rng.normal(size=(4, 3))
     norms = np.linalg.norm(emb, axis=1)
     expected = torch.sigmoid(jeirt_logits(torch.tensor(emb), torch.tensor(models))).numpy()
-    np.testing.assert_allclose(probability(emb / norms[:, None], norms, models), expected,
-                               rtol=1e-6)
+    np.testing.assert_allclose(probability(emb / norms[:, None], norms, models), expected, rtol=1e-6)
 
 
 def test_pairs_helpers():
@@ -362,6 +385,7 @@ def test_within_between_cosine_by_hand():
 
 def test_page_figures_follow_the_house_style():
     import matplotlib
+
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
@@ -380,10 +404,10 @@ def test_page_figures_follow_the_house_style():
     labels = [t.get_text() for t in axes[0, 2].get_legend().get_texts()]
     assert labels == ["other (3)", "Qwen (4)", "Llama (3)"]  # Yi folds into "other"
     x = rng.normal(size=(40, 3))
-    geometry_page.cosine_histograms(axes[1, 0],
-                                    geometry.cosine_to_means(x, np.repeat(["g", "h"], 20)))
-    geometry_page.opposite_pair(axes[1, 1], ["m1", "m2", "m3"],
-                                np.array([[1, 0], [0, np.nan], [1, 1.0]]), rng.random((3, 2)))
+    geometry_page.cosine_histograms(axes[1, 0], geometry.cosine_to_means(x, np.repeat(["g", "h"], 20)))
+    geometry_page.opposite_pair(
+        axes[1, 1], ["m1", "m2", "m3"], np.array([[1, 0], [0, np.nan], [1, 1.0]]), rng.random((3, 2))
+    )
     bound = rng.random(100)
     geometry_page.bound_scatter(axes[1, 2], bound, bound * rng.random(100), label="pairs")
     figures.check_figure(fig)
@@ -394,8 +418,7 @@ def test_page_figures_follow_the_house_style():
     assert len(fig.axes) == 2 and fig.axes[0].get_xlim()[1] >= bound.max()
     figures.check_figure(fig)
     plt.close(fig)
-    fig = geometry_page.groups_one_by_one(rng.normal(size=(30, 2)), np.repeat(list("abc"), 10),
-                                          ncols=2)
+    fig = geometry_page.groups_one_by_one(rng.normal(size=(30, 2)), np.repeat(list("abc"), 10), ncols=2)
     assert sum(ax.axison for ax in fig.axes) == 3  # the fourth panel is empty
     figures.check_figure(fig)
     plt.close(fig)

@@ -1,6 +1,7 @@
 """Tests for jeirt.baselines: hand-computed plain baselines, exact k-NN, the networks' formulas, every
 baseline above chance on simulated data and on every real dataset, and scikit-learn's clone and
 set_params."""
+
 from __future__ import annotations
 
 from dataclasses import replace
@@ -53,11 +54,14 @@ ALL = {
 @pytest.fixture(scope="module")
 def tiny() -> tuple[Dataset, Split]:
     """3 models x 6 items in benchmarks a (items 0-3) and b (4-5), with a hand-made split."""
-    labels = np.array([[1, 0, 1, NAN, 1, 0],
-                       [0, 0, 1, 1, NAN, NAN],
-                       [NAN, NAN, NAN, NAN, 1, 1]], dtype=np.float32)
-    items = pd.DataFrame({"item_id": [f"q{i}" for i in range(6)], "benchmark": list("aaaabb"),
-                          "text": [f"question {i}" for i in range(6)]})
+    labels = np.array([[1, 0, 1, NAN, 1, 0], [0, 0, 1, 1, NAN, NAN], [NAN, NAN, NAN, NAN, 1, 1]], dtype=np.float32)
+    items = pd.DataFrame(
+        {
+            "item_id": [f"q{i}" for i in range(6)],
+            "benchmark": list("aaaabb"),
+            "text": [f"question {i}" for i in range(6)],
+        }
+    )
     features = np.array([[1, 0], [0.9, 0.1], [0, 1], [0.1, 0.9], [-1, 0], [-0.8, 0.3]], dtype=np.float32)
     ds = Dataset("tiny", ["m0", "m1", "m2"], items, labels, {"toy": features})
     part = np.array([0, 0, 1, 0, 0, 2])  # items 0, 1, 3, 4 train; 2 val; 5 test
@@ -73,6 +77,7 @@ def sim() -> tuple[Dataset, Split]:
 
 
 # ----------------------------------------------------------------------------- plain baselines by hand
+
 
 def test_model_accuracy_is_the_mean_training_label(tiny):
     ds, split = tiny
@@ -109,6 +114,7 @@ def test_a_model_without_training_labels_gets_the_global_mean(tiny):
 
 
 # ----------------------------------------------------------------------------- k nearest neighbours
+
 
 def test_knn_with_k1_returns_the_nearest_observed_training_label(tiny):
     ds, split = tiny
@@ -174,6 +180,7 @@ def test_knn_chooses_k_on_validation_and_rejects_bad_grids(sim):
 
 
 # ----------------------------------------------------------------------------- the networks' formulas
+
 
 def test_embedllm_net_is_w_dot_elementwise_product_plus_c():
     torch.manual_seed(0)
@@ -292,8 +299,11 @@ CLONEABLE = {  # each baseline, a parameter to change and its new value
     "benchmark-accuracy": (BenchmarkAccuracy, None, None),
     "knn": (lambda: KNN(encoder="toy", k_grid=(1, 2)), "k_grid", (3,)),
     "embedllm-mf": (lambda: EmbedLLMMF(encoder="toy", dim=8, training={"max_epochs": 2}), "dim", 4),
-    "irt-net": (lambda: IRTNet(encoder="toy", d=7, n_experts=3, hidden=8, expert_dim=4,
-                               training={"max_epochs": 2}), "d", 3),
+    "irt-net": (
+        lambda: IRTNet(encoder="toy", d=7, n_experts=3, hidden=8, expert_dim=4, training={"max_epochs": 2}),
+        "d",
+        3,
+    ),
     "mirt": (lambda: MIRT(encoder="toy", d=5, hidden=8, training={"max_epochs": 2}), "hidden", 16),
     "2pl": (lambda: TwoPL(prior_sd_ability=2.0), "prior_sd_discrimination", 3.0),
 }

@@ -9,6 +9,7 @@ smoke profile. This is what `make test`, and so CI, runs.
 `scripts/check_html.py`). It runs every chapter a second time, so it is off unless
 `JEIRT_BUILD_SITE=1`; CI builds the site with `make book` instead (see the Makefile).
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -32,8 +33,11 @@ import check_html  # noqa: E402
 
 jupytext = pytest.importorskip("jupytext")
 
-CHAPTERS = [doc for doc in check_html.toc_files(ROOT / "_toc.yml")
-            if (ROOT / f"{doc}.md").is_file() and (ROOT / f"{doc}.md").read_text().startswith("---\njupytext:")]
+CHAPTERS = [
+    doc
+    for doc in check_html.toc_files(ROOT / "_toc.yml")
+    if (ROOT / f"{doc}.md").is_file() and (ROOT / f"{doc}.md").read_text().startswith("---\njupytext:")
+]
 
 
 def read_chapter(doc: str):
@@ -56,11 +60,13 @@ def test_chapter_follows_house_style(doc):
     assert nb.metadata["kernelspec"]["name"] == "python3", f"{doc}: kernelspec must be python3"
     code = [c for c in nb.cells if c.cell_type == "code"]
     first = code[0]
-    assert first.source.strip() == book.SETUP_CELL.strip(), \
+    assert first.source.strip() == book.SETUP_CELL.strip(), (
         f"{doc}: the first code cell must be jeirt.book.SETUP_CELL (the Colab install cell)"
+    )
     assert "hide-output" in first.metadata.get("tags", []), f"{doc}: tag the setup cell hide-output"
-    assert any("print(cfg.describe())" in c.source for c in code[:4]), \
+    assert any("print(cfg.describe())" in c.source for c in code[:4]), (
         f"{doc}: print cfg.describe() near the top so readers see the settings"
+    )
     text = "\n".join(c.source for c in nb.cells if c.cell_type == "markdown")
     for heading in ("## Overview", "## Summary", "## Exercises"):
         assert f"\n{heading}\n" in f"\n{text}\n", f"{doc}: missing section {heading!r}"
@@ -74,8 +80,9 @@ def test_chapter_follows_house_style(doc):
         if figure is not None:
             assert str(figure.get("name", "")).startswith("fig-"), f"{doc}: figure name must start fig-"
             assert figure.get("caption"), f"{doc}: figure {figure.get('name')} needs a caption"
-            assert f"{{numref}}`{figure['name']}`" in text, \
+            assert f"{{numref}}`{figure['name']}`" in text, (
                 f"{doc}: figure {figure['name']} is never cited with {{numref}}"
+            )
 
 
 # Pages that report results (everything but the introduction, the data tour, the primer and the
@@ -83,8 +90,9 @@ def test_chapter_follows_house_style(doc):
 NOT_RESULTS = {"intro", "data", "irt_primer", "reproducing"}
 RESULTS_PAGES = [doc for doc in CHAPTERS if Path(doc).name not in NOT_RESULTS]
 # A verdict typed by hand: a string literal that is a verdict word, or a markdown table with a verdict column.
-VERDICT_LITERAL = re.compile(r"""(["'])((yes|no)([,:;][^"']*)?|(holds|does not hold|not testable here)\b[^"']*)\1""",
-                             re.IGNORECASE)
+VERDICT_LITERAL = re.compile(
+    r"""(["'])((yes|no)([,:;][^"']*)?|(holds|does not hold|not testable here)\b[^"']*)\1""", re.IGNORECASE
+)
 VERDICT_COLUMN = re.compile(r"^\|.*\|\s*(holds here\?|verdict)\s*\|\s*$", re.IGNORECASE | re.MULTILINE)
 
 
@@ -92,8 +100,9 @@ def test_results_pages_are_listed():
     from jeirt.book import verdicts
 
     assert len(RESULTS_PAGES) >= 8, f"expected the results chapters of _toc.yml, found {RESULTS_PAGES}"
-    assert sorted(verdicts.PAGES.values()) == sorted(Path(d).name for d in RESULTS_PAGES), \
+    assert sorted(verdicts.PAGES.values()) == sorted(Path(d).name for d in RESULTS_PAGES), (
         "jeirt.book.verdicts.PAGES must list every results page of _toc.yml (the scorecard gathers them)"
+    )
 
 
 @pytest.mark.parametrize("doc", RESULTS_PAGES)
@@ -101,20 +110,25 @@ def test_results_page_opens_with_computed_paper_vs_book_table(doc):
     nb = read_chapter(doc)
     text = "\n".join(c.source for c in nb.cells if c.cell_type == "markdown")
     headings = re.findall(r"^## (.+)$", text, re.MULTILINE)
-    assert headings[:2] == ["Overview", "Paper vs this book"], \
-        f"{doc}: the findings must open with '## Paper vs this book' right after '## Overview'; headings: {headings[:3]}"
+    assert headings[:2] == ["Overview", "Paper vs this book"], (
+        f"{doc}: the findings must open with '## Paper vs this book' right after '## Overview'; "
+        f"headings: {headings[:3]}"
+    )
     section = text.split("\n## Paper vs this book", 1)[1].split("\n## ", 1)[0]
     glued = re.findall(r"^:::\{glue\} (\w+)$", section, re.MULTILINE)
-    assert len(glued) == 1 and glued[0].endswith("_paper_vs_book"), \
+    assert len(glued) == 1 and glued[0].endswith("_paper_vs_book"), (
         f"{doc}: the section must show the table with one ':::{{glue}} <prefix>_paper_vs_book' directive"
+    )
     code = "\n".join(c.source for c in nb.cells if c.cell_type == "code")
-    assert re.search(rf"verdicts\.show\(\s*[\"']{glued[0]}[\"']", code), \
+    assert re.search(rf"verdicts\.show\(\s*[\"']{glued[0]}[\"']", code), (
         f"{doc}: build the table with verdicts.show({glued[0]!r}, claims)"
+    )
     from jeirt.book import verdicts
 
     prefix = glued[0].removesuffix("_paper_vs_book")
-    assert verdicts.PAGES.get(prefix) == Path(doc).name, \
+    assert verdicts.PAGES.get(prefix) == Path(doc).name, (
         f"{doc}: add {prefix!r}: {Path(doc).name!r} to jeirt.book.verdicts.PAGES, so the scorecard gathers its rows"
+    )
     assert "verdicts.Claim(" in code or "Claim(" in code, f"{doc}: one verdicts.Claim per row"
     assert not VERDICT_COLUMN.search(text), f"{doc}: a markdown table with a verdict column; compute it instead"
     literal = VERDICT_LITERAL.search(code)
@@ -124,21 +138,21 @@ def test_results_page_opens_with_computed_paper_vs_book_table(doc):
 def test_verdicts_are_computed_and_checked(tmp_path, monkeypatch):
     from jeirt.book import verdicts
 
-    assert verdicts.VERDICTS == ("holds", "matches within noise", "holds in direction", "does not hold",
-                                 "not testable")
+    assert verdicts.VERDICTS == ("holds", "matches within noise", "holds in direction", "does not hold", "not testable")
     assert verdicts.verdict(True) == "holds" and verdicts.verdict(False) == "does not hold"
     assert verdicts.verdict(False, direction=True) == "holds in direction"
     assert verdicts.verdict(False, noise=True, direction=True) == "matches within noise"
     assert verdicts.verdict(None, why="no ModernBERT offline") == "not testable here: no ModernBERT offline"
-    assert verdicts.verdict(None, why="5 benchmarks", profile="smoke") == \
-        "not testable in the smoke profile: 5 benchmarks"
+    assert (
+        verdicts.verdict(None, why="5 benchmarks", profile="smoke") == "not testable in the smoke profile: 5 benchmarks"
+    )
     with pytest.raises(ValueError, match="why"):
         verdicts.verdict(None)
     assert verdicts.against(0.36, (0.346, 0.372), 0.0) == "holds"
     assert verdicts.against(0.20, 0.346, 0.05, direction=True) == "holds in direction"
     assert verdicts.against(0.20, 0.346, 0.05) == "does not hold"
     # onboarding's +0.84 +- 0.59 points against the paper's -0.39 (Table 1, 100% - All), 0.5 points allowed
-    assert verdicts.against(0.84, -0.39, 0.5, se=0.59 / np.sqrt(10) * 10 ** 0.5) == "matches within noise"
+    assert verdicts.against(0.84, -0.39, 0.5, se=0.59 / np.sqrt(10) * 10**0.5) == "matches within noise"
     assert verdicts.against(0.84, -0.39, 0.5, se=0.1, direction=True) == "holds in direction"
     assert verdicts.mean_and_se([1.0, 2.0, 3.0]) == pytest.approx((2.0, 1 / np.sqrt(3)))
     with pytest.raises(ValueError, match="at least 2"):
@@ -158,14 +172,22 @@ def test_verdicts_are_computed_and_checked(tmp_path, monkeypatch):
     cfg = book.page_settings("smoke")
     assert verdicts.setting(cfg, 299) == "smoke profile; 299 test questions; d = 16; 1 seed"
     assert verdicts.setting(cfg, None, d=256, seeds=(0, 1, 2)) == "smoke profile; no test questions; d = 256; 3 seeds"
-    rows = [verdicts.Claim("a", "Table 5: .346", "0.30", "mmlu_pro, MiniLM", verdicts.verdict(False, True),
-                           verdicts.setting(cfg, 299)),
-            verdicts.Claim("b", "the paper prints no number (Fig. 1)", "1", "x", verdicts.verdict(None, why="no data")),
-            verdicts.Claim("c", "Table 3: 75.05", "74.9", "x", verdicts.verdict(False, noise=True))]
+    rows = [
+        verdicts.Claim(
+            "a", "Table 5: .346", "0.30", "mmlu_pro, MiniLM", verdicts.verdict(False, True), verdicts.setting(cfg, 299)
+        ),
+        verdicts.Claim("b", "the paper prints no number (Fig. 1)", "1", "x", verdicts.verdict(None, why="no data")),
+        verdicts.Claim("c", "Table 3: 75.05", "74.9", "x", verdicts.verdict(False, noise=True)),
+    ]
     table = verdicts.paper_vs_book(rows)
     assert list(table.columns) == list(verdicts.COLUMNS[1:]) and list(table.index) == ["a", "b", "c"]
-    assert verdicts.count(table).to_dict() == {"holds": 0, "matches within noise": 1, "holds in direction": 1,
-                                               "does not hold": 0, "not testable": 1}
+    assert verdicts.count(table).to_dict() == {
+        "holds": 0,
+        "matches within noise": 1,
+        "holds in direction": 1,
+        "does not hold": 0,
+        "not testable": 1,
+    }
     pytest.importorskip("myst_nb")
     monkeypatch.setenv("JEIRT_CLAIMS_DIR", str(tmp_path))
     verdicts.show("xy_paper_vs_book", rows[:2])
@@ -177,8 +199,13 @@ def test_verdicts_are_computed_and_checked(tmp_path, monkeypatch):
     assert list(card["claim"]) == ["d (Table 3)", "... e", "c", "a", "b"]
     assert list(card["page"]) == ["book/ww", "book/ww", "book/zz", "book/xy", "book/xy"]
     snapshot = verdicts.save_claims(tmp_path, tmp_path / "snap" / "claims.json", "test build")
-    assert verdicts.tally(snapshot, {"zz": "z", "xy": "x", "ww": "w"}) == {"holds": 0, "matches within noise": 3, "holds in direction": 1,
-                                        "does not hold": 0, "not testable": 1}
+    assert verdicts.tally(snapshot, {"zz": "z", "xy": "x", "ww": "w"}) == {
+        "holds": 0,
+        "matches within noise": 3,
+        "holds in direction": 1,
+        "does not hold": 0,
+        "not testable": 1,
+    }
     with pytest.raises(FileNotFoundError, match="nope"):
         verdicts.scorecard(tmp_path, {"nope": "book/nope"})
 
@@ -212,7 +239,9 @@ def test_paper_values_are_the_papers_tables():
     ours = pd.DataFrame({"purity": [0.30], "nmi": [0.50], "extra": [1.0]}, index=pd.Index(["sent"], name="encoder"))
     both = paper.side_by_side("Table 5", ours)
     assert both.loc[("sent", "difference"), "purity"] == pytest.approx(0.30 - 0.372)
-    assert both.loc[("sent", "paper"), "homogeneity"] == 0.418 and np.isnan(both.loc[("sent", "this book"), "homogeneity"])
+    assert both.loc[("sent", "paper"), "homogeneity"] == 0.418 and np.isnan(
+        both.loc[("sent", "this book"), "homogeneity"]
+    )
     assert np.isnan(both.loc[("sent", "paper"), "extra"]) and list(both.columns)[-1] == "extra"
     with pytest.raises(ValueError, match="rows"):
         paper.side_by_side("Table 5", ours.rename(index={"sent": "mine"}))
@@ -231,24 +260,29 @@ def test_results_page_quotes_the_papers_table(doc):
 
     nb = read_chapter(doc)
     module = ROOT / "jeirt" / "book" / f"{Path(doc).name}.py"
-    code = "\n".join(c.source for c in nb.cells if c.cell_type == "code") + \
-        (module.read_text() if module.is_file() else "")
+    code = "\n".join(c.source for c in nb.cells if c.cell_type == "code") + (
+        module.read_text() if module.is_file() else ""
+    )
     text = "\n".join(c.source for c in nb.cells)
     assert PAPER_QUOTE.search(code), f"{doc}: quote the paper's numbers with jeirt.book.paper (paper.quote)"
-    assert "not available" not in text.lower() and "NOT_AVAILABLE" not in code, \
+    assert "not available" not in text.lower() and "NOT_AVAILABLE" not in code, (
         f"{doc}: says 'not available'; quote the value from jeirt.book.paper, or paper.no_number(place)"
+    )
     for place in re.findall(r"no_number\(\s*[\"']([^\"']+)[\"']", code):
         paper.no_number(place)  # raises for a place whose numbers the table holds
     assert "verdicts.setting(" in code, f"{doc}: name each row's setting with verdicts.setting(cfg, ...)"
 
 
-
 def test_setup_cell_is_quiet_outside_colab():
     # IPython magics are not Python; replace the %pip and !git lines, which must not run outside Colab.
     for url in (None, "https://github.com/owner/jeirt"):  # the pages' cell, and a published build's
-        source = book.setup_cell(url).replace("%pip", "raise AssertionError  #").replace("!git", "raise AssertionError  #")
+        source = (
+            book.setup_cell(url).replace("%pip", "raise AssertionError  #").replace("!git", "raise AssertionError  #")
+        )
         exec(compile(source, "<setup>", "exec"), {})
-    assert "clone --quiet --depth 1 https://github.com/owner/jeirt " in book.setup_cell("https://github.com/owner/jeirt")
+    assert "clone --quiet --depth 1 https://github.com/owner/jeirt " in book.setup_cell(
+        "https://github.com/owner/jeirt"
+    )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -289,8 +323,9 @@ def test_full_profile_on_embedllm_is_the_papers_setting(monkeypatch):
     assert book.page_settings("full", dataset="embedllm").split == "official"
     assert (book.page_settings().split, book.page_settings().recipe) == ("seeded", "fast")
     fixture = ROOT / "data" / "fixtures" / "embedllm"
-    ds, official = embedllm_from_frames(*[pd.read_csv(fixture / f"{p}.csv")
-                                          for p in ("train", "val", "test", "question_order")])
+    ds, official = embedllm_from_frames(
+        *[pd.read_csv(fixture / f"{p}.csv") for p in ("train", "val", "test", "question_order")]
+    )
     np.testing.assert_array_equal(full.split_for(ds, seed=5).test, official.test)
     from jeirt.simulate import simulate
     from jeirt.splits import split_by_question
@@ -313,8 +348,9 @@ def test_settings_from_environment(monkeypatch):
     assert cfg.max_items == 50 and json.dumps(cfg.as_dict())
 
 
-@pytest.mark.parametrize("env, message", [({"JEIRT_PROFILE": "tiny"}, "JEIRT_PROFILE"),
-                                          ({"JEIRT_SEED": "x"}, "JEIRT_SEED")])
+@pytest.mark.parametrize(
+    "env, message", [({"JEIRT_PROFILE": "tiny"}, "JEIRT_PROFILE"), ({"JEIRT_SEED": "x"}, "JEIRT_SEED")]
+)
 def test_settings_reject_bad_environment(monkeypatch, env, message):
     for key, value in env.items():
         monkeypatch.setenv(key, value)
@@ -361,6 +397,7 @@ def test_p_correct_matches_equation_and_circle():
 
 def test_figures_follow_the_house_style():
     import matplotlib
+
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     import pandas as pd
@@ -391,19 +428,22 @@ def make_site(tmp_path, body: str, head: str = "") -> Path:
     return site
 
 
-@pytest.mark.parametrize("body, head, problem", [
-    ('<figure><img src="fig.png"></figure>', "", None),
-    ('<div class="output traceback">Traceback</div>', "", "error output"),
-    ('<div class="output stderr">UserWarning</div>', "", "error output"),
-    ('<figure><img src="missing.png"></figure>', "", "missing file"),
-    ('<figure></figure>', "", "hold no image"),
-    ("<pre>&lt;Figure size 640x480 with 1 Axes&gt;</pre>", "", "printed as text"),
-    ('<span class="xref std std-numref">fig-x</span>', "", "unresolved"),
-    ('<span class="math">x</span>', "", "no MathJax"),
-    ("", '<script src="https://cdn.jsdelivr.net/npm/mathjax@3/es5/tex-mml-chtml.js"></script>', "remote"),
-    ("", '<link rel="stylesheet" href="//fonts.googleapis.com/css?family=Lato">', "remote"),
-    ('<a href="https://arxiv.org/abs/2509.22888">paper</a>', "", None),
-])
+@pytest.mark.parametrize(
+    "body, head, problem",
+    [
+        ('<figure><img src="fig.png"></figure>', "", None),
+        ('<div class="output traceback">Traceback</div>', "", "error output"),
+        ('<div class="output stderr">UserWarning</div>', "", "error output"),
+        ('<figure><img src="missing.png"></figure>', "", "missing file"),
+        ("<figure></figure>", "", "hold no image"),
+        ("<pre>&lt;Figure size 640x480 with 1 Axes&gt;</pre>", "", "printed as text"),
+        ('<span class="xref std std-numref">fig-x</span>', "", "unresolved"),
+        ('<span class="math">x</span>', "", "no MathJax"),
+        ("", '<script src="https://cdn.jsdelivr.net/npm/mathjax@3/es5/tex-mml-chtml.js"></script>', "remote"),
+        ("", '<link rel="stylesheet" href="//fonts.googleapis.com/css?family=Lato">', "remote"),
+        ('<a href="https://arxiv.org/abs/2509.22888">paper</a>', "", None),
+    ],
+)
 def test_check_html_finds_problems(tmp_path, capsys, body, head, problem):
     site = make_site(tmp_path, body, head)
     code = check_html.main(["--build", str(site), "--toc", str(tmp_path / "_toc.yml")])
@@ -441,21 +481,41 @@ def test_chapter_runs(doc, tmp_path):
     notebook = tmp_path / f"{Path(doc).name}.ipynb"
     jupytext.write(read_chapter(doc), notebook)
     (tmp_path / "pytest.ini").write_text("[pytest]\n")  # keep the project's pytest options out
-    cmd = [sys.executable, "-m", "pytest", "--nbval-lax", "--current-env", "--nbval-cell-timeout=600",
-           "-p", "no:cacheprovider", "-q", "-c", str(tmp_path / "pytest.ini"),
-           "--rootdir", str(tmp_path), str(notebook)]
-    result = subprocess.run(cmd, cwd=tmp_path, env=chapter_env(), capture_output=True, text=True,
-                            timeout=1800)
+    cmd = [
+        sys.executable,
+        "-m",
+        "pytest",
+        "--nbval-lax",
+        "--current-env",
+        "--nbval-cell-timeout=600",
+        "-p",
+        "no:cacheprovider",
+        "-q",
+        "-c",
+        str(tmp_path / "pytest.ini"),
+        "--rootdir",
+        str(tmp_path),
+        str(notebook),
+    ]
+    result = subprocess.run(cmd, cwd=tmp_path, env=chapter_env(), capture_output=True, text=True, timeout=1800)
     assert result.returncode == 0, f"{doc}.md failed under nbval:\n{result.stdout[-6000:]}\n{result.stderr[-2000:]}"
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(os.environ.get("JEIRT_BUILD_SITE") != "1",
-                    reason="set JEIRT_BUILD_SITE=1 to build the whole site (make book does this)")
+@pytest.mark.skipif(
+    os.environ.get("JEIRT_BUILD_SITE") != "1",
+    reason="set JEIRT_BUILD_SITE=1 to build the whole site (make book does this)",
+)
 def test_site_builds():
     env = chapter_env()
-    result = subprocess.run([sys.executable, str(ROOT / "scripts" / "build_book.py")], cwd=ROOT,
-                            env=env, capture_output=True, text=True, timeout=3600)
+    result = subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "build_book.py")],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=3600,
+    )
     assert result.returncode == 0, f"{result.stdout[-6000:]}\n{result.stderr[-3000:]}"
 
 

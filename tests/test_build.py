@@ -1,6 +1,7 @@
 """The book build's parallel page execution (scripts/build_book.py) and its per-cell times
 (book/_ext/cell_timing.py): pages run outside jupyter-book must land in the execution cache under the
 key jupyter-book looks up, or every build would run every page twice."""
+
 from __future__ import annotations
 
 import sys
@@ -83,8 +84,9 @@ def test_pages_with_much_work_run_alone_with_every_core(tmp_path, monkeypatch, c
         page.write_text(PAGE.format(value=f'int(__import__("os").environ["JEIRT_WORKERS"])  # page {value}'))
         pages.append(page)
     expected = {pages[0]: 1.0, pages[1]: 30.0, pages[2]: 2.0, pages[3]: 20.0}  # one-core seconds last time
-    failed, _ = build_book.execute_missing(pages, tmp_path / "cache", jobs=2, timeout=120, expected=expected, cores=4,
-                                           alone_over=10.0)
+    failed, _ = build_book.execute_missing(
+        pages, tmp_path / "cache", jobs=2, timeout=120, expected=expected, cores=4, alone_over=10.0
+    )
     assert failed == 0
     out = capsys.readouterr().out
     assert "4 pages: 2 alone with 4 workers each, then 2 2 at a time" in out
@@ -101,13 +103,20 @@ def test_pages_with_much_work_run_alone_with_every_core(tmp_path, monkeypatch, c
 
 
 def test_expected_seconds_count_the_workers_a_page_had(tmp_path, monkeypatch):
-    """A page that ran alone with 2 workers in 160 s has up to 320 s of one-core work: over ALONE_SECONDS, alone again."""
+    """A page that ran alone with 2 workers in 160 s has up to 320 s of one-core work: over ALONE_SECONDS,
+    alone again."""
     import json
 
     pages = [build_book.ROOT / "book" / name for name in ("dimension.md", "intro.md", "data.md")]
     (tmp_path / "results").mkdir()
-    (tmp_path / "results" / "book_times_full_x.json").write_text(json.dumps(
-        {"pages_seconds": {"book/dimension.md": 160.0, "book/intro.md": 4.0}, "pages_workers": {"book/dimension.md": 2}}))
+    (tmp_path / "results" / "book_times_full_x.json").write_text(
+        json.dumps(
+            {
+                "pages_seconds": {"book/dimension.md": 160.0, "book/intro.md": 4.0},
+                "pages_workers": {"book/dimension.md": 2},
+            }
+        )
+    )
     monkeypatch.setattr(build_book, "ROOT", tmp_path)
     for page in pages:  # the pages themselves, under the fake root
         (tmp_path / "book").mkdir(exist_ok=True)
@@ -121,9 +130,15 @@ def test_expected_seconds_count_the_workers_a_page_had(tmp_path, monkeypatch):
     assert not measured and expected[pages[0]] == 5.0
     # With CPU seconds recorded: the larger of wall and CPU seconds. 160 s on 2 workers that used 250 CPU-s
     # is 250 s of one-core work, under ALONE_SECONDS: beside another page next time; intro.md waited (wall).
-    (tmp_path / "results" / "book_times_full_x.json").write_text(json.dumps(
-        {"pages_seconds": {"book/dimension.md": 160.0, "book/intro.md": 4.0}, "pages_workers": {"book/dimension.md": 2},
-         "pages_cpu_seconds": {"book/dimension.md": 250.0, "book/intro.md": 3.1}}))
+    (tmp_path / "results" / "book_times_full_x.json").write_text(
+        json.dumps(
+            {
+                "pages_seconds": {"book/dimension.md": 160.0, "book/intro.md": 4.0},
+                "pages_workers": {"book/dimension.md": 2},
+                "pages_cpu_seconds": {"book/dimension.md": 250.0, "book/intro.md": 3.1},
+            }
+        )
+    )
     expected, _ = build_book.expected_seconds(pages, {"profile": "full", "dataset": "x"})
     assert expected[pages[0]] == 250.0 and expected[pages[1]] == 4.0
 
@@ -197,11 +212,21 @@ def test_glued_values_reads_glue_outputs_and_figures(tmp_path):
     cache = tmp_path / ".jupyter_cache"
     (cache / "executed" / "k1").mkdir(parents=True)
     png = base64.b64encode(b"not really a png").decode()
-    nb = {"cells": [{"cell_type": "code", "outputs": [
-        {"output_type": "display_data", "metadata": {"scrapbook": {"name": "acc", "mime_prefix":
-                                                                   "application/papermill.record/"}},
-         "data": {"application/papermill.record/text/plain": "0.6844"}},
-        {"output_type": "display_data", "metadata": {}, "data": {"image/png": png}}]}]}
+    nb = {
+        "cells": [
+            {
+                "cell_type": "code",
+                "outputs": [
+                    {
+                        "output_type": "display_data",
+                        "metadata": {"scrapbook": {"name": "acc", "mime_prefix": "application/papermill.record/"}},
+                        "data": {"application/papermill.record/text/plain": "0.6844"},
+                    },
+                    {"output_type": "display_data", "metadata": {}, "data": {"image/png": png}},
+                ],
+            }
+        ]
+    }
     (cache / "executed" / "k1" / "base.ipynb").write_text(json.dumps(nb))
     with sqlite3.connect(cache / "global.db") as db:
         db.execute("CREATE TABLE nbcache (pk INTEGER, uri TEXT, hashkey TEXT, created TEXT)")
@@ -217,8 +242,15 @@ def verdict_table(*verdicts: str) -> str:
     """A paper-vs-book table's HTML, as jeirt.book.verdicts.show glues it."""
     import pandas as pd
 
-    table = pd.DataFrame({"claim": [f"claim {i}" for i in range(len(verdicts))], "paper": "Table 1: 1.0",
-                          "this book": "0.9 & <1>", "setting": "smoke profile", "verdict": list(verdicts)})
+    table = pd.DataFrame(
+        {
+            "claim": [f"claim {i}" for i in range(len(verdicts))],
+            "paper": "Table 1: 1.0",
+            "this book": "0.9 & <1>",
+            "setting": "smoke profile",
+            "verdict": list(verdicts),
+        }
+    )
     return table.to_html(index=False, border=0, classes="paper-vs-book")
 
 
@@ -234,26 +266,55 @@ def test_smoke_values_are_held_against_the_snapshot(tmp_path, monkeypatch):
 
     monkeypatch.setattr("myst_nb.glue", lambda *args, **kwargs: None)  # no kernel to display to
     monkeypatch.setenv("JEIRT_GLUE_LOG", str(tmp_path / "log"))
-    for name, value in (("x_acc", np.float64(0.6844)), ("x_words", "below"), ("x_fit_s", 12.5),
-                        ("x_note", "64.77% at d = 2"), ("x_paper_vs_book", HTML(verdict_table("holds", "does not hold")))):
+    for name, value in (
+        ("x_acc", np.float64(0.6844)),
+        ("x_words", "below"),
+        ("x_fit_s", 12.5),
+        ("x_note", "64.77% at d = 2"),
+        ("x_paper_vs_book", HTML(verdict_table("holds", "does not hold"))),
+    ):
         book.glue(name, value)
     logged = glued_values.read_log(tmp_path / "log")
     assert logged["x_acc"]["text"] == "0.6844" and logged["x_words"]["text"] == "'below'"
-    assert glued_values.verdicts_from_html(logged["x_paper_vs_book"]["html"]) == \
-        [["claim 0", "holds"], ["claim 1", "does not hold"]]
-    snapshot = {"x": {"glue": {"x_acc": "0.6844", "x_words": "'below'", "x_fit_s": "3.1", "x_note": "'64.77% at d = 2'",
-                               "x_paper_vs_book": "<IPython.core.display.HTML object>"},
-                      "verdicts": {"x_paper_vs_book": [["claim 0", "holds"], ["claim 1", "does not hold"]]},
-                      "figures": []},
-                "y": {"glue": {"y_acc": "0.5"}, "verdicts": {}, "figures": []}}  # a page this run did not reach
+    assert glued_values.verdicts_from_html(logged["x_paper_vs_book"]["html"]) == [
+        ["claim 0", "holds"],
+        ["claim 1", "does not hold"],
+    ]
+    snapshot = {
+        "x": {
+            "glue": {
+                "x_acc": "0.6844",
+                "x_words": "'below'",
+                "x_fit_s": "3.1",
+                "x_note": "'64.77% at d = 2'",
+                "x_paper_vs_book": "<IPython.core.display.HTML object>",
+            },
+            "verdicts": {"x_paper_vs_book": [["claim 0", "holds"], ["claim 1", "does not hold"]]},
+            "figures": [],
+        },
+        "y": {"glue": {"y_acc": "0.5"}, "verdicts": {}, "figures": []},
+    }  # a page this run did not reach
     assert glued_values.check(snapshot, logged) == []
-    moved = dict(snapshot, x=dict(snapshot["x"], glue=dict(snapshot["x"]["glue"], x_acc="0.6880", x_note="'64.70% at d = 2'",
-                                                           x_words="'above'")))
-    assert glued_values.check(moved, logged) == ["x: x_acc: '0.6880' -> '0.6844'", "x: x_note: \"'64.70% at d = 2'\" -> "
-                                                 "\"'64.77% at d = 2'\"", "x: x_words: \"'above'\" -> \"'below'\""]
-    within = dict(snapshot, x=dict(snapshot["x"], glue=dict(snapshot["x"]["glue"], x_acc=repr(0.6844 * (1 + 0.5 * glued_values.RTOL)))))
+    moved = dict(
+        snapshot,
+        x=dict(
+            snapshot["x"],
+            glue=dict(snapshot["x"]["glue"], x_acc="0.6880", x_note="'64.70% at d = 2'", x_words="'above'"),
+        ),
+    )
+    assert glued_values.check(moved, logged) == [
+        "x: x_acc: '0.6880' -> '0.6844'",
+        "x: x_note: \"'64.70% at d = 2'\" -> \"'64.77% at d = 2'\"",
+        "x: x_words: \"'above'\" -> \"'below'\"",
+    ]
+    within = dict(
+        snapshot,
+        x=dict(snapshot["x"], glue=dict(snapshot["x"]["glue"], x_acc=repr(0.6844 * (1 + 0.5 * glued_values.RTOL)))),
+    )
     assert glued_values.check(within, logged) == []
-    flipped = dict(snapshot, x=dict(snapshot["x"], verdicts={"x_paper_vs_book": [["claim 0", "holds"], ["claim 1", "holds"]]}))
+    flipped = dict(
+        snapshot, x=dict(snapshot["x"], verdicts={"x_paper_vs_book": [["claim 0", "holds"], ["claim 1", "holds"]]})
+    )
     assert glued_values.check(flipped, logged) == ["x: x_paper_vs_book: 'claim 1': 'holds' -> 'does not hold'"]
     gone = dict(snapshot, x=dict(snapshot["x"], glue=dict(snapshot["x"]["glue"], x_more="1")))
     assert glued_values.check(gone, logged) == ["x: x_more: not glued any more (was '1')"]
@@ -303,8 +364,10 @@ def test_launch_buttons_only_for_a_real_repository(tmp_path):
     mini = yaml.safe_load(MINI_CONFIG)
     mini["html"] = {"use_repository_button": config["html"]["use_repository_button"]}
     mini["repository"], mini["launch_buttons"] = config["repository"], config["launch_buttons"]
-    mini["sphinx"] = {"local_extensions": {"colab_links": "_ext"},
-                      "config": {k: v for k, v in config["sphinx"]["config"].items() if k.startswith("jeirt_colab")}}
+    mini["sphinx"] = {
+        "local_extensions": {"colab_links": "_ext"},
+        "config": {k: v for k, v in config["sphinx"]["config"].items() if k.startswith("jeirt_colab")},
+    }
     (tmp_path / "_config.yml").write_text(yaml.safe_dump(mini))
     (tmp_path / "_toc.yml").write_text("format: jb-book\nroot: book/page\n")
     shutil.copytree(ROOT / "book" / "_ext", tmp_path / "_ext")
@@ -312,14 +375,22 @@ def test_launch_buttons_only_for_a_real_repository(tmp_path):
     page = (ROOT / "book" / "intro.md").read_text()
     header, rest = page.split("\n---\n", 1)
     first = rest.index("```{code-cell}")
-    (tmp_path / "book" / "page.md").write_text(header + "\n---\n\n# A page\n\n" + rest[first:rest.index("```\n", first) + 4])
+    (tmp_path / "book" / "page.md").write_text(
+        header + "\n---\n\n# A page\n\n" + rest[first : rest.index("```\n", first) + 4]
+    )
     assert book.SETUP_CELL in (tmp_path / "book" / "page.md").read_text()
     jb = Path(sys.executable).with_name("jupyter-book")
 
     def build(url: str | None) -> str:
         env = {k: v for k, v in os.environ.items() if k != "JEIRT_REPO_URL"} | ({"JEIRT_REPO_URL": url} if url else {})
-        result = subprocess.run([str(jb), "build", str(tmp_path), "--path-output", str(tmp_path), "-W", "--all"],
-                                cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+        result = subprocess.run(
+            [str(jb), "build", str(tmp_path), "--path-output", str(tmp_path), "-W", "--all"],
+            cwd=tmp_path,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
         assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-2000:]
         return (tmp_path / "_build" / "html" / "book" / "page.html").read_text()
 
@@ -386,7 +457,9 @@ def test_the_publishing_workflow_passes_actionlint(tmp_path):
     result = subprocess.run([str(actionlint), "-no-color", *map(str, workflows)], capture_output=True, text=True)
     assert result.returncode == 0, f"actionlint:\n{result.stdout}{result.stderr}"
     planted = tmp_path / "planted.yml"
-    planted.write_text("on: push\njobs:\n  a:\n    runs-on: ubuntu-latest\n    steps:\n      - run: echo ${{ github.no_such }}\n")
+    planted.write_text(
+        "on: push\njobs:\n  a:\n    runs-on: ubuntu-latest\n    steps:\n      - run: echo ${{ github.no_such }}\n"
+    )
     result = subprocess.run([str(actionlint), "-no-color", str(planted)], capture_output=True, text=True)
     assert result.returncode == 1 and "no_such" in result.stdout, result.stdout + result.stderr
 

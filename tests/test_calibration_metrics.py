@@ -1,5 +1,6 @@
 """Tests for the calibration helpers of jeirt.metrics: reliability bins, temperature, and the ECE that a
 finite set of questions leaves by chance (bootstrap over questions, floor of a calibrated predictor)."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -56,7 +57,9 @@ def test_question_spread_recovers_the_spread_and_the_floor_grows_with_it(draws):
     flat = ece_floor(p, questions, spread=0.0, n_sim=20)
     shared = ece_floor(p, questions, spread=0.6, n_sim=20)
     assert shared.mean() > 2 * flat.mean()  # 100,000 labels, but only 200 questions
-    np.testing.assert_array_equal(ece_floor(p, questions, 0.6, n_sim=5, seed=3), ece_floor(p, questions, 0.6, n_sim=5, seed=3))
+    np.testing.assert_array_equal(
+        ece_floor(p, questions, 0.6, n_sim=5, seed=3), ece_floor(p, questions, 0.6, n_sim=5, seed=3)
+    )
     with pytest.raises(ValueError, match="spread"):
         ece_floor(p, questions, spread=1.5)
 

@@ -1,5 +1,6 @@
 """`jeirt` end to end on a slice of mmlu_pro: fit (with corrections), evaluate, predict, onboard, data, suggest,
 estimate, and its errors; its help answering without torch."""
+
 from __future__ import annotations
 
 import argparse
@@ -29,8 +30,23 @@ def run(capsys, *argv: str) -> tuple[int, str, str]:
 
 def test_cli_end_to_end(workdir, capsys, mmlu_pro):
     model, summary = workdir / "m.pt", workdir / "fit.json"
-    code, out, _ = run(capsys, "fit", "--dataset", "mmlu_pro", "--limit-items", "1500", "--d", "16",
-                       "--max-epochs", "4", "--quiet", "--out", str(model), "--json", str(summary))
+    code, out, _ = run(
+        capsys,
+        "fit",
+        "--dataset",
+        "mmlu_pro",
+        "--limit-items",
+        "1500",
+        "--d",
+        "16",
+        "--max-epochs",
+        "4",
+        "--quiet",
+        "--out",
+        str(model),
+        "--json",
+        str(summary),
+    )
     assert code == 0 and "accuracy" in out and model.exists()
     result = json.loads(summary.read_text())
     assert result["models"] == 33 and result["items"] == 1500 and 0.5 < result["test"]["accuracy"] < 1
@@ -39,7 +55,9 @@ def test_cli_end_to_end(workdir, capsys, mmlu_pro):
     assert code == 0 and "auc" in out
 
     questions = workdir / "q.csv"
-    pd.DataFrame({"item_id": ["a", "b"], "text": ["What is 17 * 23?", "Who wrote Hamlet?"]}).to_csv(questions, index=False)
+    pd.DataFrame({"item_id": ["a", "b"], "text": ["What is 17 * 23?", "Who wrote Hamlet?"]}).to_csv(
+        questions, index=False
+    )
     probs = workdir / "p.csv"
     code, out, _ = run(capsys, "predict", "--model", str(model), "--questions", str(questions), "--out", str(probs))
     table = pd.read_csv(probs, index_col="item_id")
@@ -50,11 +68,30 @@ def test_cli_end_to_end(workdir, capsys, mmlu_pro):
     rows = rows[rows["model"] == "gpt-4o(2024-05-13)"].head(400).assign(model="gpt-4o-copy")
     results = workdir / "new.csv"
     rows.to_csv(results, index=False)
-    code, out, _ = run(capsys, "onboard", "--model", str(model), "--results", str(results),
-                       "--dataset", "mmlu_pro", "--out", str(workdir / "m2.pt"))
+    code, out, _ = run(
+        capsys,
+        "onboard",
+        "--model",
+        str(model),
+        "--results",
+        str(results),
+        "--dataset",
+        "mmlu_pro",
+        "--out",
+        str(workdir / "m2.pt"),
+    )
     assert code == 0 and "gpt-4o-copy" in out
-    code, _, err = run(capsys, "onboard", "--model", str(workdir / "m2.pt"), "--results", str(results),
-                       "--dataset", "mmlu_pro", "--in-place")
+    code, _, err = run(
+        capsys,
+        "onboard",
+        "--model",
+        str(workdir / "m2.pt"),
+        "--results",
+        str(results),
+        "--dataset",
+        "mmlu_pro",
+        "--in-place",
+    )
     assert code == 3 and "--replace" in err  # data error: the model knows that name already
 
 
@@ -74,11 +111,32 @@ def test_cli_data_and_errors(capsys, mmlu_pro, tmp_path):
 # ---------------------------------------------------------------------------------------------
 # A small model with per-question corrections: what fit --corrections saves, what each command shows
 
+
 @pytest.fixture(scope="module")
 def corrected(workdir) -> Path:
     path = workdir / "corrected.pt"
-    assert main(["fit", "--dataset", "mmlu_pro", "--limit-items", "300", "--d", "8", "--max-epochs", "2",
-                 "--corrections", "--quiet", "--out", str(path), "--json", str(workdir / "corrected.json")]) == 0
+    assert (
+        main(
+            [
+                "fit",
+                "--dataset",
+                "mmlu_pro",
+                "--limit-items",
+                "300",
+                "--d",
+                "8",
+                "--max-epochs",
+                "2",
+                "--corrections",
+                "--quiet",
+                "--out",
+                str(path),
+                "--json",
+                str(workdir / "corrected.json"),
+            ]
+        )
+        == 0
+    )
     return path
 
 
@@ -97,8 +155,18 @@ def test_predict_is_predict_proba_of_the_loaded_model(corrected, workdir, capsys
     texts = ["What is 17 * 23?", "Who wrote Hamlet?", "Which gas do plants take in for photosynthesis?"]
     questions, out = workdir / "three.csv", workdir / "three_probs.csv"
     pd.DataFrame({"item_id": ["a", "b", "c"], "text": texts}).to_csv(questions, index=False)
-    code, _, _ = run(capsys, "predict", "--model", str(corrected), "--questions", str(questions), "--out", str(out),
-                     "--quiet", "--force")
+    code, _, _ = run(
+        capsys,
+        "predict",
+        "--model",
+        str(corrected),
+        "--questions",
+        str(questions),
+        "--out",
+        str(out),
+        "--quiet",
+        "--force",
+    )
     model = JEIRT.load(corrected)
     table = pd.read_csv(out, index_col="item_id")
     assert code == 0 and list(table.columns) == model.models_ and list(table.index) == ["a", "b", "c"]
@@ -115,8 +183,23 @@ def test_every_command_takes_quiet():
 
 def _suggested(capsys, workdir, rule: str, *extra: str) -> pd.Series:
     out = workdir / f"suggest_{rule}.csv"
-    code, _, err = run(capsys, "suggest", "--model", str(workdir / "corrected.pt"), "--dataset", "mmlu_pro", "--k",
-                       "6", "--rule", rule, "--quiet", "--force", "--out", str(out), *extra)
+    code, _, err = run(
+        capsys,
+        "suggest",
+        "--model",
+        str(workdir / "corrected.pt"),
+        "--dataset",
+        "mmlu_pro",
+        "--k",
+        "6",
+        "--rule",
+        rule,
+        "--quiet",
+        "--force",
+        "--out",
+        str(out),
+        *extra,
+    )
     assert code == 0, err
     return pd.read_csv(out, dtype=str).groupby("model", sort=False)["item_id"].apply(frozenset)
 
@@ -132,26 +215,56 @@ def test_suggest_gives_each_model_what_the_help_promises(corrected, workdir, cap
     assert len(set(picks)) == 3 and (table.groupby("model")["random"].apply(lambda r: (r == "1").sum()) == 3).all()
     asked = mmlu_pro.items["item_id"].to_numpy()[:40]
     answers = workdir / "opposite.csv"
-    pd.DataFrame({"model": ["right"] * 40 + ["wrong"] * 40, "item_id": np.tile(asked, 2),
-                  "label": [1] * 40 + [0] * 40}).to_csv(answers, index=False)
+    pd.DataFrame(
+        {"model": ["right"] * 40 + ["wrong"] * 40, "item_id": np.tile(asked, 2), "label": [1] * 40 + [0] * 40}
+    ).to_csv(answers, index=False)
     picks = _suggested(capsys, workdir, "adaptive", "--results", str(answers))
     assert len(set(picks)) == 2 and not (picks["right"] | picks["wrong"]) & set(asked)
 
 
-def test_suggest_marks_its_random_draws_and_estimate_learns_the_misfit_from_them(corrected, workdir, capsys,
-                                                                                  mmlu_pro, monkeypatch):
+def test_suggest_marks_its_random_draws_and_estimate_learns_the_misfit_from_them(
+    corrected, workdir, capsys, mmlu_pro, monkeypatch
+):
     """suggest's `random` column: the adaptive rule's random half (all of a random rule's draws); estimate
     reads it and passes only those answers as the random sample; a bad cell is a data error."""
     from jeirt.tasks import evaluation
 
     out = workdir / "suggest_marked.csv"
     for rule, drawn in (("adaptive", 5), ("random", 10), ("kmeans", 0)):
-        code, _, err = run(capsys, "suggest", "--model", str(corrected), "--dataset", "mmlu_pro", "--k", "10",
-                           "--rule", rule, "--quiet", "--force", "--out", str(out))
+        code, _, err = run(
+            capsys,
+            "suggest",
+            "--model",
+            str(corrected),
+            "--dataset",
+            "mmlu_pro",
+            "--k",
+            "10",
+            "--rule",
+            rule,
+            "--quiet",
+            "--force",
+            "--out",
+            str(out),
+        )
         table = pd.read_csv(out, dtype={"item_id": str})
         assert code == 0 and table["random"].sum() == drawn, (rule, err)
-    code, _, _ = run(capsys, "suggest", "--model", str(corrected), "--dataset", "mmlu_pro", "--k", "10",
-                     "--rule", "adaptive", "--quiet", "--force", "--out", str(out))
+    code, _, _ = run(
+        capsys,
+        "suggest",
+        "--model",
+        str(corrected),
+        "--dataset",
+        "mmlu_pro",
+        "--k",
+        "10",
+        "--rule",
+        "adaptive",
+        "--quiet",
+        "--force",
+        "--out",
+        str(out),
+    )
     asked = pd.read_csv(out, dtype={"item_id": str})
     truth = mmlu_pro.to_long().query("model == 'gpt-4o(2024-05-13)'").set_index("item_id")["label"]
     answers = asked.assign(label=truth.loc[asked["item_id"]].to_numpy())[["model", "item_id", "label", "random"]]
@@ -161,13 +274,33 @@ def test_suggest_marks_its_random_draws_and_estimate_learns_the_misfit_from_them
     monkeypatch.setattr(evaluation, "estimate_scores", lambda *a, **k: seen.append(k["sampled"]) or original(*a, **k))
     for path in (workdir / "marked.csv", workdir / "unmarked.csv"):
         answers.drop(columns="random").to_csv(workdir / "unmarked.csv", index=False)
-        code, _, err = run(capsys, "estimate", "--model", str(corrected), "--dataset", "mmlu_pro", "--results",
-                           str(path), "--draws", "20", "--quiet")
+        code, _, err = run(
+            capsys,
+            "estimate",
+            "--model",
+            str(corrected),
+            "--dataset",
+            "mmlu_pro",
+            "--results",
+            str(path),
+            "--draws",
+            "20",
+            "--quiet",
+        )
         assert code == 0, err
     assert seen[0].sum() == 5 and seen[1] is None  # no column: every answer counts as a random draw
     answers.assign(random="yes").to_csv(workdir / "badmark.csv", index=False)
-    code, _, err = run(capsys, "estimate", "--model", str(corrected), "--dataset", "mmlu_pro", "--results",
-                       str(workdir / "badmark.csv"), "--quiet")
+    code, _, err = run(
+        capsys,
+        "estimate",
+        "--model",
+        str(corrected),
+        "--dataset",
+        "mmlu_pro",
+        "--results",
+        str(workdir / "badmark.csv"),
+        "--quiet",
+    )
     assert code == 3 and "'random'" in err and "data row 1" in err
 
 
@@ -179,8 +312,19 @@ def test_onboard_and_estimate_fit_one_posterior(corrected, workdir, capsys, mmlu
 
     rows = mmlu_pro.to_long().query("model == 'gpt-4o(2024-05-13)'").head(60).assign(model="newcomer")
     rows.to_csv(workdir / "newcomer.csv", index=False)
-    code, _, err = run(capsys, "onboard", "--model", str(corrected), "--results", str(workdir / "newcomer.csv"),
-                       "--dataset", "mmlu_pro", "--out", str(workdir / "newcomer.pt"), "--quiet")
+    code, _, err = run(
+        capsys,
+        "onboard",
+        "--model",
+        str(corrected),
+        "--results",
+        str(workdir / "newcomer.csv"),
+        "--dataset",
+        "mmlu_pro",
+        "--out",
+        str(workdir / "newcomer.pt"),
+        "--quiet",
+    )
     assert code == 0, err
     onboarded = JEIRT.load(workdir / "newcomer.pt")
     model = JEIRT.load(corrected)
@@ -199,8 +343,19 @@ def test_estimate_warns_about_a_known_model_name(corrected, workdir, capsys, mml
     rows = rows[rows["model"] == known].head(30)
     answers = workdir / "known_name.csv"
     pd.concat([rows, rows.assign(model="newcomer")]).to_csv(answers, index=False)
-    code, out, err = run(capsys, "estimate", "--model", str(corrected), "--dataset", "mmlu_pro", "--results",
-                         str(answers), "--draws", "20", "--quiet")
+    code, out, err = run(
+        capsys,
+        "estimate",
+        "--model",
+        str(corrected),
+        "--dataset",
+        "mmlu_pro",
+        "--results",
+        str(answers),
+        "--draws",
+        "20",
+        "--quiet",
+    )
     warnings = [line for line in err.splitlines() if line.startswith("warning:")]
     assert code == 0 and len(warnings) == 1 and known in warnings[0] and "newcomer" not in warnings[0]
     assert known in out and "newcomer" in out

@@ -1,4 +1,5 @@
 """Tests for jeirt.tasks.compare: the runs table, its summary and margins, the files it writes, and `jeirt compare`."""
+
 from __future__ import annotations
 
 import argparse
@@ -91,8 +92,15 @@ def test_markdown_table_and_merging_parts(runs, sim):
 
 
 def test_margins_compare_je_irt_with_the_best_other_method():
-    summary = pd.DataFrame({"dataset": ["d"] * 3, "encoder": ["e"] * 3, "method": ["je-irt", "a", "b"],
-                            "accuracy_mean": [0.70, 0.72, 0.60], "auc_mean": [0.80, 0.75, 0.79]})
+    summary = pd.DataFrame(
+        {
+            "dataset": ["d"] * 3,
+            "encoder": ["e"] * 3,
+            "method": ["je-irt", "a", "b"],
+            "accuracy_mean": [0.70, 0.72, 0.60],
+            "auc_mean": [0.80, 0.75, 0.79],
+        }
+    )
     lead = cmp.margins(summary).set_index("metric")
     assert lead.loc["accuracy", "best_other"] == "a"
     assert lead.loc["accuracy", "margin"] == pytest.approx(-0.02)
@@ -124,9 +132,26 @@ def test_the_command_line(sim, tmp_path, monkeypatch, capsys):
     parser = argparse.ArgumentParser(prog="jeirt")
     cli.add_compare_parser(parser.add_subparsers(dest="command"))
     out, summary_json = tmp_path / "c.csv", tmp_path / "s.json"
-    args = parser.parse_args(["compare", "--dataset", "sim", "--encoder", "simulated", "--seeds", "0, 1",
-                              "--methods", ",".join(FAST), "--out", str(out), "--json", str(summary_json),
-                              "--quiet", "--threads", "1"])
+    args = parser.parse_args(
+        [
+            "compare",
+            "--dataset",
+            "sim",
+            "--encoder",
+            "simulated",
+            "--seeds",
+            "0, 1",
+            "--methods",
+            ",".join(FAST),
+            "--out",
+            str(out),
+            "--json",
+            str(summary_json),
+            "--quiet",
+            "--threads",
+            "1",
+        ]
+    )
     assert args.func(args) == 0
     printed = capsys.readouterr().out
     assert "knn" in printed and "±" in printed and str(out) in printed

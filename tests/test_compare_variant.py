@@ -1,6 +1,7 @@
 """Tests for the variant beyond the paper, JE-IRT with the question's benchmark as a feature: the
 estimator option (`JEIRT(benchmark_feature=True)`) and its `jeirt compare` row ("je-irt+benchmark"), which
 runs only when named and is never the best other method JE-IRT is measured against."""
+
 from __future__ import annotations
 
 import json
@@ -44,8 +45,9 @@ def test_benchmark_feature_appends_a_one_hot_and_survives_save_and_load(sim, tmp
 def test_variant_runs_only_when_named_and_is_never_the_best_other(sim, monkeypatch):
     monkeypatch.setattr(cmp, "JEIRT_SEARCH_BUDGET", 1e-3)  # the recipe alone: the search is JE-IRT's, tested there
     assert "je-irt+benchmark" not in cmp.METHODS and "je-irt+benchmark" in cmp.VARIANTS
-    runs = cmp.compare([sim], ["simulated"], seeds=(0, 1), methods=["je-irt+benchmark", "model-accuracy"],
-                       progress=False)
+    runs = cmp.compare(
+        [sim], ["simulated"], seeds=(0, 1), methods=["je-irt+benchmark", "model-accuracy"], progress=False
+    )
     variant = runs[runs["method"] == "je-irt+benchmark"]
     assert len(variant) == 2 and json.loads(variant["params"].iloc[0])["benchmark_feature"] is True
     assert "temperature" in json.loads(variant["fitted"].iloc[0])  # searched and calibrated as JE-IRT is

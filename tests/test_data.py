@@ -1,4 +1,5 @@
 """The data container, loaders, splits and simulator: shapes, policies and every bad-input error."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -17,9 +18,15 @@ from jeirt.splits import (
 
 
 def long_table() -> pd.DataFrame:
-    return pd.DataFrame({"model": ["a", "a", "b", "b", "c"], "item_id": [1, 2, 1, 3, 3],
-                         "label": [1, 0, 0.5, 1, 0], "benchmark": ["x", "x", "x", "y", "y"],
-                         "text": ["q1", "q2", "q1", "q3", "q3"]})
+    return pd.DataFrame(
+        {
+            "model": ["a", "a", "b", "b", "c"],
+            "item_id": [1, 2, 1, 3, 3],
+            "label": [1, 0, 0.5, 1, 0],
+            "benchmark": ["x", "x", "x", "y", "y"],
+            "text": ["q1", "q2", "q1", "q3", "q3"],
+        }
+    )
 
 
 def test_from_long_builds_matrix_with_nan_for_missing_pairs():
@@ -34,14 +41,17 @@ def test_from_long_builds_matrix_with_nan_for_missing_pairs():
     assert len(back) == 5 and back["label"].sum() == pytest.approx(2.5)
 
 
-@pytest.mark.parametrize("change, message", [
-    (lambda df: df.drop(columns="label"), "lacks column"),
-    (lambda df: df.assign(label=[1, 0, np.nan, 1, 0]), "missing, not numbers"),
-    (lambda df: df.assign(label=[1, 0, 2, 1, 0]), "outside"),
-    (lambda df: df.assign(label=["1", "0", "yes", "1", "0"]), "not numbers"),
-    (lambda df: df.iloc[:0], "no rows"),
-    (lambda df: pd.concat([df, df.iloc[:1]]), "repeat a"),
-])
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        (lambda df: df.drop(columns="label"), "lacks column"),
+        (lambda df: df.assign(label=[1, 0, np.nan, 1, 0]), "missing, not numbers"),
+        (lambda df: df.assign(label=[1, 0, 2, 1, 0]), "outside"),
+        (lambda df: df.assign(label=["1", "0", "yes", "1", "0"]), "not numbers"),
+        (lambda df: df.iloc[:0], "no rows"),
+        (lambda df: pd.concat([df, df.iloc[:1]]), "repeat a"),
+    ],
+)
 def test_from_long_rejects_bad_input(change, message):
     with pytest.raises(ValueError, match=message):
         from_long(change(long_table()))
@@ -97,8 +107,12 @@ def test_local_layout_loads_with_embeddings(tmp_path, mmlu_pro):
     mmlu_pro.subset(items=np.arange(3)).to_long().to_csv(folder / "responses.csv.gz", index=False)
     emb = mmlu_pro.embeddings["all-MiniLM-L6-v2"][:3]
     sha = np.array(["0" * 64] * 3)
-    np.savez(folder / "embeddings" / "all-MiniLM-L6-v2.npz", item_id=items["item_id"].to_numpy(dtype=str),
-             text_sha256=sha, emb=emb)
+    np.savez(
+        folder / "embeddings" / "all-MiniLM-L6-v2.npz",
+        item_id=items["item_id"].to_numpy(dtype=str),
+        text_sha256=sha,
+        emb=emb,
+    )
     with pytest.raises(ValueError, match="other texts"):
         load_local("toy", tmp_path)
     with pytest.raises(FileNotFoundError, match="JEIRT_DATA"):
@@ -111,7 +125,7 @@ def test_question_split_is_stratified_disjoint_and_seeded(small_sim):
     assert not (split.train & split.test).any()
     counts = {p: len(split.items_of(p)) for p in ("train", "val", "test")}
     assert counts == {"train": 480, "val": 60, "test": 60}
-    for bench, idx in ds.items.groupby("benchmark").indices.items():  # stratified: ~10% per benchmark
+    for _, idx in ds.items.groupby("benchmark").indices.items():  # stratified: ~10% per benchmark
         assert abs(split.test[0, idx].mean() - 0.1) < 0.02
     np.testing.assert_array_equal(split.test, split_by_question(ds, seed=3).test)
     assert not np.array_equal(split.test, split_by_question(ds, seed=4).test)
@@ -129,15 +143,21 @@ def test_splits_ignore_row_order(small_sim):
         return set(d.items["item_id"].iloc[split.items_of("test")])
 
     for seed in (0, 1):
-        assert test_ids(ds, split_by_question(ds, seed=seed)) == test_ids(shuffled, split_by_question(shuffled, seed=seed))
+        assert test_ids(ds, split_by_question(ds, seed=seed)) == test_ids(
+            shuffled, split_by_question(shuffled, seed=seed)
+        )
         assert test_ids(ds, split_leave_benchmark_out(ds, "bench1", seed=seed)) == test_ids(
-            shuffled, split_leave_benchmark_out(shuffled, "bench1", seed=seed))
+            shuffled, split_leave_benchmark_out(shuffled, "bench1", seed=seed)
+        )
         val = split_leave_benchmark_out(ds, "bench1", seed=seed)
         val_s = split_leave_benchmark_out(shuffled, "bench1", seed=seed)
-        assert set(ds.items["item_id"].iloc[val.items_of("val")]) == set(shuffled.items["item_id"].iloc[val_s.items_of("val")])
+        assert set(ds.items["item_id"].iloc[val.items_of("val")]) == set(
+            shuffled.items["item_id"].iloc[val_s.items_of("val")]
+        )
         base, base_s = split_by_question(ds, seed=seed), split_by_question(shuffled, seed=seed)
         assert set(hold_out_models(ds, base, 5, seed=seed).held_out) == set(
-            hold_out_models(shuffled, base_s, 5, seed=seed).held_out)
+            hold_out_models(shuffled, base_s, 5, seed=seed).held_out
+        )
 
 
 def test_unobserved_labels_never_enter_a_split():
@@ -237,16 +257,19 @@ def _write(path, text: str):
     return path
 
 
-@pytest.mark.parametrize("text, message", [
-    ("model,item_id,label,label\na,1,1,0\n", r"\['label'\] more than once"),
-    ("model,item_id, label\na,1,1\n", "' label' has spaces"),
-    ("model,item_id,label\na,1,1,5\n", "more cells than the header"),
-    ("model,item_id,label\n a,1,1\n", r"' a' on data row 1 has spaces"),
-    ("model,item_id,label\na,1,1\n\na,2,1\n", r"data row 2 is empty"),  # a blank line is a row, not skipped
-    ("model,item_id\na,1\n", r"lacks column\(s\) \['label'\]"),
-    ("", "is empty"),
-    ('model,item_id,label\na,"1,1\n', "could not be read as CSV"),
-])
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("model,item_id,label,label\na,1,1,0\n", r"\['label'\] more than once"),
+        ("model,item_id, label\na,1,1\n", "' label' has spaces"),
+        ("model,item_id,label\na,1,1,5\n", "more cells than the header"),
+        ("model,item_id,label\n a,1,1\n", r"' a' on data row 1 has spaces"),
+        ("model,item_id,label\na,1,1\n\na,2,1\n", r"data row 2 is empty"),  # a blank line is a row, not skipped
+        ("model,item_id\na,1\n", r"lacks column\(s\) \['label'\]"),
+        ("", "is empty"),
+        ('model,item_id,label\na,"1,1\n', "could not be read as CSV"),
+    ],
+)
 def test_reader_refuses_with_the_row(tmp_path, text, message):
     with pytest.raises(ValueError, match=message):
         read_results_csv(_write(tmp_path / "r.csv", text))

@@ -1,6 +1,7 @@
 """EmbedLLM as its authors publish it, on the hub-shaped fixture in data/fixtures/embedllm/: families and
 subjects, both duplicate policies and how each is scored, a prompt in two split files, and the download
 (pinned revision, row counts, checksums, labels read without the text). No network: the hub is faked."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -40,13 +41,16 @@ def test_fixture_is_shaped_like_the_hub_files():
     assert (pairs["size"] == 2).any() and (pairs["nunique"] == 2).any()
 
 
-@pytest.mark.parametrize("category, expected", [
-    ("mmlu_high_school_biology", ("mmlu", "high_school_biology")),
-    ("gpqa_diamond_zeroshot", ("gpqa", "diamond_zeroshot")),
-    ("social_iqa", ("social_iqa", "")),          # an underscore, but not a family with subjects
-    ("truthfulqa_mc1", ("truthfulqa_mc1", "")),
-    ("gsm8k", ("gsm8k", "")),
-])
+@pytest.mark.parametrize(
+    "category, expected",
+    [
+        ("mmlu_high_school_biology", ("mmlu", "high_school_biology")),
+        ("gpqa_diamond_zeroshot", ("gpqa", "diamond_zeroshot")),
+        ("social_iqa", ("social_iqa", "")),  # an underscore, but not a family with subjects
+        ("truthfulqa_mc1", ("truthfulqa_mc1", "")),
+        ("gsm8k", ("gsm8k", "")),
+    ],
+)
 def test_benchmark_is_the_family_and_subject_the_rest(category, expected):
     assert embedllm_benchmark(category) == expected
 
@@ -59,8 +63,12 @@ def test_families_subjects_categories_models_texts_and_official_split():
     assert subjects["gpqa"] == {"main_zeroshot", "diamond_zeroshot"}
     assert subjects["social_iqa"] == {""}
     assert all(c.startswith(b) for c, b in zip(ds.items["category"], ds.items["benchmark"]))  # category kept
-    assert ds.models == ["meta-llama__Llama-2-7b-hf", "mistralai__Mistral-7B-v0.1", "Qwen__Qwen1.5-7B-Chat",
-                         "01-ai__Yi-6B"]  # model_id order
+    assert ds.models == [
+        "meta-llama__Llama-2-7b-hf",
+        "mistralai__Mistral-7B-v0.1",
+        "Qwen__Qwen1.5-7B-Chat",
+        "01-ai__Yi-6B",
+    ]  # model_id order
     questions = frames()[3].set_index("prompt_id")["prompt"]
     assert ds.items["text"].tolist() == questions.loc[ds.items["prompt_id"]].tolist()  # multi-line texts intact
     assert {p: len(split.items_of(p)) for p in ("train", "val", "test")} == {"train": 9, "val": 3, "test": 5}
@@ -163,8 +171,11 @@ def test_download_pins_the_revision_and_reads_labels_without_text(fake_hub, tmp_
     assert EMBEDLLM["revision"] == PINNED
     read = []
     real_read_csv = pd.read_csv
-    monkeypatch.setattr(jdata.pd, "read_csv", lambda path, **kw: read.append((Path(path).name, kw.get("usecols")))
-                        or real_read_csv(path, **kw))
+    monkeypatch.setattr(
+        jdata.pd,
+        "read_csv",
+        lambda path, **kw: read.append((Path(path).name, kw.get("usecols"))) or real_read_csv(path, **kw),
+    )
     ds, split = load_embedllm(cache=tmp_path / "cache")
     assert (ds.n_items, split.test.sum()) == (17, 20)
     assert {revision for _, revision in asked} == {PINNED}
@@ -187,8 +198,11 @@ def test_a_truncated_or_changed_download_is_refused(fake_hub, tmp_path):
     load_embedllm(cache=tmp_path / "cache")  # records the checksums
     whole = (files / "train.csv").read_bytes()
     pd.read_csv(FIXTURE / "train.csv").iloc[:-4].to_csv(files / "train.csv", index=False)  # cut between rows
-    with pytest.raises(ValueError, match=r"train.csv has 32 rows where revision 266ae3e.* has 36: the "
-                                         r"download is truncated"):
+    with pytest.raises(
+        ValueError,
+        match=r"train.csv has 32 rows where revision 266ae3e.* has 36: the "
+        r"download is truncated",
+    ):
         load_embedllm(cache=tmp_path / "fresh")
     (files / "train.csv").write_bytes(whole[: whole.index(b"Natalia") + 20])  # cut inside a quoted text
     with pytest.raises(ValueError, match="train.csv .* could not be read|truncated"):

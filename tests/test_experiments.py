@@ -5,6 +5,7 @@ loops the pages write, their tables, their seeds, the rate measurement, and the 
 Everything runs on simulated data drawn from JE-IRT itself (`jeirt.simulate`), where the answer
 is known: the true dimension is 8, and a model's vector is recoverable from its answers.
 """
+
 from __future__ import annotations
 
 import matplotlib
@@ -34,9 +35,14 @@ def make_jeirt(d: int = 8, epochs: int = 20):
     a step, lr 1e-2 decayed 0.95 an epoch, weight decay 1e-4, no dropout: validation loss 0.610 at
     d = 8 (the true model: 0.581). The default recipe (dropout 0.5, decay 0.75 an epoch) stops at 0.642
     here: 640 simulated questions whose labels have no noise beyond the Bernoulli draws need no dropout."""
-    return lambda seed: JEIRT(d=d, encoder=ENC, dropout=0.0, random_state=seed, progress=False,
-                              training={"max_epochs": epochs, "batch_items": 64, "lr": 1e-2,
-                                        "lr_decay": 0.95, "weight_decay": 1e-4})
+    return lambda seed: JEIRT(
+        d=d,
+        encoder=ENC,
+        dropout=0.0,
+        random_state=seed,
+        progress=False,
+        training={"max_epochs": epochs, "batch_items": 64, "lr": 1e-2, "lr_decay": 0.95, "weight_decay": 1e-4},
+    )
 
 
 @pytest.fixture(scope="module")
@@ -51,8 +57,12 @@ def run_sweep(ds, encoders, d_grid, seeds) -> dim.RunScores:
     splits = {seed: split_by_question(ds, seed=seed) for seed in seeds}
     runs = dim.sweep_runs(encoders, d_grid, seeds)
     fits = fit_many([make_jeirt(d)(seed) for _, d, seed in runs], ds, [splits[seed] for *_, seed in runs])
-    return dim.RunScores.concat([dim.score_test(model, ds, splits[seed], {"encoder": e, "d": d, "seed": seed})
-                                 for (e, d, seed), model in zip(runs, fits)])
+    return dim.RunScores.concat(
+        [
+            dim.score_test(model, ds, splits[seed], {"encoder": e, "d": d, "seed": seed})
+            for (e, d, seed), model in zip(runs, fits)
+        ]
+    )
 
 
 @pytest.fixture(scope="module")
@@ -81,9 +91,17 @@ def test_dimension_sweep_tables_and_the_true_dimension_wins(sim, sweep):
 
 
 def test_sweep_summary_and_best_dimension_on_a_known_table():
-    runs = pd.DataFrame({"encoder": ["a"] * 4 + ["b"] * 2, "d": [2, 2, 4, 4, 2, 4],
-                         "seed": [0, 1, 0, 1, 0, 0], "accuracy": [0.6, 0.7, 0.8, 0.9, 0.5, 0.4],
-                         "val_loss": [0.5, 0.5, 0.4, 0.6, 0.3, 0.2], "auc": 0.7, "fit_seconds": 1.0})
+    runs = pd.DataFrame(
+        {
+            "encoder": ["a"] * 4 + ["b"] * 2,
+            "d": [2, 2, 4, 4, 2, 4],
+            "seed": [0, 1, 0, 1, 0, 0],
+            "accuracy": [0.6, 0.7, 0.8, 0.9, 0.5, 0.4],
+            "val_loss": [0.5, 0.5, 0.4, 0.6, 0.3, 0.2],
+            "auc": 0.7,
+            "fit_seconds": 1.0,
+        }
+    )
     table = dim.sweep_summary(runs).set_index(["encoder", "d"])
     assert table.at[("a", 2), "accuracy_mean"] == pytest.approx(0.65)
     assert (table.at[("a", 4), "accuracy_min"], table.at[("a", 4), "accuracy_max"]) == (0.8, 0.9)
@@ -138,8 +156,15 @@ def test_score_test_rows_match_metrics_evaluate(sim, sweep):
     per_model = scores.per_model.set_index("model")["log_loss"]
     np.testing.assert_allclose(per_model.to_numpy(), direct["per_model"]["log_loss"].to_numpy(), rtol=1e-6)
     # The onboarding tables' vectorised scorer agrees too (every model taken as new, nothing held out).
-    new = onb.NewModels(split, split.name, list(sim.models), sim, split.train, sim.subset(items=split.items_of("test")),
-                        split.test[:, split.items_of("test")])
+    new = onb.NewModels(
+        split,
+        split.name,
+        list(sim.models),
+        sim,
+        split.train,
+        sim.subset(items=split.items_of("test")),
+        split.test[:, split.items_of("test")],
+    )
     rows = onb.score_new(model, new, np.zeros(sim.n_models, dtype=int))
     np.testing.assert_allclose(rows["accuracy"], direct["per_model"]["accuracy"], rtol=1e-9)
     np.testing.assert_allclose(rows["log_loss"], direct["per_model"]["log_loss"], rtol=1e-5)
@@ -159,8 +184,11 @@ def onboarding_curve(ds, make_model, held_out, fractions, seeds, joint=None) -> 
     for (seed, held), model in zip(new.items(), fits):
         for fraction in fractions:
             mask = subsample_items(held.answers, fraction, seed)
-            rows.append(onb.onboard_and_score(model, held, mask, seed=seed, fraction=fraction,
-                                              setting=onb.fraction_label(fraction)))
+            rows.append(
+                onb.onboard_and_score(
+                    model, held, mask, seed=seed, fraction=fraction, setting=onb.fraction_label(fraction)
+                )
+            )
         if joint is not None:
             rows.append(onb.joint_scores(joint[seed], held, seed=seed))
     return pd.concat(rows, ignore_index=True)
@@ -191,8 +219,14 @@ def test_onboarding_curve_rows_items_and_accuracy(sim, onboarded):
 
 
 def test_onboarding_gap_is_paired_per_model():
-    curve = pd.DataFrame({"seed": 0, "model": ["a", "b", "a", "b"], "setting": ["100%", "100%", "All", "All"],
-                          "accuracy": [0.70, 0.60, 0.65, 0.62]})
+    curve = pd.DataFrame(
+        {
+            "seed": 0,
+            "model": ["a", "b", "a", "b"],
+            "setting": ["100%", "100%", "All", "All"],
+            "accuracy": [0.70, 0.60, 0.65, 0.62],
+        }
+    )
     gap = onb.onboarding_gap(curve)
     assert gap.to_dict() == pytest.approx({(0, "a"): 0.05, (0, "b"): -0.02})
     with pytest.raises(ValueError, match="not in the curve"):
@@ -288,10 +322,13 @@ def test_bernoulli_kl_is_zero_on_equal_and_positive_otherwise():
 def test_figure_helpers_follow_the_house_style(sweep):
     summary = dim.sweep_summary(sweep.runs)
     baselines = pd.DataFrame({"method": ["knn"], "encoder": [ENC], "accuracy": [0.7]})
-    table = pd.DataFrame({"mean": [0.6, 0.7, 0.72], "sd": [0.1, 0.05, 0.04], "items": [5, 50, 50]},
-                         index=["10%", "100%", "All"]).T
-    rate = pd.DataFrame({"items": [2, 8, 32, 100], "accuracy": [0.6, 0.65, 0.7, 0.7],
-                         "kl": [0.1, 0.03, -1e-3, 0.0]}, index=pd.Index([2, 8, 32, "all"], dtype=object))
+    table = pd.DataFrame(
+        {"mean": [0.6, 0.7, 0.72], "sd": [0.1, 0.05, 0.04], "items": [5, 50, 50]}, index=["10%", "100%", "All"]
+    ).T
+    rate = pd.DataFrame(
+        {"items": [2, 8, 32, 100], "accuracy": [0.6, 0.65, 0.7, 0.7], "kl": [0.1, 0.03, -1e-3, 0.0]},
+        index=pd.Index([2, 8, 32, "all"], dtype=object),
+    )
     fig, axes = plt.subplots(2, 3)
     dimension.accuracy_vs_dimension(axes[0, 0], summary, baselines)
     figures.dots_by_group(axes[0, 1], pd.DataFrame({"a": [0.6, 0.7], "b": [0.65, 0.5]}, index=["x", "y"]))

@@ -1,6 +1,7 @@
 """A fresh machine, acted out: a clone of the committed HEAD in an empty folder (no ../shared beside
 it, JEIRT_DATA unset, an empty cache) finds its datasets, verifies them, runs the Data page, and names
 a damaged file with the command that restores it."""
+
 from __future__ import annotations
 
 import os
@@ -26,8 +27,12 @@ def test_a_fresh_clone_has_its_data_and_runs_the_data_page(tmp_path):
     clone = tmp_path / "machine" / "jeirt"  # nothing else in machine/: no ../shared
     subprocess.run(["git", "clone", "--quiet", str(ROOT), str(clone)], check=True, timeout=300)
     env = {k: v for k, v in os.environ.items() if not k.startswith("JEIRT_")}
-    env |= {"PYTHONPATH": str(clone), "JEIRT_CACHE": str(tmp_path / "cache"), "JEIRT_PROFILE": "smoke",
-            "MPLBACKEND": "module://matplotlib_inline.backend_inline"}
+    env |= {
+        "PYTHONPATH": str(clone),
+        "JEIRT_CACHE": str(tmp_path / "cache"),
+        "JEIRT_PROFILE": "smoke",
+        "MPLBACKEND": "module://matplotlib_inline.backend_inline",
+    }
     jeirt = [sys.executable, "-m", "jeirt.cli"]
 
     listed = run(jeirt + ["data"], env, tmp_path)
@@ -41,9 +46,26 @@ def test_a_fresh_clone_has_its_data_and_runs_the_data_page(tmp_path):
     notebook = tmp_path / "data.ipynb"
     jupytext.write(jupytext.read(clone / "book" / "data.md"), notebook)
     (tmp_path / "pytest.ini").write_text("[pytest]\n")
-    page = run([sys.executable, "-m", "pytest", "--nbval-lax", "--current-env", "--nbval-cell-timeout=600",
-                "-p", "no:cacheprovider", "-q", "-c", str(tmp_path / "pytest.ini"), "--rootdir", str(tmp_path),
-                str(notebook)], env, tmp_path)
+    page = run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "--nbval-lax",
+            "--current-env",
+            "--nbval-cell-timeout=600",
+            "-p",
+            "no:cacheprovider",
+            "-q",
+            "-c",
+            str(tmp_path / "pytest.ini"),
+            "--rootdir",
+            str(tmp_path),
+            str(notebook),
+        ],
+        env,
+        tmp_path,
+    )
     assert page.returncode == 0, f"the Data page failed in a fresh clone:\n{page.stdout[-4000:]}"
 
     damaged = clone / "data" / "mmlu_pro" / "responses.csv.gz"

@@ -4,6 +4,7 @@ argument or file, never a traceback or a silent NaN; a kill during a save leaves
 The catalogue runs the CLI in-process (`jeirt.cli.main`); the kill tests start real processes.
 Exit codes: 2 usage, 3 data, 4 model file, 5 output, 6 environment (see `jeirt --help`).
 """
+
 from __future__ import annotations
 
 import errno
@@ -40,9 +41,11 @@ def work(tmp_path_factory, mmlu_pro) -> Path:
     (root / "header_only.csv").write_text("item_id,text\n")
     (root / "results_header_only.csv").write_text("model,item_id,label\n")
     pd.DataFrame({"item_id": ["a", "a"], "text": ["What is 2+2?", "Who wrote Hamlet?"]}).to_csv(
-        root / "dup_ids.csv", index=False)
+        root / "dup_ids.csv", index=False
+    )
     pd.DataFrame({"item_id": ["a", "b"], "text": ["What is 2+2?", "Who wrote Hamlet?"]}).to_csv(
-        root / "questions.csv", index=False)
+        root / "questions.csv", index=False
+    )
     rows = mmlu_pro.to_long()
     rows = rows[rows["model"] == mmlu_pro.models[0]].head(60).assign(model="newcomer")
     rows.to_csv(root / "answers.csv", index=False)
@@ -108,83 +111,184 @@ CASES = [
     ("model-folder", ["evaluate", "--model", "{w}/folder.csv", "--dataset", "mmlu_pro"], 2, ["--model", "folder"]),
     ("predict-folder", ["predict", "--model", M, "--questions", "{w}/folder.csv"], 2, ["--questions", "folder"]),
     ("route-folder", ["route", "--model", M, "--questions", "{w}/folder.csv"], 2, ["--questions", "folder"]),
-    ("route-prices-folder", ["route", "--model", M, "--questions", "{w}/questions.csv", "--prices", "{w}/folder.csv"],
-     2, ["--prices", "folder"]),
-    ("onboard-results-folder", ["onboard", "--model", M, "--results", "{w}/folder.csv", "--out", "{w}/o.pt"], 2,
-     ["--results", "folder"]),
-    ("onboard-items-folder", ["onboard", "--model", M, "--results", "{w}/answers.csv", "--items", "{w}/folder.csv",
-                              "--out", "{w}/o.pt"], 2, ["--items", "folder"]),
-    ("estimate-results-folder", ["estimate", "--model", M, "--dataset", "mmlu_pro", "--results", "{w}/folder.csv"], 2,
-     ["--results", "folder"]),
-    ("draws-zero", ["estimate", "--model", M, "--dataset", "mmlu_pro", "--results", "{w}/answers.csv", "--draws", "0"],
-     2, ["--draws 0"]),
-    ("draws-negative", ["estimate", "--model", M, "--dataset", "mmlu_pro", "--results", "{w}/answers.csv",
-                        "--draws", "-3"], 2, ["--draws -3"]),
-    ("level-one", ["estimate", "--model", M, "--dataset", "mmlu_pro", "--results", "{w}/answers.csv", "--level", "1"],
-     2, ["--level 1"]),
+    (
+        "route-prices-folder",
+        ["route", "--model", M, "--questions", "{w}/questions.csv", "--prices", "{w}/folder.csv"],
+        2,
+        ["--prices", "folder"],
+    ),
+    (
+        "onboard-results-folder",
+        ["onboard", "--model", M, "--results", "{w}/folder.csv", "--out", "{w}/o.pt"],
+        2,
+        ["--results", "folder"],
+    ),
+    (
+        "onboard-items-folder",
+        ["onboard", "--model", M, "--results", "{w}/answers.csv", "--items", "{w}/folder.csv", "--out", "{w}/o.pt"],
+        2,
+        ["--items", "folder"],
+    ),
+    (
+        "estimate-results-folder",
+        ["estimate", "--model", M, "--dataset", "mmlu_pro", "--results", "{w}/folder.csv"],
+        2,
+        ["--results", "folder"],
+    ),
+    (
+        "draws-zero",
+        ["estimate", "--model", M, "--dataset", "mmlu_pro", "--results", "{w}/answers.csv", "--draws", "0"],
+        2,
+        ["--draws 0"],
+    ),
+    (
+        "draws-negative",
+        ["estimate", "--model", M, "--dataset", "mmlu_pro", "--results", "{w}/answers.csv", "--draws", "-3"],
+        2,
+        ["--draws -3"],
+    ),
+    (
+        "level-one",
+        ["estimate", "--model", M, "--dataset", "mmlu_pro", "--results", "{w}/answers.csv", "--level", "1"],
+        2,
+        ["--level 1"],
+    ),
     ("k-zero", ["suggest", "--model", M, "--dataset", "mmlu_pro", "--k", "0"], 2, ["--k 0"]),
     ("lam-inf", ["route", "--model", M, "--questions", "{w}/questions.csv", "--lam", "inf"], 2, ["--lam inf"]),
     ("lam-negative", ["route", "--model", M, "--questions", "{w}/questions.csv", "--lam", "-1"], 2, ["--lam -1"]),
     ("threads-zero", ["compare", "--dataset", "mmlu_pro", "--threads", "0"], 2, ["--threads 0"]),
     ("seeds-not-numbers", ["compare", "--dataset", "mmlu_pro", "--seeds", "0,x"], 2, ["--seeds", "0,x"]),
     ("seeds-negative", ["compare", "--dataset", "mmlu_pro", "--seeds", "-1"], 2, ["--seeds"]),
-    ("onboard-no-target", ["onboard", "--model", M, "--results", "{w}/answers.csv", "--dataset", "mmlu_pro"], 2,
-     ["--out", "--in-place"]),
-    ("onboard-out-and-in-place", ["onboard", "--model", M, "--results", "{w}/answers.csv", "--dataset", "mmlu_pro",
-                                  "--out", "{w}/o.pt", "--in-place"], 2, ["not both"]),
+    (
+        "onboard-no-target",
+        ["onboard", "--model", M, "--results", "{w}/answers.csv", "--dataset", "mmlu_pro"],
+        2,
+        ["--out", "--in-place"],
+    ),
+    (
+        "onboard-out-and-in-place",
+        [
+            "onboard",
+            "--model",
+            M,
+            "--results",
+            "{w}/answers.csv",
+            "--dataset",
+            "mmlu_pro",
+            "--out",
+            "{w}/o.pt",
+            "--in-place",
+        ],
+        2,
+        ["not both"],
+    ),
     # -- data (3): malformed or unfitting contents
     ("predict-header-only", ["predict", "--model", M, "--questions", "{w}/header_only.csv"], 3, ["no questions"]),
     ("predict-dup-ids", ["predict", "--model", M, "--questions", "{w}/dup_ids.csv"], 3, ["repeats item_id", "'a'"]),
     ("predict-latin1", ["predict", "--model", M, "--questions", "{w}/latin1.csv"], 3, ["--questions", "UTF-8"]),
     ("predict-ragged", ["predict", "--model", M, "--questions", "{w}/ragged.csv"], 3, ["--questions", "CSV"]),
     ("route-header-only", ["route", "--model", M, "--questions", "{w}/header_only.csv"], 3, ["no questions"]),
-    ("route-inf-price", ["route", "--model", M, "--questions", "{w}/questions.csv", "--prices", "{w}/inf_prices.csv",
-                         "--lam", "0.1"], 3, ["infinite", "usd_per_mtok_input"]),
+    (
+        "route-inf-price",
+        ["route", "--model", M, "--questions", "{w}/questions.csv", "--prices", "{w}/inf_prices.csv", "--lam", "0.1"],
+        3,
+        ["infinite", "usd_per_mtok_input"],
+    ),
     ("fit-header-only", ["fit", "--dataset", "{w}/results_header_only.csv"], 3, ["--dataset"]),
     ("data-bad-labels", ["data", "{w}/bad_labels.csv"], 3, ["--dataset", "not numbers"]),
-    ("onboard-no-model-column", ["onboard", "--model", M, "--results", "{w}/no_model_column.csv", "--dataset",
-                                 "mmlu_pro", "--out", "{w}/o.pt"], 3, ["--results", "model"]),
-    ("onboard-known-model", ["onboard", "--model", M, "--results", "{w}/no_text.csv", "--dataset", "mmlu_pro",
-                             "--out", "{w}/o.pt"], 3, ["already fitted", "--replace"]),
+    (
+        "onboard-no-model-column",
+        ["onboard", "--model", M, "--results", "{w}/no_model_column.csv", "--dataset", "mmlu_pro", "--out", "{w}/o.pt"],
+        3,
+        ["--results", "model"],
+    ),
+    (
+        "onboard-known-model",
+        ["onboard", "--model", M, "--results", "{w}/no_text.csv", "--dataset", "mmlu_pro", "--out", "{w}/o.pt"],
+        3,
+        ["already fitted", "--replace"],
+    ),
     ("evaluate-no-text", ["evaluate", "--model", M, "--dataset", "{w}/no_text.csv"], 3, ["no text", "text"]),
-    ("estimate-no-text", ["estimate", "--model", M, "--dataset", "{w}/no_text.csv", "--results", "{w}/answers.csv"], 3,
-     ["no text"]),
-    ("suggest-header-only", ["suggest", "--model", M, "--dataset", "mmlu_pro", "--k", "5", "--results",
-                             "{w}/results_header_only.csv"], 3, ["--results", "no answers"]),
-
+    (
+        "estimate-no-text",
+        ["estimate", "--model", M, "--dataset", "{w}/no_text.csv", "--results", "{w}/answers.csv"],
+        3,
+        ["no text"],
+    ),
+    (
+        "suggest-header-only",
+        ["suggest", "--model", M, "--dataset", "mmlu_pro", "--k", "5", "--results", "{w}/results_header_only.csv"],
+        3,
+        ["--results", "no answers"],
+    ),
     # -- model file (4)
     ("model-empty", ["evaluate", "--model", "{w}/empty.pt", "--dataset", "mmlu_pro"], 4, ["empty.pt", "0 bytes"]),
-    ("model-truncated", ["evaluate", "--model", "{w}/truncated.pt", "--dataset", "mmlu_pro"], 4,
-     ["truncated.pt", "cut short"]),
+    (
+        "model-truncated",
+        ["evaluate", "--model", "{w}/truncated.pt", "--dataset", "mmlu_pro"],
+        4,
+        ["truncated.pt", "cut short"],
+    ),
     ("model-pickle", ["evaluate", "--model", "{w}/pickle.pt", "--dataset", "mmlu_pro"], 4, ["pickle.pt", "refuses"]),
-    ("model-not-jeirt", ["predict", "--model", "{w}/questions.csv", "--questions", "{w}/questions.csv", "--out",
-                         "{w}/p.csv"], 4, ["--model", "not a torch file"]),
+    (
+        "model-not-jeirt",
+        ["predict", "--model", "{w}/questions.csv", "--questions", "{w}/questions.csv", "--out", "{w}/p.csv"],
+        4,
+        ["--model", "not a torch file"],
+    ),
     ("model-extra-key", ["evaluate", "--model", "{w}/extra_key.pt", "--dataset", "mmlu_pro"], 4, ["colour"]),
     ("model-dup-names", ["evaluate", "--model", "{w}/dup_names.pt", "--dataset", "mmlu_pro"], 4, ["more than once"]),
-    ("model-wrong-features", ["evaluate", "--model", "{w}/wrong_features.pt", "--dataset", "mmlu_pro"], 4,
-     ["wrong_features.pt", "do not fit", "size mismatch"]),
+    (
+        "model-wrong-features",
+        ["evaluate", "--model", "{w}/wrong_features.pt", "--dataset", "mmlu_pro"],
+        4,
+        ["wrong_features.pt", "do not fit", "size mismatch"],
+    ),
     ("model-no-state", ["evaluate", "--model", "{w}/no_state.pt", "--dataset", "mmlu_pro"], 4, ["state_dict"]),
     # -- output (5): checked before any work
-    ("out-is-input", ["predict", "--model", M, "--questions", "{w}/questions.csv", "--out", "{w}/questions.csv"], 5,
-     ["never overwrites an input"]),
-    ("out-is-input-forced", ["predict", "--model", M, "--questions", "{w}/questions.csv", "--out",
-                             "{w}/questions.csv", "--force"], 5, ["never overwrites an input"]),
+    (
+        "out-is-input",
+        ["predict", "--model", M, "--questions", "{w}/questions.csv", "--out", "{w}/questions.csv"],
+        5,
+        ["never overwrites an input"],
+    ),
+    (
+        "out-is-input-forced",
+        ["predict", "--model", M, "--questions", "{w}/questions.csv", "--out", "{w}/questions.csv", "--force"],
+        5,
+        ["never overwrites an input"],
+    ),
     ("json-is-model", ["evaluate", "--model", M, "--dataset", "mmlu_pro", "--json", M], 5, ["--json", "input"]),
-    ("onboard-out-is-model", ["onboard", "--model", M, "--results", "{w}/answers.csv", "--dataset", "mmlu_pro",
-                              "--out", M], 5, ["--in-place"]),
-    ("out-is-dataset-file", ["data", "mmlu_pro", "--json", "{data}/mmlu_pro/items.csv.gz"], 5,  # no --force: safe
-     ["never overwrites an input"]),
+    (
+        "onboard-out-is-model",
+        ["onboard", "--model", M, "--results", "{w}/answers.csv", "--dataset", "mmlu_pro", "--out", M],
+        5,
+        ["--in-place"],
+    ),
+    (
+        "out-is-dataset-file",
+        ["data", "mmlu_pro", "--json", "{data}/mmlu_pro/items.csv.gz"],
+        5,  # no --force: safe
+        ["never overwrites an input"],
+    ),
     ("out-exists", ["fit", "--dataset", "mmlu_pro", "--out", M], 5, ["exists", "--force"]),
     ("json-exists", ["data", "--json", "{w}/existing.json"], 5, ["exists", "--force"]),
     ("out-folder", ["fit", "--dataset", "mmlu_pro", "--out", "{w}/folder.csv"], 5, ["is a folder"]),
     ("out-missing-folder", ["fit", "--dataset", "mmlu_pro", "--out", "{w}/no/such/m.pt"], 5, ["does not exist"]),
     ("out-unwritable", ["data", "--json", "/proc/jeirt.json"], 5, ["cannot be written"]),
-    ("out-equals-json", ["fit", "--dataset", "mmlu_pro", "--out", "{w}/a.pt", "--json", "{w}/a.pt"], 5,
-     ["same file"]),
-    ("suggest-out-exists", ["suggest", "--model", M, "--dataset", "mmlu_pro", "--k", "3", "--out", "{w}/existing.csv"],
-     5, ["exists"]),
-    ("compare-json-beside-exists", ["compare", "--dataset", "mmlu_pro", "--out", "{w}/beside.csv"], 5,
-     ["beside.json exists"]),
+    ("out-equals-json", ["fit", "--dataset", "mmlu_pro", "--out", "{w}/a.pt", "--json", "{w}/a.pt"], 5, ["same file"]),
+    (
+        "suggest-out-exists",
+        ["suggest", "--model", M, "--dataset", "mmlu_pro", "--k", "3", "--out", "{w}/existing.csv"],
+        5,
+        ["exists"],
+    ),
+    (
+        "compare-json-beside-exists",
+        ["compare", "--dataset", "mmlu_pro", "--out", "{w}/beside.csv"],
+        5,
+        ["beside.json exists"],
+    ),
 ]
 
 
@@ -240,8 +344,22 @@ def test_onboard_in_place_and_to_a_new_file(work, tmp_path, capsys):
     model = tmp_path / "m.pt"
     model.write_bytes((work / "model.pt").read_bytes())
     answers = str(work / "answers.csv")
-    assert main(["onboard", "--model", str(model), "--results", answers, "--dataset", "mmlu_pro",
-                 "--out", str(tmp_path / "m2.pt")]) == 0
+    assert (
+        main(
+            [
+                "onboard",
+                "--model",
+                str(model),
+                "--results",
+                answers,
+                "--dataset",
+                "mmlu_pro",
+                "--out",
+                str(tmp_path / "m2.pt"),
+            ]
+        )
+        == 0
+    )
     assert "newcomer" in JEIRT.load(tmp_path / "m2.pt").models_ and "newcomer" not in JEIRT.load(model).models_
     assert main(["onboard", "--model", str(model), "--results", answers, "--dataset", "mmlu_pro", "--in-place"]) == 0
     assert "newcomer" in JEIRT.load(model).models_
@@ -259,8 +377,9 @@ def test_predict_and_route_outputs(work, tmp_path, capsys):
 
 
 def test_stale_temporaries_are_removed(tmp_path, monkeypatch):
-    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True,
-                          check=True)
+    dead = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True, check=True
+    )
     orphan = tmp_path / f".tmp-{int(dead.stdout)}-{'0' * 32}-model.pt"
     mine = tmp_path / f".tmp-{os.getpid()}-{'1' * 32}-other.pt"
     orphan.write_bytes(b"half")
@@ -283,7 +402,8 @@ def hostile_files(work, mmlu_pro) -> Path:
     rows.assign(model="newcomer ").to_csv(work / "trailing_model.csv", index=False)
     rows.assign(model=np.where(np.arange(len(rows)) == 3, "", "newcomer")).to_csv(work / "empty_model.csv", index=False)
     rows.assign(item_id=np.where(np.arange(len(rows)) == 2, " " + rows["item_id"], rows["item_id"])).to_csv(
-        work / "padded_item.csv", index=False)
+        work / "padded_item.csv", index=False
+    )
     rows.assign(model="x", label="1").to_csv(work / "one_class.csv", index=False)
     (work / "dup_header.csv").write_text(f"model,item_id,label,label\nm,{rows['item_id'].iloc[0]},1,0\n")
     (work / "padded_header.csv").write_text(f"model, item_id,label\nm,{rows['item_id'].iloc[0]},1\n")
@@ -293,8 +413,9 @@ def hostile_files(work, mmlu_pro) -> Path:
     (work / "q_padded_id.csv").write_text("item_id,text\na ,What is 2+2?\n")
     (work / "q_no_text.csv").write_text("item_id,question\na,What is 2+2?\n")
     (work / "q_NA.csv").write_text("item_id,text\nNA,What is 2+2?\nNone,Who wrote Hamlet?\n")
-    (work / "bad_label_row.csv").write_text(f"model,item_id,label\nm,{rows['item_id'].iloc[0]},1\n"
-                                            f"m,{rows['item_id'].iloc[1]},maybe\n")
+    (work / "bad_label_row.csv").write_text(
+        f"model,item_id,label\nm,{rows['item_id'].iloc[0]},1\nm,{rows['item_id'].iloc[1]},maybe\n"
+    )
     (work / "items_dup.csv").write_text("item_id,text\nq1,What is 2+2?\nq1,Who wrote Hamlet?\n")
     (work / "custom_results.csv").write_text("model,item_id,label\nm,q1,1\nm,q2,0\n")
     raw = (work / "answers.csv").read_bytes()
@@ -313,90 +434,246 @@ LONG = "p" * 260
 ROUND_TWO = {  # class -> (case id, argv, exit code, fragments of the message)
     "input": [
         ("padded-model", ["data", "{w}/padded_model.csv"], 3, ["' newcomer'", "data row 1", "spaces"]),
-        ("trailing-model", ["onboard", "--model", M, "--results", "{w}/trailing_model.csv", "--dataset", "mmlu_pro",
-                            "--out", "{w}/o.pt"], 3, ["--results", "'newcomer '"]),
+        (
+            "trailing-model",
+            [
+                "onboard",
+                "--model",
+                M,
+                "--results",
+                "{w}/trailing_model.csv",
+                "--dataset",
+                "mmlu_pro",
+                "--out",
+                "{w}/o.pt",
+            ],
+            3,
+            ["--results", "'newcomer '"],
+        ),
         ("empty-model", ["data", "{w}/empty_model.csv"], 3, ["data row 4", "empty"]),
         ("padded-item-id", ["data", "{w}/padded_item.csv"], 3, ["item_id", "data row 3"]),
         ("duplicate-header", ["data", "{w}/dup_header.csv"], 3, ["--dataset", "['label'] more than once"]),
         ("padded-header", ["data", "{w}/padded_header.csv"], 3, ["' item_id'", "spaces"]),
         ("ragged-results", ["data", "{w}/ragged_results.csv"], 3, ["more cells than the header"]),
         ("nul-in-model", ["data", "{w}/nul_model.csv"], 3, ["'model'", "NUL bytes", "data rows [1]"]),
-        ("nul-in-question-text", ["predict", "--model", M, "--questions", "{w}/q_nul_text.csv"], 3,
-         ["--questions", "'text'", "NUL bytes"]),
-        ("questions-dup-header", ["predict", "--model", M, "--questions", "{w}/q_dup_header.csv"], 3,
-         ["--questions", "more than once"]),
-        ("questions-empty-id", ["predict", "--model", M, "--questions", "{w}/q_empty_id.csv"], 3,
-         ["--questions", "data row 2", "empty"]),
+        (
+            "nul-in-question-text",
+            ["predict", "--model", M, "--questions", "{w}/q_nul_text.csv"],
+            3,
+            ["--questions", "'text'", "NUL bytes"],
+        ),
+        (
+            "questions-dup-header",
+            ["predict", "--model", M, "--questions", "{w}/q_dup_header.csv"],
+            3,
+            ["--questions", "more than once"],
+        ),
+        (
+            "questions-empty-id",
+            ["predict", "--model", M, "--questions", "{w}/q_empty_id.csv"],
+            3,
+            ["--questions", "data row 2", "empty"],
+        ),
         ("questions-padded-id", ["route", "--model", M, "--questions", "{w}/q_padded_id.csv"], 3, ["'a '"]),
-        ("questions-no-text", ["predict", "--model", M, "--questions", "{w}/q_no_text.csv"], 3,
-         ["--questions", "lacks column(s) ['text']"]),
-        ("fit-no-text", ["fit", "--dataset", "{w}/no_text.csv", "--d", "4", "--max-epochs", "1", "--quiet"], 3,
-         ["no text", "'text' column"]),
-        ("onboard-no-text", ["onboard", "--model", M, "--results", "{w}/custom_results.csv", "--out", "{w}/o.pt"], 3,
-         ["--results", "no text"]),
-        ("estimate-bad-label-row", ["estimate", "--model", M, "--dataset", "mmlu_pro", "--results",
-                                    "{w}/bad_label_row.csv"], 3, ["--results", "data row 2", "'maybe'"]),
-        ("suggest-padded-results", ["suggest", "--model", M, "--dataset", "mmlu_pro", "--k", "2", "--results",
-                                    "{w}/padded_model.csv"], 3, ["--results", "spaces"]),
+        (
+            "questions-no-text",
+            ["predict", "--model", M, "--questions", "{w}/q_no_text.csv"],
+            3,
+            ["--questions", "lacks column(s) ['text']"],
+        ),
+        (
+            "fit-no-text",
+            ["fit", "--dataset", "{w}/no_text.csv", "--d", "4", "--max-epochs", "1", "--quiet"],
+            3,
+            ["no text", "'text' column"],
+        ),
+        (
+            "onboard-no-text",
+            ["onboard", "--model", M, "--results", "{w}/custom_results.csv", "--out", "{w}/o.pt"],
+            3,
+            ["--results", "no text"],
+        ),
+        (
+            "estimate-bad-label-row",
+            ["estimate", "--model", M, "--dataset", "mmlu_pro", "--results", "{w}/bad_label_row.csv"],
+            3,
+            ["--results", "data row 2", "'maybe'"],
+        ),
+        (
+            "suggest-padded-results",
+            ["suggest", "--model", M, "--dataset", "mmlu_pro", "--k", "2", "--results", "{w}/padded_model.csv"],
+            3,
+            ["--results", "spaces"],
+        ),
         ("one-item-two-texts", ["data", "{w}/two_texts.csv"], 3, ["'q1'", "different text", "data rows [1, 2]"]),
-        ("items-repeated", ["onboard", "--model", M, "--results", "{w}/custom_results.csv", "--items",
-                            "{w}/items_dup.csv", "--out", "{w}/o.pt"], 3, ["--items", "items_dup.csv", "'q1'"]),
+        (
+            "items-repeated",
+            [
+                "onboard",
+                "--model",
+                M,
+                "--results",
+                "{w}/custom_results.csv",
+                "--items",
+                "{w}/items_dup.csv",
+                "--out",
+                "{w}/o.pt",
+            ],
+            3,
+            ["--items", "items_dup.csv", "'q1'"],
+        ),
     ],
     "output": [
-        ("json-manifest-forced", ["data", "verify", "--json", "{data}/checksums.json", "--force"], 5,
-         ["checksum manifest", "with or without --force"]),
-        ("json-dataset-file-forced", ["data", "mmlu_pro", "--json", "{data}/zeroeval/items.csv.gz", "--force"], 5,
-         ["dataset folder"]),
+        (
+            "json-manifest-forced",
+            ["data", "verify", "--json", "{data}/checksums.json", "--force"],
+            5,
+            ["checksum manifest", "with or without --force"],
+        ),
+        (
+            "json-dataset-file-forced",
+            ["data", "mmlu_pro", "--json", "{data}/zeroeval/items.csv.gz", "--force"],
+            5,
+            ["dataset folder"],
+        ),
         ("json-new-file-in-dataset", ["data", "--json", "{data}/mmlu_pro/summary.json"], 5, ["dataset folder"]),
-        ("out-package-file-forced", ["route", "--model", M, "--questions", "{w}/questions.csv", "--out",
-                                     "{package}/tasks/prices.csv", "--force"], 5, ["installed jeirt package"]),
+        (
+            "out-package-file-forced",
+            [
+                "route",
+                "--model",
+                M,
+                "--questions",
+                "{w}/questions.csv",
+                "--out",
+                "{package}/tasks/prices.csv",
+                "--force",
+            ],
+            5,
+            ["installed jeirt package"],
+        ),
         ("json-package-file", ["data", "--json", "{package}/new.json"], 5, ["installed jeirt package"]),
-        ("out-empty", ["predict", "--model", M, "--questions", "{w}/questions.csv", "--out", ""], 2, ["--out is empty"]),
+        (
+            "out-empty",
+            ["predict", "--model", M, "--questions", "{w}/questions.csv", "--out", ""],
+            2,
+            ["--out is empty"],
+        ),
         ("json-empty", ["data", "--json", ""], 2, ["--json is empty"]),
         ("json-blank", ["data", "--json", "  "], 2, ["--json is empty"]),
-        ("out-link-to-input", ["predict", "--model", M, "--questions", "{w}/questions.csv", "--out",
-                               "{w}/link_to_questions.csv", "--force"], 5, ["never overwrites an input"]),
-        ("out-name-too-long", ["predict", "--model", M, "--questions", "{w}/questions.csv", "--out",
-                               "{w}/" + LONG + ".csv"], 5, ["bytes long", "at most 255"]),
+        (
+            "out-link-to-input",
+            [
+                "predict",
+                "--model",
+                M,
+                "--questions",
+                "{w}/questions.csv",
+                "--out",
+                "{w}/link_to_questions.csv",
+                "--force",
+            ],
+            5,
+            ["never overwrites an input"],
+        ),
+        (
+            "out-name-too-long",
+            ["predict", "--model", M, "--questions", "{w}/questions.csv", "--out", "{w}/" + LONG + ".csv"],
+            5,
+            ["bytes long", "at most 255"],
+        ),
         ("json-through-link-into-dataset", ["data", "--json", "{w}/link_to_dataset/new.json"], 5, ["dataset folder"]),
-        ("compare-json-twice", ["compare", "--dataset", "zeroeval", "--out", "{w}/r.csv", "--json", "{w}/r.json"], 5,
-         ["same file"]),
-        ("compare-json-is-input", ["compare", "--dataset", "{w}/answers.csv", "--out", "{w}/answers.csv"], 5,
-         ["never overwrites an input"]),
+        (
+            "compare-json-twice",
+            ["compare", "--dataset", "zeroeval", "--out", "{w}/r.csv", "--json", "{w}/r.json"],
+            5,
+            ["same file"],
+        ),
+        (
+            "compare-json-is-input",
+            ["compare", "--dataset", "{w}/answers.csv", "--out", "{w}/answers.csv"],
+            5,
+            ["never overwrites an input"],
+        ),
     ],
     "options": [
         ("encoder-unknown", ["fit", "--dataset", "mmlu_pro", "--encoder", "bogus"], 2, ["--encoder 'bogus'"]),
-        ("compare-encoder-unknown", ["compare", "--dataset", "mmlu_pro", "--encoder", "minilm,bogus"], 2,
-         ["--encoder 'bogus'"]),
-        ("search-budget-negative", ["fit", "--dataset", "mmlu_pro", "--search", "--search-budget", "-1"], 2,
-         ["--search-budget -1"]),
+        (
+            "compare-encoder-unknown",
+            ["compare", "--dataset", "mmlu_pro", "--encoder", "minilm,bogus"],
+            2,
+            ["--encoder 'bogus'"],
+        ),
+        (
+            "search-budget-negative",
+            ["fit", "--dataset", "mmlu_pro", "--search", "--search-budget", "-1"],
+            2,
+            ["--search-budget -1"],
+        ),
         ("search-budget-nan", ["fit", "--dataset", "mmlu_pro", "--search-budget", "nan"], 2, ["--search-budget nan"]),
         ("fit-out-suffix", ["fit", "--dataset", "mmlu_pro", "--out", "{w}/model.csv"], 2, ["writes a .pt file"]),
         ("compare-out-suffix", ["compare", "--dataset", "mmlu_pro", "--out", "{w}/runs.txt"], 2, ["writes a .csv"]),
-        ("predict-out-suffix", ["predict", "--model", M, "--questions", "{w}/questions.csv", "--out", "{w}/p.pt"], 2,
-         ["writes a .csv"]),
-        ("draws-one", ["estimate", "--model", M, "--dataset", "mmlu_pro", "--results", "{w}/answers.csv",
-                       "--draws", "1"], 2, ["--draws 1", "two"]),
+        (
+            "predict-out-suffix",
+            ["predict", "--model", M, "--questions", "{w}/questions.csv", "--out", "{w}/p.pt"],
+            2,
+            ["writes a .csv"],
+        ),
+        (
+            "draws-one",
+            ["estimate", "--model", M, "--dataset", "mmlu_pro", "--results", "{w}/answers.csv", "--draws", "1"],
+            2,
+            ["--draws 1", "two"],
+        ),
         ("seeds-repeated", ["compare", "--dataset", "mmlu_pro", "--seeds", "0,0"], 2, ["--seeds '0,0'", "repeats"]),
         ("seeds-repeated-spelling", ["compare", "--dataset", "mmlu_pro", "--seeds", "1,01"], 2, ["repeats"]),
         ("dataset-repeated", ["compare", "--dataset", "zeroeval", "--dataset", "zeroeval"], 2, ["more than once"]),
         ("dataset-repeated-comma", ["compare", "--dataset", "zeroeval,mmlu_pro,zeroeval"], 2, ["more than once"]),
-        ("methods-repeated", ["compare", "--dataset", "zeroeval", "--methods", "knn,knn"], 2, ["['knn'] more than once"]),
+        (
+            "methods-repeated",
+            ["compare", "--dataset", "zeroeval", "--methods", "knn,knn"],
+            2,
+            ["['knn'] more than once"],
+        ),
         ("methods-empty", ["compare", "--dataset", "zeroeval", "--methods", ""], 2, ["--methods", "empty name"]),
         ("methods-empty-item", ["compare", "--dataset", "zeroeval", "--methods", "knn,"], 2, ["empty name"]),
         ("methods-unknown", ["compare", "--dataset", "zeroeval", "--methods", "knn,svm"], 2, ["['svm']"]),
         ("split-unknown", ["compare", "--dataset", "zeroeval", "--split", "random"], 2, ["--split 'random'"]),
-        ("suggest-models-repeated", ["suggest", "--model", M, "--dataset", "mmlu_pro", "--k", "2", "--models",
-                                     "a,a"], 2, ["--models", "more than once"]),
-        ("items-beside-dataset", ["onboard", "--model", M, "--results", "{w}/answers.csv", "--dataset", "mmlu_pro",
-                                  "--items", "{w}/questions.csv", "--out", "{w}/o.pt"], 2, ["--items", "not both"]),
+        (
+            "suggest-models-repeated",
+            ["suggest", "--model", M, "--dataset", "mmlu_pro", "--k", "2", "--models", "a,a"],
+            2,
+            ["--models", "more than once"],
+        ),
+        (
+            "items-beside-dataset",
+            [
+                "onboard",
+                "--model",
+                M,
+                "--results",
+                "{w}/answers.csv",
+                "--dataset",
+                "mmlu_pro",
+                "--items",
+                "{w}/questions.csv",
+                "--out",
+                "{w}/o.pt",
+            ],
+            2,
+            ["--items", "not both"],
+        ),
     ],
     "errors": [
         ("truncated-gzip", ["data", "{w}/truncated.csv.gz"], 3, ["truncated.csv.gz", "damaged or cut short"]),
         ("not-gzip", ["fit", "--dataset", "{w}/not_gzip.csv.gz"], 3, ["not_gzip.csv.gz"]),
         ("fifo-questions", ["predict", "--model", M, "--questions", "{w}/fifo.csv"], 2, ["not a regular file"]),
-        ("fifo-results", ["onboard", "--model", M, "--results", "{w}/fifo.csv", "--dataset", "mmlu_pro",
-                          "--out", "{w}/o.pt"], 2, ["--results", "not a regular file"]),
+        (
+            "fifo-results",
+            ["onboard", "--model", M, "--results", "{w}/fifo.csv", "--dataset", "mmlu_pro", "--out", "{w}/o.pt"],
+            2,
+            ["--results", "not a regular file"],
+        ),
         ("fifo-dataset", ["data", "{w}/fifo.csv"], 2, ["--dataset", "not a regular file"]),
         ("input-name-too-long", ["predict", "--model", M, "--questions", "{w}/" + LONG + ".csv"], 2, ["no such file"]),
     ],
@@ -415,12 +692,17 @@ def _run_case(work: Path, capsys, argv: list[str]) -> tuple[int, str, str]:
     return code, out.out, out.err
 
 
-@pytest.mark.parametrize("cls, case, argv, code, fragments", ROUND_TWO_CASES,
-                         ids=[f"{c[0]}-{c[1]}" for c in ROUND_TWO_CASES])
+@pytest.mark.parametrize(
+    "cls, case, argv, code, fragments", ROUND_TWO_CASES, ids=[f"{c[0]}-{c[1]}" for c in ROUND_TWO_CASES]
+)
 def test_hostile_round_two(hostile_files, capsys, monkeypatch, cls, case, argv, code, fragments):
     monkeypatch.chdir(hostile_files)
-    protected = [settings.data_dir() / "checksums.json", settings.data_dir() / "zeroeval" / "items.csv.gz",
-                 Path(files.__file__).resolve().parent / "tasks" / "prices.csv", hostile_files / "questions.csv"]
+    protected = [
+        settings.data_dir() / "checksums.json",
+        settings.data_dir() / "zeroeval" / "items.csv.gz",
+        Path(files.__file__).resolve().parent / "tasks" / "prices.csv",
+        hostile_files / "questions.csv",
+    ]
     before = [_digest(p) for p in protected]
     started = time.perf_counter()
     got, out, err = _run_case(hostile_files, capsys, argv)
@@ -435,13 +717,15 @@ def test_hostile_round_two(hostile_files, capsys, monkeypatch, cls, case, argv, 
         assert time.perf_counter() - started < 10, f"{case}: refused only after work"
 
 
-
-@pytest.mark.parametrize("argv, option", [
-    (["fit", "--dataset", "mmlu_pro", "--dataset", "zeroeval"], "--dataset"),
-    (["fit", "--dataset", "mmlu_pro", "--d", "8", "--d", "16"], "--d"),
-    (["estimate", "--model", "a.pt", "--model", "b.pt", "--results", "r.csv"], "--model"),
-    (["predict", "--model", "a.pt", "--questions", "q.csv", "--out", "a.csv", "--out", "b.csv"], "--out"),
-])
+@pytest.mark.parametrize(
+    "argv, option",
+    [
+        (["fit", "--dataset", "mmlu_pro", "--dataset", "zeroeval"], "--dataset"),
+        (["fit", "--dataset", "mmlu_pro", "--d", "8", "--d", "16"], "--d"),
+        (["estimate", "--model", "a.pt", "--model", "b.pt", "--results", "r.csv"], "--model"),
+        (["predict", "--model", "a.pt", "--questions", "q.csv", "--out", "a.csv", "--out", "b.csv"], "--out"),
+    ],
+)
 def test_a_single_value_option_given_twice_is_refused(capsys, argv, option):
     """argparse keeps the last of a repeated option; jeirt refuses it, naming the option."""
     with pytest.raises(SystemExit) as exit_:
@@ -449,6 +733,7 @@ def test_a_single_value_option_given_twice_is_refused(capsys, argv, option):
     assert exit_.value.code == 2
     assert f"{option} given twice" in capsys.readouterr().err
     assert main(argv) == 2
+
 
 def test_round_two_covers_every_class():
     counts = {cls: len(cases) for cls, cases in ROUND_TWO.items()}
@@ -459,7 +744,8 @@ def test_round_two_covers_every_class():
 def test_names_stay_as_written(hostile_files, capsys, tmp_path, name):
     results = tmp_path / "answers.csv"
     pd.read_csv(hostile_files / "answers.csv", dtype=str, keep_default_na=False).assign(model=name).to_csv(
-        results, index=False)
+        results, index=False
+    )
     code, out, err = _run_case(hostile_files, capsys, ["data", str(results), "--json", str(tmp_path / "d.json")])
     assert code == 0, err
     assert json.loads((tmp_path / "d.json").read_text())["models"] == [name]
@@ -468,14 +754,33 @@ def test_names_stay_as_written(hostile_files, capsys, tmp_path, name):
 def test_estimate_and_onboard_keep_a_model_named_na(hostile_files, capsys, tmp_path):
     results = tmp_path / "na.csv"
     pd.read_csv(hostile_files / "answers.csv", dtype=str, keep_default_na=False).assign(model="NA").to_csv(
-        results, index=False)
-    code, out, err = _run_case(hostile_files, capsys, ["estimate", "--model", M, "--dataset", "mmlu_pro", "--results",
-                                                      str(results), "--draws", "20", "--json", str(tmp_path / "e.json"),
-                                                      "--quiet"])
+        results, index=False
+    )
+    code, out, err = _run_case(
+        hostile_files,
+        capsys,
+        [
+            "estimate",
+            "--model",
+            M,
+            "--dataset",
+            "mmlu_pro",
+            "--results",
+            str(results),
+            "--draws",
+            "20",
+            "--json",
+            str(tmp_path / "e.json"),
+            "--quiet",
+        ],
+    )
     assert code == 0, err
     assert list(json.loads((tmp_path / "e.json").read_text())["models"]) == ["NA"]
-    code, out, err = _run_case(hostile_files, capsys, ["onboard", "--model", M, "--results", str(results), "--dataset",
-                                                      "mmlu_pro", "--out", str(tmp_path / "na.pt")])
+    code, out, err = _run_case(
+        hostile_files,
+        capsys,
+        ["onboard", "--model", M, "--results", str(results), "--dataset", "mmlu_pro", "--out", str(tmp_path / "na.pt")],
+    )
     assert code == 0, err
     assert "NA" in JEIRT.load(tmp_path / "na.pt").models_
 
@@ -495,32 +800,66 @@ def test_in_place_onboard_through_a_link_writes_its_target(work, tmp_path, capsy
     target.write_bytes((work / "model.pt").read_bytes())
     link = tmp_path / "link.pt"
     link.symlink_to(target)
-    code, _, err = _run_case(work, capsys, ["onboard", "--model", str(link), "--results", str(work / "answers.csv"),
-                                            "--dataset", "mmlu_pro", "--in-place"])
+    code, _, err = _run_case(
+        work,
+        capsys,
+        [
+            "onboard",
+            "--model",
+            str(link),
+            "--results",
+            str(work / "answers.csv"),
+            "--dataset",
+            "mmlu_pro",
+            "--in-place",
+        ],
+    )
     assert code == 0, err
     assert link.is_symlink() and "newcomer" in JEIRT.load(target).models_
 
 
 def test_a_long_out_name_is_written(work, tmp_path, capsys):
     out = tmp_path / ("p" * 230 + ".csv")  # its temporary name would pass 255 bytes uncut
-    code, _, err = _run_case(work, capsys, ["predict", "--model", str(work / "model.pt"), "--questions",
-                                            str(work / "questions.csv"), "--out", str(out)])
+    code, _, err = _run_case(
+        work,
+        capsys,
+        ["predict", "--model", str(work / "model.pt"), "--questions", str(work / "questions.csv"), "--out", str(out)],
+    )
     assert code == 0 and out.is_file(), err
     assert not list(tmp_path.glob(".tmp-*"))
 
 
 def test_one_class_onboard_writes_null_auc(hostile_files, tmp_path, capsys):
-    code, out, err = _run_case(hostile_files, capsys, [
-        "onboard", "--model", M, "--results", "{w}/one_class.csv", "--dataset", "mmlu_pro",
-        "--out", str(tmp_path / "m.pt"), "--json", str(tmp_path / "m.json")])
+    code, out, err = _run_case(
+        hostile_files,
+        capsys,
+        [
+            "onboard",
+            "--model",
+            M,
+            "--results",
+            "{w}/one_class.csv",
+            "--dataset",
+            "mmlu_pro",
+            "--out",
+            str(tmp_path / "m.pt"),
+            "--json",
+            str(tmp_path / "m.json"),
+        ],
+    )
     assert code == 0, err
     summary = json.loads((tmp_path / "m.json").read_text())
     assert summary["fit_on_own_labels"]["auc"] is None and "one class" in summary["note"]
     assert "undefined" in out and "nan" not in out.lower()
 
 
-@pytest.mark.parametrize("argv", [["data", "--json", "{t}/d.json"],
-                                  ["predict", "--model", M, "--questions", "{w}/questions.csv", "--out", "{t}/p.csv"]])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["data", "--json", "{t}/d.json"],
+        ["predict", "--model", M, "--questions", "{w}/questions.csv", "--out", "{t}/p.csv"],
+    ],
+)
 def test_a_full_disk_is_an_output_error(work, tmp_path, capsys, monkeypatch, argv):
     def full(fd):
         raise OSError(errno.ENOSPC, "No space left on device")
@@ -544,15 +883,22 @@ def test_a_full_disk_during_fit_out_names_the_path(work, tmp_path, capsys, monke
     assert code == 5 and "m.pt" in err and "could not write" in err, err
 
 
-@pytest.mark.parametrize("variable, value, fragment", [
-    ("JEIRT_CACHE", "", "JEIRT_CACHE is set but empty"), ("JEIRT_CACHE", "   ", "JEIRT_CACHE"),
-    ("JEIRT_DEVICE", "", "JEIRT_DEVICE is set but empty"), ("JEIRT_DATA", "", "JEIRT_DATA"),
-    ("JEIRT_WORKERS", "two", "JEIRT_WORKERS")])
+@pytest.mark.parametrize(
+    "variable, value, fragment",
+    [
+        ("JEIRT_CACHE", "", "JEIRT_CACHE is set but empty"),
+        ("JEIRT_CACHE", "   ", "JEIRT_CACHE"),
+        ("JEIRT_DEVICE", "", "JEIRT_DEVICE is set but empty"),
+        ("JEIRT_DATA", "", "JEIRT_DATA"),
+        ("JEIRT_WORKERS", "two", "JEIRT_WORKERS"),
+    ],
+)
 def test_environment_variables_set_to_nothing_usable(work, capsys, monkeypatch, tmp_path, variable, value, fragment):
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv(variable, value)
-    code, _, err = _run_case(work, capsys, ["predict", "--model", str(work / "model.pt"), "--questions",
-                                            str(work / "questions.csv")])
+    code, _, err = _run_case(
+        work, capsys, ["predict", "--model", str(work / "model.pt"), "--questions", str(work / "questions.csv")]
+    )
     assert code == 6 and fragment in err and "Traceback" not in err, err
     assert not list(tmp_path.iterdir())  # no cache made in the current folder
     with pytest.raises(ValueError, match=variable):
@@ -562,8 +908,9 @@ def test_environment_variables_set_to_nothing_usable(work, capsys, monkeypatch, 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="this machine has a GPU")
 def test_cuda_from_the_environment_names_the_variable(work, capsys, monkeypatch):
     monkeypatch.setenv("JEIRT_DEVICE", "cuda")
-    code, _, err = _run_case(work, capsys, ["predict", "--model", str(work / "model.pt"), "--questions",
-                                            str(work / "questions.csv")])
+    code, _, err = _run_case(
+        work, capsys, ["predict", "--model", str(work / "model.pt"), "--questions", str(work / "questions.csv")]
+    )
     assert code == 6 and "JEIRT_DEVICE" in err and "--device" not in err, err
 
 
@@ -597,8 +944,12 @@ def _toy_data(root: Path, mmlu_pro) -> Path:
     toy.to_long().to_csv(root / "toy" / "responses.csv.gz", index=False)
     src = settings.data_dir() / "mmlu_pro" / "embeddings" / "all-MiniLM-L6-v2.npz"
     with np.load(src) as npz:
-        np.savez(root / "toy" / "embeddings" / "all-MiniLM-L6-v2.npz", item_id=npz["item_id"][:30],
-                 text_sha256=npz["text_sha256"][:30], emb=npz["emb"][:30])
+        np.savez(
+            root / "toy" / "embeddings" / "all-MiniLM-L6-v2.npz",
+            item_id=npz["item_id"][:30],
+            text_sha256=npz["text_sha256"][:30],
+            emb=npz["emb"][:30],
+        )
     write_manifest(root)
     return root
 
@@ -622,20 +973,29 @@ def test_damaged_dataset_files_are_data_errors(mmlu_pro, tmp_path, capsys, monke
     assert "responses.csv.gz" in err and "damaged or cut short" in err
 
 
-@pytest.mark.parametrize("files_value", ["[]", '["toy/items.csv.gz"]', '{"toy/items.csv.gz": 3}', '"x"',
-                                         '{"toy/items.csv.gz": {"size": "1", "sha256": "ab"}}'])
+@pytest.mark.parametrize(
+    "files_value",
+    [
+        "[]",
+        '["toy/items.csv.gz"]',
+        '{"toy/items.csv.gz": 3}',
+        '"x"',
+        '{"toy/items.csv.gz": {"size": "1", "sha256": "ab"}}',
+    ],
+)
 def test_a_malformed_manifest_is_a_data_error(mmlu_pro, tmp_path, capsys, monkeypatch, files_value):
     root = _toy_data(tmp_path / "data", mmlu_pro)
     monkeypatch.setenv("JEIRT_DATA", str(root))
-    (root / "checksums.json").write_text('{"files": %s}' % files_value)
+    (root / "checksums.json").write_text(f'{{"files": {files_value}}}')
     assert main(["data", "verify"]) == 3
     err = capsys.readouterr().err
     assert "checksums.json" in err and "Traceback" not in err and "internal error" not in err
 
 
 def test_temporaries_of_dead_writers_go_at_the_next_write(tmp_path):
-    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True,
-                          check=True)
+    dead = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True, check=True
+    )
     orphan = tmp_path / f".tmp-{int(dead.stdout)}-{'0' * 32}-model.pt"
     orphan.write_bytes(b"half")  # just written: no waiting for it to age
     files.write_text(tmp_path / "x.txt", "x")
@@ -643,11 +1003,24 @@ def test_temporaries_of_dead_writers_go_at_the_next_write(tmp_path):
 
 
 def _runs(value: float):
-    from jeirt.tasks.compare import RUN_COLUMNS, _frame
+    from jeirt.tasks.compare import _frame
 
-    rows = [{"dataset": "toy", "encoder": "all-MiniLM-L6-v2", "split": "q", "method": m, "seed": s,
-             **{k: value for k in ("accuracy", "auc", "brier", "ece", "log_loss")}, "n_test": 10, "fit_seconds": 1.0,
-             "params": "{}", "fitted": "{}"} for m in ("je-irt", "knn") for s in (0, 1)]
+    rows = [
+        {
+            "dataset": "toy",
+            "encoder": "all-MiniLM-L6-v2",
+            "split": "q",
+            "method": m,
+            "seed": s,
+            **{k: value for k in ("accuracy", "auc", "brier", "ece", "log_loss")},
+            "n_test": 10,
+            "fit_seconds": 1.0,
+            "params": "{}",
+            "fitted": "{}",
+        }
+        for m in ("je-irt", "knn")
+        for s in (0, 1)
+    ]
     return _frame(rows, {"run": value, "datasets": ["toy"]})
 
 
@@ -679,7 +1052,6 @@ def test_compare_files_written_as_one_unit(tmp_path, monkeypatch):
         load(out.with_suffix(".json"))
 
 
-
 # ----------------------------------------------------------------------------------------------------
 # Kill tests: SIGKILL while the model is being written leaves the old file or the new one, whole.
 
@@ -707,8 +1079,13 @@ def _digest(path: Path) -> str:
 def _killed_during_save(argv: list[str], wait: float = 60.0) -> None:
     """Run the CLI with a save that pauses half-way; SIGKILL it there."""
     env = os.environ | {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
-    proc = subprocess.Popen([sys.executable, "-c", SLOW_SAVE, str(wait), *argv], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, env=env)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", SLOW_SAVE, str(wait), *argv],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
     try:
         for line in proc.stdout:
             if "HALF-WRITTEN" in line:
@@ -740,8 +1117,18 @@ def test_kill_during_in_place_onboard_keeps_the_old_model(work, tmp_path):
     model = tmp_path / "model.pt"
     model.write_bytes((work / "model.pt").read_bytes())
     before = _digest(model)
-    _killed_during_save(["onboard", "--model", str(model), "--results", str(work / "answers.csv"),
-                         "--dataset", "mmlu_pro", "--in-place"])
+    _killed_during_save(
+        [
+            "onboard",
+            "--model",
+            str(model),
+            "--results",
+            str(work / "answers.csv"),
+            "--dataset",
+            "mmlu_pro",
+            "--in-place",
+        ]
+    )
     assert _digest(model) == before and "newcomer" not in JEIRT.load(model).models_
 
 
@@ -750,8 +1137,8 @@ def test_kill_during_in_place_onboard_keeps_the_old_model(work, tmp_path):
 # are refused (exit 4, the file named), a format-1 file loads with one warning line. Ctrl-C exits 130
 # with one line and no traceback while jeirt imports, works, writes and shuts down.
 
-from jeirt.interrupts import MESSAGE  # noqa: E402  (this section's own imports)
 from jeirt.estimator import FORMAT_VERSION, ModelFileError, weights_checksum  # noqa: E402
+from jeirt.interrupts import MESSAGE  # noqa: E402  (this section's own imports)
 
 
 def _edited_model(work: Path, path: Path, edit, checksum: bool = True) -> Path:
@@ -765,7 +1152,7 @@ def _edited_model(work: Path, path: Path, edit, checksum: bool = True) -> Path:
 
 
 def _invert(data: bytes, start: int, size: int = 4096) -> bytes:
-    return data[:start] + bytes(b ^ 0xFF for b in data[start:start + size]) + data[start + size:]
+    return data[:start] + bytes(b ^ 0xFF for b in data[start : start + size]) + data[start + size :]
 
 
 def _predict(work: Path, capsys, model: Path) -> tuple[int, str]:
@@ -826,8 +1213,20 @@ def test_a_model_fitted_on_cuda_loads_and_onboards_here(work, tmp_path, capsys):
     cuda = _edited_model(work, tmp_path / "cuda.pt", lambda b: b["config"].update(device="cuda:0"))
     model = JEIRT.load(cuda)
     assert model.device == ("cuda:0" if torch.cuda.is_available() else None)
-    code = main(["onboard", "--model", str(cuda), "--results", str(work / "answers.csv"), "--dataset", "mmlu_pro",
-                 "--out", str(tmp_path / "onboarded.pt"), "--quiet"])
+    code = main(
+        [
+            "onboard",
+            "--model",
+            str(cuda),
+            "--results",
+            str(work / "answers.csv"),
+            "--dataset",
+            "mmlu_pro",
+            "--out",
+            str(tmp_path / "onboarded.pt"),
+            "--quiet",
+        ]
+    )
     assert code == 0, capsys.readouterr().err
     assert "newcomer" in JEIRT.load(tmp_path / "onboarded.pt").models_
 
@@ -886,11 +1285,13 @@ def _after(*names: str):
     return ready
 
 
-@pytest.mark.parametrize("phase, modules", [("imports", ["jeirt.interrupts"]),
-                                            ("work", ["jeirt.interrupts", "jeirt.data"])])
+@pytest.mark.parametrize(
+    "phase, modules", [("imports", ["jeirt.interrupts"]), ("work", ["jeirt.interrupts", "jeirt.data"])]
+)
 def test_ctrl_c_while_importing_and_working(phase, modules, mmlu_pro):
-    code, output = _interrupted([sys.executable, "-X", "importtime", "-m", "jeirt", "data", "mmlu_pro"],
-                                _after(*modules))
+    code, output = _interrupted(
+        [sys.executable, "-X", "importtime", "-m", "jeirt", "data", "mmlu_pro"], _after(*modules)
+    )
     assert code == 130 and "Traceback" not in output and output.splitlines()[-1] == MESSAGE, output[-2000:]
 
 
@@ -898,15 +1299,31 @@ def test_ctrl_c_while_writing_leaves_the_old_model(work, tmp_path):
     model = tmp_path / "model.pt"
     model.write_bytes((work / "model.pt").read_bytes())
     before = _digest(model)
-    code, output = _interrupted([sys.executable, "-c", CONSOLE, "save", "onboard", "--model", str(model), "--results",
-                                 str(work / "answers.csv"), "--dataset", "mmlu_pro", "--in-place", "--quiet"],
-                                lambda line: "WRITING" in line)
+    code, output = _interrupted(
+        [
+            sys.executable,
+            "-c",
+            CONSOLE,
+            "save",
+            "onboard",
+            "--model",
+            str(model),
+            "--results",
+            str(work / "answers.csv"),
+            "--dataset",
+            "mmlu_pro",
+            "--in-place",
+            "--quiet",
+        ],
+        lambda line: "WRITING" in line,
+    )
     assert code == 130 and "Traceback" not in output and output.splitlines()[-1] == MESSAGE, output[-2000:]
     assert _digest(model) == before and not list(tmp_path.glob(".tmp-*"))  # the temporary file went too
 
 
 def test_ctrl_c_at_shutdown(mmlu_pro):
-    code, output = _interrupted([sys.executable, "-c", CONSOLE, "shutdown", "data", "mmlu_pro"],
-                                lambda line: "SHUTDOWN" in line)
+    code, output = _interrupted(
+        [sys.executable, "-c", CONSOLE, "shutdown", "data", "mmlu_pro"], lambda line: "SHUTDOWN" in line
+    )
     assert code == 130 and "Traceback" not in output and output.splitlines()[-1] == MESSAGE, output[-2000:]
     assert "mmlu_pro: 33 models" in output  # the command's output came whole before the interrupt

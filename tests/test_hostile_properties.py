@@ -6,6 +6,7 @@ one line that names the input; never a traceback; never a changed input file. Ea
 says whether its input is valid, and the command must agree: a valid file is read, an invalid one
 refused. Examples are derandomized (the same on every run) and few enough for one core.
 """
+
 from __future__ import annotations
 
 import csv
@@ -20,23 +21,49 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from hypothesis import HealthCheck, event, given, settings as hsettings, strategies as st
+from hypothesis import HealthCheck, event, given
+from hypothesis import settings as hsettings
+from hypothesis import strategies as st
 
 from jeirt.cli import CLIError, build_parser, main, validate
 
 CODES = {2, 3, 5, 6}
 EXAMPLES = {"results": 200, "questions": 60, "options": 400}
-PROPERTY = dict(deadline=None, derandomize=True, database=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
-                                                                          HealthCheck.too_slow])
+PROPERTY = dict(
+    deadline=None,
+    derandomize=True,
+    database=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
 _counter = itertools.count()
 
 # Names a user might write: plain, look like NA or numbers to pandas, padded, empty, quoted, non-ASCII.
-HOSTILE_NAMES = ["NA", "None", "nan", "null", "1e3", "0001", "TRUE", "-", "a,b", 'say "hi"', "Athene-70B",
-                 " Athene-70B", "Athene-70B ", "", " ", "模型", "x\ny"]
-names = st.one_of(st.sampled_from(HOSTILE_NAMES),
-                  st.text(st.characters(blacklist_categories=("Cs", "Cc")), min_size=0, max_size=6))
-valid_names = st.one_of(st.sampled_from([n for n in HOSTILE_NAMES if n and n == n.strip()]),
-                        st.text(st.characters(blacklist_categories=("Cs", "Cc", "Zs")), min_size=1, max_size=6))
+HOSTILE_NAMES = [
+    "NA",
+    "None",
+    "nan",
+    "null",
+    "1e3",
+    "0001",
+    "TRUE",
+    "-",
+    "a,b",
+    'say "hi"',
+    "Athene-70B",
+    " Athene-70B",
+    "Athene-70B ",
+    "",
+    " ",
+    "模型",
+    "x\ny",
+]
+names = st.one_of(
+    st.sampled_from(HOSTILE_NAMES), st.text(st.characters(blacklist_categories=("Cs", "Cc")), min_size=0, max_size=6)
+)
+valid_names = st.one_of(
+    st.sampled_from([n for n in HOSTILE_NAMES if n and n == n.strip()]),
+    st.text(st.characters(blacklist_categories=("Cs", "Cc", "Zs")), min_size=1, max_size=6),
+)
 VALID_LABELS = ["0", "1", "0.5", "1e0", "0.25", "1.0"]
 labels = st.sampled_from(VALID_LABELS + ["maybe", "", "2", "-1", "nan", "inf", "1,0"])
 
@@ -82,13 +109,22 @@ def results_csvs(draw):
     n = draw(st.integers(0 if not clean else 1, 6))
     models = draw(st.lists(name, min_size=1, max_size=3))
     items = draw(st.lists(name, min_size=1, max_size=4))
-    rows = [[draw(st.sampled_from(models)), draw(st.sampled_from(items)),
-             draw(st.sampled_from(VALID_LABELS) if clean else labels)] for _ in range(n)]
+    rows = [
+        [
+            draw(st.sampled_from(models)),
+            draw(st.sampled_from(items)),
+            draw(st.sampled_from(VALID_LABELS) if clean else labels),
+        ]
+        for _ in range(n)
+    ]
     if clean:  # one label per (model, item) pair
         rows = list({(r[0], r[1]): r for r in reversed(rows)}.values())[::-1]
     header = ["model", "item_id", "label"]
-    shape = draw(st.sampled_from(["plain", "benchmark"] if clean else
-                                 ["plain", "plain", "benchmark", "dup-label", "padded", "no-label"]))
+    shape = draw(
+        st.sampled_from(
+            ["plain", "benchmark"] if clean else ["plain", "plain", "benchmark", "dup-label", "padded", "no-label"]
+        )
+    )
     if shape == "benchmark":  # one benchmark per item, unless a row contradicts it
         header.append("benchmark")
         bench = {item: draw(valid_names) for item in items}
@@ -100,10 +136,13 @@ def results_csvs(draw):
         header[1] = " item_id"
     elif shape == "no-label":
         header, rows = header[:2], [row[:2] for row in rows]
-    valid = (len(rows) > 0 and shape in ("plain", "benchmark")
-             and all(_valid_name(r[0]) and _valid_name(r[1]) and r[2] in VALID_LABELS for r in rows)
-             and len({(r[0], r[1]) for r in rows}) == len(rows)
-             and len({(r[1], tuple(r[3:])) for r in rows}) == len({r[1] for r in rows}))  # one benchmark an item
+    valid = (
+        len(rows) > 0
+        and shape in ("plain", "benchmark")
+        and all(_valid_name(r[0]) and _valid_name(r[1]) and r[2] in VALID_LABELS for r in rows)
+        and len({(r[0], r[1]) for r in rows}) == len(rows)
+        and len({(r[1], tuple(r[3:])) for r in rows}) == len({r[1] for r in rows})
+    )  # one benchmark an item
     return header, rows, valid
 
 
@@ -138,8 +177,25 @@ def test_results_csv_contract(folder, capsys, table, gz):
 def tiny_model(tmp_path_factory) -> Path:
     """A tiny model fitted once for this file."""
     path = tmp_path_factory.mktemp("properties_model") / "model.pt"
-    assert main(["fit", "--dataset", "mmlu_pro", "--limit-items", "200", "--d", "8", "--max-epochs", "2", "--quiet",
-                 "--out", str(path)]) == 0
+    assert (
+        main(
+            [
+                "fit",
+                "--dataset",
+                "mmlu_pro",
+                "--limit-items",
+                "200",
+                "--d",
+                "8",
+                "--max-epochs",
+                "2",
+                "--quiet",
+                "--out",
+                str(path),
+            ]
+        )
+        == 0
+    )
     return path
 
 
@@ -167,8 +223,9 @@ def test_questions_csv_contract(folder, tiny_model, capsys, table):
     path = _write_csv(folder / f"questions{next(_counter)}.csv", header, rows)
     before, model_before = _digest(path), _digest(tiny_model)
     out_csv = folder / f"probs{next(_counter)}.csv"
-    code, out, err = _run(capsys, ["predict", "--model", str(tiny_model), "--questions", str(path), "--out",
-                                   str(out_csv), "--quiet"])
+    code, out, err = _run(
+        capsys, ["predict", "--model", str(tiny_model), "--questions", str(path), "--out", str(out_csv), "--quiet"]
+    )
     assert _digest(path) == before and _digest(tiny_model) == model_before
     if code == 0:
         assert valid, f"read an invalid file: {rows}"
@@ -185,8 +242,9 @@ def test_questions_csv_contract(folder, tiny_model, capsys, table):
 
 numbers = st.one_of(st.integers(-3, 70_000), st.sampled_from(["nan", "inf", "-inf", "1e9", "x", "-0", "2.5"]))
 lists = st.lists(st.sampled_from(["0", "1", "2", "01", "", " ", "x", "-1"]), min_size=1, max_size=4).map(",".join)
-method_lists = st.lists(st.sampled_from(["je-irt", "knn", "mirt", "", "svm", "rasch"]), min_size=1, max_size=3
-                        ).map(",".join)
+method_lists = st.lists(st.sampled_from(["je-irt", "knn", "mirt", "", "svm", "rasch"]), min_size=1, max_size=3).map(
+    ",".join
+)
 dataset_lists = st.lists(st.sampled_from(["mmlu_pro", "zeroeval", "..", "no_such", ""]), min_size=1, max_size=3)
 
 

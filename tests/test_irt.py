@@ -1,5 +1,6 @@
 """Tests for jeirt.baselines.irt: the 1PL/2PL estimators (recovery, identification, masks, errors) and the
 Section 3.1 / Appendix J analyses on hand-worked toy matrices."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -17,13 +18,20 @@ torch.set_num_threads(1)
 
 def make_dataset(labels: np.ndarray, name: str = "toy") -> Dataset:
     n_models, n_items = labels.shape
-    items = pd.DataFrame({"item_id": [f"q{j}" for j in range(n_items)], "benchmark": "b", "subject": "",
-                          "text": [f"question {j}" for j in range(n_items)]})
+    items = pd.DataFrame(
+        {
+            "item_id": [f"q{j}" for j in range(n_items)],
+            "benchmark": "b",
+            "subject": "",
+            "text": [f"question {j}" for j in range(n_items)],
+        }
+    )
     return Dataset(name, [f"m{i}" for i in range(n_models)], items, labels)
 
 
-def simulate_2pl(n_models: int, n_items: int, seed: int = 0, share_negative: float = 0.15,
-                 density: float = 0.9, one_pl: bool = False):
+def simulate_2pl(
+    n_models: int, n_items: int, seed: int = 0, share_negative: float = 0.15, density: float = 0.9, one_pl: bool = False
+):
     """Labels from a known 2PL (a share of items with negative discrimination) and the truth."""
     rng = np.random.default_rng(seed)
     theta = rng.normal(size=n_models)
@@ -68,8 +76,7 @@ def test_2pl_identification_standardises_and_orients_abilities(fitted):
     probs = model.predict_proba(ds)
     assert np.allclose(probs, 1 / (1 + np.exp(-z)))
     ok = np.isfinite(model.difficulty_)
-    assert np.allclose(probs[:, ok], irt.icc(model.ability_[:, None], model.discrimination_[ok],
-                                             model.difficulty_[ok]))
+    assert np.allclose(probs[:, ok], irt.icc(model.ability_[:, None], model.discrimination_[ok], model.difficulty_[ok]))
 
 
 def test_sign_convention_follows_accuracy_when_labels_flip():
@@ -176,14 +183,10 @@ def test_discrimination_shares_toy():
 
 
 def test_saturation_matches_hand_worked_toy():
-    labels = np.array([[1, 1, 0],
-                       [1, 0, 0],
-                       [1, 1, 0],
-                       [1, np.nan, 1]])  # 4 models x 3 items
-    probs = np.array([[0.9, 0.4, 0.5],
-                      [0.8, 0.3, 0.1],
-                      [0.6, 0.2, 0.2],
-                      [0.7, 0.9, 0.3]])  # 0.9 on item 1 belongs to an ungraded pair: ignored
+    labels = np.array([[1, 1, 0], [1, 0, 0], [1, 1, 0], [1, np.nan, 1]])  # 4 models x 3 items
+    probs = np.array(
+        [[0.9, 0.4, 0.5], [0.8, 0.3, 0.1], [0.6, 0.2, 0.2], [0.7, 0.9, 0.3]]
+    )  # 0.9 on item 1 belongs to an ungraded pair: ignored
     exact = diag.saturation(probs, labels, tolerance=0.0)
     assert exact["models"].tolist() == [4, 3, 4]
     assert np.allclose(exact["predicted_share"], [1, 0, 0.25])  # p = 0.5 counts as correct
@@ -198,14 +201,22 @@ def test_saturation_matches_hand_worked_toy():
 
 
 def test_correct_set_inclusion_matches_hand_worked_toy():
-    labels = np.array([[1, 0, 0, 1],  # m0: accuracy 1/2
-                       [1, 1, 0, 0],  # m1: accuracy 1/2
-                       [1, 1, 1, np.nan]])  # m2: accuracy 1, not graded on item 3
+    labels = np.array(
+        [
+            [1, 0, 0, 1],  # m0: accuracy 1/2
+            [1, 1, 0, 0],  # m1: accuracy 1/2
+            [1, 1, 1, np.nan],
+        ]
+    )  # m2: accuracy 1, not graded on item 3
     ratio = diag.correct_set_inclusion(labels, ["m0", "m1", "m2"])
     assert list(ratio.index) == ["m0", "m1", "m2"]  # least to most accurate, ties in input order
-    expected = np.array([[np.nan, 1 / 2, 0],  # m0 solves {0, 3}; m1 misses 3; on shared {0,1,2} m2 misses none
-                         [1 / 2, np.nan, 0],  # m1 solves {0, 1}; m0 misses 1
-                         [2 / 3, 1 / 3, np.nan]])  # m2 solves {0, 1, 2}; m0 misses 1, 2; m1 misses 2
+    expected = np.array(
+        [
+            [np.nan, 1 / 2, 0],  # m0 solves {0, 3}; m1 misses 3; on shared {0,1,2} m2 misses none
+            [1 / 2, np.nan, 0],  # m1 solves {0, 1}; m0 misses 1
+            [2 / 3, 1 / 3, np.nan],
+        ]
+    )  # m2 solves {0, 1, 2}; m0 misses 1, 2; m1 misses 2
     assert np.allclose(ratio.to_numpy(), expected, equal_nan=True)
     assert diag.mean_inclusion_gap(ratio) == pytest.approx(1 / 6)
     assert diag.mean_inclusion_gap(ratio, weakest=1 / 3) == pytest.approx(1 / 4)  # row m0 only
@@ -430,8 +441,12 @@ def test_item_fit_is_one_on_the_true_curve_and_moves_with_misfit():
     assert np.allclose(fits["outfit"], 1.0, atol=0.06) and np.allclose(fits["infit"], 1.0, atol=0.03)
     flatter = (rng.random(model.shape) < irt.icc(theta, 0.3, b)).astype(float)  # noisier than claimed
     steeper = (rng.random(model.shape) < irt.icc(theta, 5.0, b)).astype(float)  # more predictable
-    assert (diag.item_fit(flatter, model)["outfit"] > 1.3).all() and (diag.item_fit(flatter, model)["infit"] > 1.2).all()
-    assert (diag.item_fit(steeper, model)["outfit"] < 0.8).all() and (diag.item_fit(steeper, model)["infit"] < 0.8).all()
+    assert (diag.item_fit(flatter, model)["outfit"] > 1.3).all() and (
+        diag.item_fit(flatter, model)["infit"] > 1.2
+    ).all()
+    assert (diag.item_fit(steeper, model)["outfit"] < 0.8).all() and (
+        diag.item_fit(steeper, model)["infit"] < 0.8
+    ).all()
     with pytest.raises(ValueError, match="same shape"):
         diag.item_fit(flatter, model[:, :3])
     with pytest.raises(ValueError, match="strictly between"):
@@ -449,7 +464,9 @@ def test_q3_finds_a_second_dimension_that_outfit_misses():
     # One dimension: Q3 near -1/(J - 1) among items of the fitted dimension (Yen 1993).
     uni = make_dataset(labels[:, ~second])
     p_uni = irt.TwoPL().fit(uni).predict_proba(uni)
-    assert diag.mean_q3(diag.q3(labels[:, ~second], p_uni), np.ones(j1, dtype=bool)) == pytest.approx(-1 / (j1 - 1), abs=0.02)
+    assert diag.mean_q3(diag.q3(labels[:, ~second], p_uni), np.ones(j1, dtype=bool)) == pytest.approx(
+        -1 / (j1 - 1), abs=0.02
+    )
     # Two dimensions, one fitted: the 2PL flattens the second group's curves, so their outfit stays
     # near 1, while their residuals correlate.
     ds = make_dataset(labels)

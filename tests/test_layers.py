@@ -2,6 +2,7 @@
 layer, the core depends on no layer above it, baselines and tasks not on the book or the CLI, nothing
 on the CLI, and the import graph among jeirt's modules has no cycle. Also the core's size, that every
 `jeirt.x` name the docs and comments mention exists, and JEIRT's scikit-learn parameter protocol."""
+
 from __future__ import annotations
 
 import ast
@@ -20,17 +21,32 @@ PACKAGE = ROOT / "jeirt"
 # onboarding, question corrections, the data and its splits, encoders, metrics, the cache of fitted
 # models, file writing, simulation and settings. Above it the layer packages, and on top the console
 # entry: the CLI, `python -m jeirt` and the Ctrl-C handling those two share (standard library only).
-CORE = ("model", "train", "onboard", "estimator", "questions", "data", "splits", "encoders", "metrics",
-        "fitcache", "parallel", "files", "simulate", "settings")
+CORE = (
+    "model",
+    "train",
+    "onboard",
+    "estimator",
+    "questions",
+    "data",
+    "splits",
+    "encoders",
+    "metrics",
+    "fitcache",
+    "parallel",
+    "files",
+    "simulate",
+    "settings",
+)
 CORE_MODULES = ("jeirt", *(f"jeirt.{name}" for name in CORE))
 LAYERS = ("jeirt.baselines", "jeirt.analysis", "jeirt.tasks", "jeirt.book")
 ENTRY = ("jeirt.cli", "jeirt.__main__", "jeirt.interrupts")
-# The core had 3,889 lines (`wc -l` of CORE_MODULES' files) when this limit was set. The old limit,
-# 3,000, counted 12 modules without questions.py and fitcache.py, and the reliability work (model-file
-# checks, the one CSV reader) had taken those past it (3,444 of 3,000). The limit is today's size plus
-# about 10% for work in flight; past it, a module splits or leaves the core, or this number rises with
-# a reason.
-MAX_CORE_LINES = 4300
+# The core's size, as `ruff format` writes it (`wc -l` of CORE_MODULES' files). It had 3,889 lines when the
+# last limit (4,300) was set; then the refinement of new questions moved in from a page module
+# (questions.py, about 190 lines), the one posterior of a new model went into onboard.py (about 170),
+# parallel.py (50) became the one runner: 4,147. `ruff format` at 120 characters then made it 4,764 (long
+# calls one argument a line). The limit is that plus about 10% for work in flight; past it, a module
+# splits or leaves the core, or this number rises with a reason.
+MAX_CORE_LINES = 5200
 
 
 def module_name(path: Path) -> str:
@@ -62,7 +78,7 @@ def imports_of(module: str) -> list[tuple[str, int, str]]:
         elif isinstance(node, ast.ImportFrom):
             if node.level:
                 base = package.split(".")
-                base = base[:len(base) - (node.level - 1)]
+                base = base[: len(base) - (node.level - 1)]
                 target = ".".join(base + ([node.module] if node.module else []))
             else:
                 target = node.module or ""
@@ -83,9 +99,12 @@ def in_layer(module: str, layer: str) -> bool:
 
 def offending(importers, forbidden) -> list[str]:
     """'importer:line imports target (source)' for each import from `importers` into `forbidden`."""
-    return [f"{m}:{line} imports {target}  ({text})"
-            for m in sorted(importers) for target, line, text in GRAPH[m]
-            if any(in_layer(target, layer) for layer in forbidden)]
+    return [
+        f"{m}:{line} imports {target}  ({text})"
+        for m in sorted(importers)
+        for target, line, text in GRAPH[m]
+        if any(in_layer(target, layer) for layer in forbidden)
+    ]
 
 
 def test_the_package_was_found_and_parsed():
@@ -101,14 +120,18 @@ def test_every_module_has_a_layer():
     """A new module of jeirt/ is placed on purpose: named in CORE, inside a layer package, or in ENTRY."""
     placed = [*CORE_MODULES, *ENTRY]
     unplaced = [m for m in MODULES if m not in placed and not any(in_layer(m, layer) for layer in LAYERS)]
-    assert not unplaced, f"modules in no layer: {unplaced}; add each to CORE, ENTRY or a layer package " \
+    assert not unplaced, (
+        f"modules in no layer: {unplaced}; add each to CORE, ENTRY or a layer package "
         f"({', '.join(LAYERS)}) in {Path(__file__).name}"
+    )
 
 
 def test_core_imports_no_layer_above_it():
     bad = offending(CORE_MODULES, (*LAYERS, *ENTRY))
-    assert not bad, "the core (" + ", ".join(CORE_MODULES) + ") must not import baselines, tasks, book, " \
+    assert not bad, (
+        "the core (" + ", ".join(CORE_MODULES) + ") must not import baselines, tasks, book, "
         "the CLI or the console entry:\n" + "\n".join(bad)
+    )
 
 
 def test_baselines_import_neither_tasks_book_nor_cli():
@@ -125,22 +148,27 @@ def test_analysis_imports_neither_tasks_book_nor_cli():
 
 # The book layer's shared modules (settings, figure style, verdicts, the paper's numbers, exercises);
 # every other module of jeirt.book is one page's tables and figures, named after its page.
-BOOK_SHARED = ("jeirt.book", "jeirt.book.figures", "jeirt.book.verdicts", "jeirt.book.paper",
-               "jeirt.book.exercises")
+BOOK_SHARED = ("jeirt.book", "jeirt.book.figures", "jeirt.book.verdicts", "jeirt.book.paper", "jeirt.book.exercises")
 PAGE_MODULES = [m for m in MODULES if in_layer(m, "jeirt.book") and m not in BOOK_SHARED]
 
 
 def test_each_page_module_belongs_to_a_page():
     pages = {p.stem for p in (ROOT / "book").glob("*.md")}
     orphans = [m for m in PAGE_MODULES if m.rpartition(".")[2] not in pages]
-    assert not orphans, f"page modules without a page book/<name>.md: {orphans}; a module two pages " \
+    assert not orphans, (
+        f"page modules without a page book/<name>.md: {orphans}; a module two pages "
         f"need belongs in the library, or in BOOK_SHARED with a reason"
+    )
 
 
 def test_no_page_module_imports_another():
     """A page module holds its own page's tables and figures; what two pages need lives in the library."""
-    bad = [f"{m}:{line} imports {target}  ({text})" for m in PAGE_MODULES
-           for target, line, text in GRAPH[m] if target in PAGE_MODULES and target != m]
+    bad = [
+        f"{m}:{line} imports {target}  ({text})"
+        for m in PAGE_MODULES
+        for target, line, text in GRAPH[m]
+        if target in PAGE_MODULES and target != m
+    ]
     assert not bad, "page modules importing each other:\n" + "\n".join(bad)
 
 
@@ -165,8 +193,10 @@ def python_imports_of_pages() -> list[str]:
 
 def test_only_pages_and_tests_import_page_modules():
     bad = python_imports_of_pages()
-    assert not bad, "page modules (jeirt.book.<page>) imported outside book/*.md and tests/; move what " \
+    assert not bad, (
+        "page modules (jeirt.book.<page>) imported outside book/*.md and tests/; move what "
         "they need into the library:\n" + "\n".join(bad)
+    )
 
 
 def test_tasks_import_neither_book_nor_cli():
@@ -195,7 +225,7 @@ def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
                 state[path.pop()] = 2
                 stack.pop()
             elif state.get(nxt) == 1:
-                return path[path.index(nxt):] + [nxt]
+                return path[path.index(nxt) :] + [nxt]
             elif nxt not in state:
                 state[nxt] = 1
                 path.append(nxt)
@@ -234,8 +264,9 @@ def test_the_api_page_documents_every_module_below_the_book():
     documented = re.findall(r"^\.\. automodule:: (\S+)$", page, re.MULTILINE)
     wanted = {m for m in MODULES if not in_layer(m, "jeirt.book") and m not in ENTRY}
     assert len(documented) == len(set(documented)), "book/api.md documents a module twice"
-    assert set(documented) == wanted, f"book/api.md: add {sorted(wanted - set(documented))}, " \
-        f"remove {sorted(set(documented) - wanted)}"
+    assert set(documented) == wanted, (
+        f"book/api.md: add {sorted(wanted - set(documented))}, remove {sorted(set(documented) - wanted)}"
+    )
     assert ".. jeirt-cli-help::" in page, "book/api.md must show the command line's --help text"
 
 
@@ -243,9 +274,18 @@ def test_the_api_page_documents_every_module_below_the_book():
 
 # Where module names are written down for readers: docstrings and comments, the pages, README, Makefile
 # (not this file, whose checks name missing modules on purpose).
-DOCUMENTS = sorted({*PACKAGE.rglob("*.py"), *(ROOT / "tests").glob("*.py"), *(ROOT / "scripts").glob("*.py"),
-                    *(ROOT / "benchmarks").glob("*.py"), *(ROOT / "book").glob("*.md"), ROOT / "README.md",
-                    ROOT / "Makefile"} - {Path(__file__).resolve()})
+DOCUMENTS = sorted(
+    {
+        *PACKAGE.rglob("*.py"),
+        *(ROOT / "tests").glob("*.py"),
+        *(ROOT / "scripts").glob("*.py"),
+        *(ROOT / "benchmarks").glob("*.py"),
+        *(ROOT / "book").glob("*.md"),
+        ROOT / "README.md",
+        ROOT / "Makefile",
+    }
+    - {Path(__file__).resolve()}
+)
 DOTTED_NAME = re.compile(r"(?<![\w./-])jeirt(?:\.[A-Za-z_]\w*)+")
 
 
@@ -263,8 +303,12 @@ def defined_names(module: str) -> set[str]:
         elif isinstance(node, (ast.Import, ast.ImportFrom)):
             names |= {(alias.asname or alias.name).split(".")[0] for alias in node.names}
         elif isinstance(node, (ast.If, ast.Try)):
-            todo += node.body + node.orelse + getattr(node, "finalbody", []) + \
-                [stmt for handler in getattr(node, "handlers", []) for stmt in handler.body]
+            todo += (
+                node.body
+                + node.orelse
+                + getattr(node, "finalbody", [])
+                + [stmt for handler in getattr(node, "handlers", []) for stmt in handler.body]
+            )
     submodules = {m.rpartition(".")[2] for m in MODULES if m.rpartition(".")[0] == module}
     return names | submodules | {"__file__", "__name__", "__doc__", "__path__"}
 
@@ -288,13 +332,18 @@ def test_missing_name_finds_what_is_gone():
 def test_documented_module_names_exist():
     """Every `jeirt.x...` written in docstrings, comments, pages, README and Makefile names a module of
     jeirt, or a name that module defines (a renamed or removed module leaves no stale mention)."""
-    stale = [f"{path.relative_to(ROOT)}:{i}: {m.group(0)} ({why})"
-             for path in DOCUMENTS for i, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
-             for m in DOTTED_NAME.finditer(line) if (why := missing_name(m.group(0).rstrip(".")))]
+    stale = [
+        f"{path.relative_to(ROOT)}:{i}: {m.group(0)} ({why})"
+        for path in DOCUMENTS
+        for i, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        for m in DOTTED_NAME.finditer(line)
+        if (why := missing_name(m.group(0).rstrip(".")))
+    ]
     assert not stale, "names that do not exist (renamed or removed modules?):\n" + "\n".join(stale)
 
 
 # ----------------------------------------------------------------------------- scikit-learn protocol
+
 
 def test_jeirt_clones_and_sets_params():
     from jeirt.estimator import JEIRT

@@ -1,4 +1,5 @@
 """Metrics against hand-computed values, and `evaluate`'s grouping."""
+
 from __future__ import annotations
 
 import math

@@ -1,6 +1,7 @@
 """Eq. (2)-(3) in `jeirt.model` against hand-worked numbers, the torch and numpy forms against each
 other, the network's forward pass against `jeirt_logits`, and the propositions of Appendices A-C
 through jeirt's own functions (`jeirt.analysis.geometry`) applied to the model's embeddings."""
+
 from __future__ import annotations
 
 import math
@@ -18,6 +19,7 @@ def logistic(x: float) -> float:
 
 
 # ----------------------------------------------------------------------------- dropout
+
 
 @pytest.mark.parametrize("p", [0.2, 0.5])
 def test_dropout_keeps_the_share_and_the_expectation_of_nn_dropout(p):
@@ -44,6 +46,7 @@ def test_dropout_is_seeded_passes_through_in_eval_and_backpropagates_through_the
 
 
 # ----------------------------------------------------------------------------- Eq. (3) by hand
+
 
 def test_logits_match_hand_computation():
     # E_Q = (3, 4): |E_Q| = 5, direction (0.6, 0.8). E_M = (10, 0) and (0, 5).
@@ -96,6 +99,7 @@ def test_zero_question_embedding_stays_finite():
 
 # ----------------------------------------------------------------------------- the network
 
+
 def test_adapter_shape_hidden_twice_input():
     adapter = Adapter(in_dim=6, d=4)
     assert adapter.net[0].out_features == 12 and adapter.net[-1].out_features == 4
@@ -118,7 +122,7 @@ def test_forward_is_jeirt_logits_of_the_question_embeddings():
 
 @pytest.mark.parametrize("d", [16, 256])
 def test_model_vectors_start_small_or_at_nn_embeddings_standard_normal(d):
-    """"small": entries of sd 0.1 / sqrt(d) (|E_M| about 0.1); "normal": N(0, 1), as nn.Embedding draws
+    """ "small": entries of sd 0.1 / sqrt(d) (|E_M| about 0.1); "normal": N(0, 1), as nn.Embedding draws
     them; a number is E_M's norm. Over n = 200 d entries the sample sd and mean are within four of
     their standard errors (sd / sqrt(2n) and sd / sqrt(n)) of the truth."""
     torch.manual_seed(0)
@@ -143,6 +147,7 @@ def test_feature_noise_only_in_training():
 
 # ----------------------------------------------------------------------------- the norm is difficulty
 
+
 def test_scaling_a_question_embedding_lowers_every_models_probability():
     """E_Q -> c E_Q (c > 1) keeps the direction, so <u, E_M> is fixed, and raises the norm by
     (c - 1)|E_Q|: every model's logit drops by exactly that."""
@@ -166,6 +171,7 @@ def test_scaling_a_question_embedding_lowers_every_models_probability():
 
 # ----------------------------------------------------------------------------- the propositions
 
+
 @pytest.mark.parametrize("n", [2, 4, 5])
 def test_proposition_1_construction_through_the_torch_model(n):
     """`geometry.expressive_construction` fed to `jeirt_logits` as E_Q = norm * direction: exactly the
@@ -180,7 +186,7 @@ def test_proposition_1_construction_through_the_torch_model(n):
         realised.add(likely)
     abilities = np.arange(n, dtype=float)  # n distinct abilities
     two_pl = geometry.realisable_subsets_2pl(abilities)
-    assert len(realised) == 2 ** n and len(two_pl) == n + 1 and two_pl < realised
+    assert len(realised) == 2**n and len(two_pl) == n + 1 and two_pl < realised
     # the construction's limit is real: at norm >= scale / sqrt(n) it is refused
     with pytest.raises(ValueError, match="norm"):
         geometry.expressive_construction(n, [0], scale=2.0, norm=2.0 / math.sqrt(n))

@@ -1,6 +1,7 @@
 """Out of distribution and difficulty: directional alignment, the ROC-like AUC of a difficulty score,
 accuracy per norm bin and the plain difficulty, each against values worked out by hand; and the
 leave-one-benchmark-out protocol, with a stand-in estimator whose predictions are known exactly."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -47,8 +48,7 @@ def test_directional_alignment_ignores_norms_and_is_symmetric_for_two_groups():
     assert a["p"] == pytest.approx(1.0)  # mean of (1, 0) and (0, 1) points along (1, 1)
 
 
-@pytest.mark.parametrize("x, groups, message", [(TOY_X, ["a", "b"], "groups has 2"),
-                                                (TOY_X, ["a"] * 4, "at least 2")])
+@pytest.mark.parametrize("x, groups, message", [(TOY_X, ["a", "b"], "groups has 2"), (TOY_X, ["a"] * 4, "at least 2")])
 def test_directional_alignment_errors(x, groups, message):
     with pytest.raises(ValueError, match=message):
         directional_alignment(x, groups)
@@ -136,8 +136,7 @@ def test_norm_bins_have_equal_counts_and_follow_a_monotone_truth():
     labels = (rng.uniform(size=(30, 1000)) < 1 / (1 + np.exp(norms - 1.5))).astype(float)
     table = difficulty.norm_bin_accuracy(norms, labels, n_bins=20)
     assert set(table["questions"]) == {50}
-    assert table["accuracy"].is_monotonic_decreasing or \
-        np.corrcoef(table.index, table["accuracy"])[0, 1] < -0.95
+    assert table["accuracy"].is_monotonic_decreasing or np.corrcoef(table.index, table["accuracy"])[0, 1] < -0.95
     assert difficulty.difficulty_auc(norms, labels) > 0.7
 
 

@@ -1,4 +1,5 @@
 """Ability probes (jeirt.analysis.probes) and soft labels (jeirt.data helpers, the trainer's checks)."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -97,8 +98,9 @@ def test_probe_report_refuses_overlap_and_scores_held_out_items():
     marked = np.arange(40) % 2 == 0
     x = rng.normal(size=(40, 3)) + 3.0 * marked[:, None] * np.array([1.0, 0, 0])
     groups = np.repeat(["a", "b"], 20)
-    report = probes.probe_report(x, marked, groups, np.arange(0, 40, 2)[:10].tolist() + list(range(1, 21, 2)),
-                                 np.arange(20, 40))
+    report = probes.probe_report(
+        x, marked, groups, np.arange(0, 40, 2)[:10].tolist() + list(range(1, 21, 2)), np.arange(20, 40)
+    )
     assert report["auc"] > 0.9 and report["groups compared"] == 1
     with pytest.raises(ValueError, match="share items"):
         probes.probe_report(x, marked, groups, np.arange(30), np.arange(20, 40))
@@ -144,13 +146,24 @@ def test_trainer_accepts_fractional_labels_and_refuses_others(small_sim, one_thr
     x = ds.embeddings["simulated"]
     config = TrainConfig(max_epochs=2)
     soft = truth.probabilities.astype(np.float32)  # strictly between 0 and 1
-    history = train(JEIRTNet(x.shape[1], ds.n_models, 4), x, soft, split.train, split.val, config, device="cpu", progress=False)
+    history = train(
+        JEIRTNet(x.shape[1], ds.n_models, 4), x, soft, split.train, split.val, config, device="cpu", progress=False
+    )
     assert np.isfinite(history.val_loss).all()
     for bad, what in ((1.5, "1.5"), (-0.1, "-0.1"), (np.nan, "nan")):
         labels = soft.copy()
         labels[np.argwhere(split.train)[0][0], np.argwhere(split.train)[0][1]] = bad
         with pytest.raises(ValueError, match=rf"train mask must be numbers in \[0, 1\].*{what}"):
-            train(JEIRTNet(x.shape[1], ds.n_models, 4), x, labels, split.train, split.val, config, device="cpu", progress=False)
+            train(
+                JEIRTNet(x.shape[1], ds.n_models, 4),
+                x,
+                labels,
+                split.train,
+                split.val,
+                config,
+                device="cpu",
+                progress=False,
+            )
     # Not graded (NaN) outside the masks is fine: the masks say what is read.
     labels = soft.copy()
     labels[split.test] = np.nan
@@ -167,12 +180,22 @@ def test_training_on_true_probabilities_recovers_them_better_than_one_draw(one_t
     for name, labels in (("truth", p), ("one draw", draw_labels(p, 1, seed=0)[0])):
         ds = Dataset(sim.name, sim.models, sim.items, labels, sim.embeddings)
         # The recipe of the simulated fits in test_experiments: no dropout, a slow decay.
-        model = JEIRT(d=4, encoder="simulated", dropout=0.0, feature_noise=0.0, device="cpu", progress=False,
-                      training={"lr": 1e-2, "max_epochs": 40, "batch_items": 64, "lr_decay": 0.95,
-                                "weight_decay": 1e-4}).fit(ds, split)
+        model = JEIRT(
+            d=4,
+            encoder="simulated",
+            dropout=0.0,
+            feature_noise=0.0,
+            device="cpu",
+            progress=False,
+            training={"lr": 1e-2, "max_epochs": 40, "batch_items": 64, "lr_decay": 0.95, "weight_decay": 1e-4},
+        ).fit(ds, split)
         fits[name] = model.predict_proba(sim)[split.test]
-    kl = {k: np.mean(p[split.test] * np.log(p[split.test] / q) + (1 - p[split.test]) * np.log((1 - p[split.test]) / (1 - q)))
-          for k, q in fits.items()}
+    kl = {
+        k: np.mean(
+            p[split.test] * np.log(p[split.test] / q) + (1 - p[split.test]) * np.log((1 - p[split.test]) / (1 - q))
+        )
+        for k, q in fits.items()
+    }
     corr = {k: np.corrcoef(q, p[split.test])[0, 1] for k, q in fits.items()}
     assert kl["truth"] < 0.8 * kl["one draw"], kl  # 0.57-0.70 over simulation seeds 1-3
     assert corr["truth"] > corr["one draw"], corr

@@ -1,6 +1,7 @@
 """Known questions: per-question corrections (jeirt.questions), the known-question split, and the
 per-question IRT baseline that onboards new models (jeirt.baselines.irt); new questions: their text
 embedding refined by known models' answers (`refine_questions`)."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -58,8 +59,16 @@ def test_warm_started_widths_reach_the_cold_started_optimum():
     ids, U, r, V, y, _ = _offset_world(n_items=300)
     mask = np.ones_like(y, dtype=bool)
     warm = fit_corrections(ids, U, r, V, y, mask)  # "auto": 5 offset widths, then 3 shift widths
-    cold = fit_corrections(ids, U, r, V, y, mask, offset_scale=warm.offset_scale,
-                           shift_scale=warm.shift_scale * np.sqrt((V ** 2).sum(axis=1).mean()))  # one width, from 0
+    cold = fit_corrections(
+        ids,
+        U,
+        r,
+        V,
+        y,
+        mask,
+        offset_scale=warm.offset_scale,
+        shift_scale=warm.shift_scale * np.sqrt((V**2).sum(axis=1).mean()),
+    )  # one width, from 0
     np.testing.assert_allclose(warm.offsets, cold.offsets, atol=1e-6)
     np.testing.assert_allclose(warm.shifts, cold.shifts, atol=1e-6)
     assert len(warm.log_evidence) == 8
@@ -85,8 +94,8 @@ def test_corrections_are_the_map_under_a_partial_mask_in_chunks():
     y[~mask & (rng.random(y.shape) < 0.5)] = np.nan  # unobserved; the other unmasked answers are known but left out
     corr = fit_corrections(ids, U, r, V, y, mask, offset_scale=1.0, shift_scale=0.3, chunk=64)
     resid = np.where(mask, sigmoid(V @ (U + corr.shifts).T - (r + corr.offsets)) - np.nan_to_num(y), 0.0)
-    np.testing.assert_allclose(resid.T @ V + corr.shifts / corr.shift_scale ** 2, 0, atol=1e-6)  # d/dw_q
-    np.testing.assert_allclose(-resid.sum(axis=0) + corr.offsets / corr.offset_scale ** 2, 0, atol=1e-6)  # d/ddelta_q
+    np.testing.assert_allclose(resid.T @ V + corr.shifts / corr.shift_scale**2, 0, atol=1e-6)  # d/dw_q
+    np.testing.assert_allclose(-resid.sum(axis=0) + corr.offsets / corr.offset_scale**2, 0, atol=1e-6)  # d/ddelta_q
 
 
 def test_corrections_refuse_bad_input():
@@ -181,7 +190,7 @@ def test_irt_onboarding_is_what_a_rasch_gives_on_the_onboarded_answers():
 
         def post(t, y=new.labels[i]):
             z = t * a + c
-            return float((y * z - np.logaddexp(0, z)).sum() - 0.5 * t ** 2)
+            return float((y * z - np.logaddexp(0, z)).sum() - 0.5 * t**2)
 
         step = 1e-3 * (1 + rng.random())
         assert post(theta) >= max(post(theta - step), post(theta + step))
@@ -194,8 +203,9 @@ def test_compare_on_the_known_question_split():
     from jeirt.tasks import compare as cmp
 
     ds, _ = simulate(n_models=24, n_items=300, feature_dim=16, d=4, seed=0)
-    runs = cmp.compare([ds], ["simulated"], seeds=[0], methods=["rasch", "2pl", "model-accuracy"],
-                       split="known:6", progress=False)
+    runs = cmp.compare(
+        [ds], ["simulated"], seeds=[0], methods=["rasch", "2pl", "model-accuracy"], split="known:6", progress=False
+    )
     assert (runs["split"] == "question-seed0-heldout6-known").all()
     auc = runs.set_index("method")["auc"]  # a per-model constant cannot rank one model's questions
     assert auc["rasch"] > auc["model-accuracy"] + 0.05 and auc["2pl"] > auc["model-accuracy"] + 0.05
@@ -207,8 +217,9 @@ def test_compare_on_the_known_question_split():
 def test_question_correction_parameter_fits_them_during_fit(small_sim, tmp_path):
     ds, _ = small_sim
     held = known_question_split(hold_out_models(ds, split_by_question(ds, seed=0), 5, seed=0))
-    model = JEIRT(d=8, encoder="simulated", training={"max_epochs": 2}, question_correction=True,
-                  progress=False).fit(ds, held)
+    model = JEIRT(d=8, encoder="simulated", training={"max_epochs": 2}, question_correction=True, progress=False).fit(
+        ds, held
+    )
     assert model.corrections_ is not None and len(model.corrections_) == len(held.items_of("train"))
     again = JEIRT.load(model.save(tmp_path / "qc.pt"))
     assert again.question_correction and again.corrections_ is not None
@@ -278,7 +289,7 @@ def test_refined_embeddings_are_the_map(refine_world):
         z = (E / norm) @ torch.as_tensor(V).T - norm
         y, w = torch.as_tensor(np.nan_to_num(labels).T), torch.as_tensor(known.T, dtype=torch.float64)
         nll = (torch.nn.functional.binary_cross_entropy_with_logits(z, y, reduction="none") * w).sum()
-        return nll + 0.5 / sd ** 2 * ((E - torch.as_tensor(text)) ** 2).sum()
+        return nll + 0.5 / sd**2 * ((E - torch.as_tensor(text)) ** 2).sum()
 
     refined = torch.tensor(refine_questions(text, V, labels, known, prior_sd=sd), requires_grad=True)
     loss = objective(refined)
@@ -286,8 +297,9 @@ def test_refined_embeddings_are_the_map(refine_world):
     loss = loss.detach()
     assert float(grad.abs().max()) < 1e-6
     lbfgs = torch.tensor(text, requires_grad=True)
-    opt = torch.optim.LBFGS([lbfgs], max_iter=2000, tolerance_grad=1e-9, tolerance_change=1e-14,
-                            line_search_fn="strong_wolfe")
+    opt = torch.optim.LBFGS(
+        [lbfgs], max_iter=2000, tolerance_grad=1e-9, tolerance_change=1e-14, line_search_fn="strong_wolfe"
+    )
 
     def closure() -> torch.Tensor:
         opt.zero_grad()

@@ -1,6 +1,7 @@
 """What a reader sees: page code that fits the rendered column (scripts/format_pages.py), tables that
 fit it (scripts/check_html.py), figures legible at the size shown and told apart without colour
 (jeirt.book.figures), figure images with their caption as alt text (book/_ext/figure_alt.py)."""
+
 from __future__ import annotations
 
 import json
@@ -49,11 +50,15 @@ def cells_of(path: Path) -> list[tuple[str, dict, str]]:
 
 def test_page_code_lines_fit_the_column():
     """Every code line of every page at most 80 characters: the site shows 88 at 1280 pixels."""
-    long = [f"{page.relative_to(ROOT)}:{line} ({n} characters)"
-            for page in PAGES for line, n in format_pages.long_lines(page.read_text())]
-    assert not long, (f"{len(long)} code line(s) over {format_pages.LINE_LENGTH} characters; run "
-                      "scripts/format_pages.py (and shorten what ruff cannot wrap: comments, strings):\n"
-                      + "\n".join(long[:40]))
+    long = [
+        f"{page.relative_to(ROOT)}:{line} ({n} characters)"
+        for page in PAGES
+        for line, n in format_pages.long_lines(page.read_text())
+    ]
+    assert not long, (
+        f"{len(long)} code line(s) over {format_pages.LINE_LENGTH} characters; run "
+        "scripts/format_pages.py (and shorten what ruff cannot wrap: comments, strings):\n" + "\n".join(long[:40])
+    )
 
 
 # A shown cell (not removed, not folded behind a click) holds one step a reader can take in at a glance.
@@ -63,35 +68,42 @@ HIDDEN = {"remove-cell", "remove-input", "hide-input", "hide-cell"}
 
 def long_shown_cells(path: Path) -> list[str]:
     """'page: N lines: first line' for each shown code cell of `path` over MAX_SHOWN_LINES lines."""
-    return [f"{path.name}: {len(source.splitlines())} lines: {source.splitlines()[0][:60]}"
-            for kind, meta, source in cells_of(path)
-            if kind == "code" and not HIDDEN & set(meta.get("tags", []))
-            and len(source.splitlines()) > MAX_SHOWN_LINES]
+    return [
+        f"{path.name}: {len(source.splitlines())} lines: {source.splitlines()[0][:60]}"
+        for kind, meta, source in cells_of(path)
+        if kind == "code" and not HIDDEN & set(meta.get("tags", [])) and len(source.splitlines()) > MAX_SHOWN_LINES
+    ]
 
 
 def test_shown_code_cells_are_short():
     """The protocol on the page in steps: no code cell a reader sees unfolded runs past 15 lines
     (after ruff format, which puts a long call's arguments one a line)."""
     long = [cell for page in PAGES if page.stem != "api" for cell in long_shown_cells(page)]
-    assert not long, f"shown code cells over {MAX_SHOWN_LINES} lines; split them or move the work " \
+    assert not long, (
+        f"shown code cells over {MAX_SHOWN_LINES} lines; split them or move the work "
         "into the library:\n" + "\n".join(long)
+    )
 
 
 def test_a_long_shown_cell_is_caught(tmp_path):
     page = tmp_path / "page.md"
     body = "\n".join(f"x{i} = {i}" for i in range(MAX_SHOWN_LINES + 1))
-    page.write_text(FRONT + f"\n```{{code-cell}} ipython3\n{body}\n```\n\n"
-                    f"```{{code-cell}} ipython3\n:tags: [remove-cell]\n\n{body}\n```\n")
+    page.write_text(
+        FRONT + f"\n```{{code-cell}} ipython3\n{body}\n```\n\n"
+        f"```{{code-cell}} ipython3\n:tags: [remove-cell]\n\n{body}\n```\n"
+    )
     assert long_shown_cells(page) == [f"page.md: {MAX_SHOWN_LINES + 1} lines: x0 = 0"]
 
 
 def test_a_long_code_line_is_caught_and_formatted(tmp_path):
     page = tmp_path / "page.md"
     long_call = "table = summarise(first_argument, second_argument, third_argument, fourth_argument)"
-    page.write_text(FRONT + "\n# A page\n\nSome prose with a long line " + "x" * 100 + ".\n\n"
-                    "```{code-cell} ipython3\n:tags: [hide-input]\n\nshort = 1\n" + long_call + "\n```\n\n"
-                    "```{code-cell} ipython3\n---\nmystnb:\n  figure:\n    caption: |\n      A caption.\n"
-                    "    name: fig-x\n---\n%matplotlib inline\nx = [1,2]\n```\n")
+    page.write_text(
+        FRONT + "\n# A page\n\nSome prose with a long line " + "x" * 100 + ".\n\n"
+        "```{code-cell} ipython3\n:tags: [hide-input]\n\nshort = 1\n" + long_call + "\n```\n\n"
+        "```{code-cell} ipython3\n---\nmystnb:\n  figure:\n    caption: |\n      A caption.\n"
+        "    name: fig-x\n---\n%matplotlib inline\nx = [1,2]\n```\n"
+    )
     assert len(long_call) > 80
     assert format_pages.long_lines(page.read_text()) == [(22, len(long_call))]  # prose lines not counted
     before = cells_of(page)
@@ -102,7 +114,10 @@ def test_a_long_code_line_is_caught_and_formatted(tmp_path):
     after = cells_of(page)
     assert [(t, m) for t, m, _ in after] == [(t, m) for t, m, _ in before]  # cell types and metadata kept
     assert after[0][2] == before[0][2]  # the prose as it was, long line and all
-    assert after[1][2] == "short = 1\ntable = summarise(\n    first_argument, second_argument, third_argument, fourth_argument\n)"
+    assert (
+        after[1][2]
+        == "short = 1\ntable = summarise(\n    first_argument, second_argument, third_argument, fourth_argument\n)"
+    )
     assert after[2][2] == "%matplotlib inline\nx = [1, 2]"  # a magic is kept, the code formatted
     assert format_pages.main(["--check", str(page)]) == 0  # formatted pages stay as they are
 
@@ -130,8 +145,13 @@ def test_check_html_reports_wide_tables_and_long_cells(tmp_path):
         return f"<table><thead>{head}</tr></thead><tbody>{body}</tr></tbody></table>"
 
     parser = check_html.PageParser()
-    parser.feed("<html><body>" + table(8) + table(9, index=False) + table(3, cell="word " * 40)
-                + "<table><tr><td colspan='10'>a wide note</td></tr></table></body></html>")
+    parser.feed(
+        "<html><body>"
+        + table(8)
+        + table(9, index=False)
+        + table(3, cell="word " * 40)
+        + "<table><tr><td colspan='10'>a wide note</td></tr></table></body></html>"
+    )
     assert [t["columns"] for t in parser.tables] == [8, 9, 3, 10]  # a DataFrame's index is not a column
     problems = check_html.table_problems(parser.tables)
     assert len(problems) == 3
@@ -142,15 +162,18 @@ def test_check_html_reports_wide_tables_and_long_cells(tmp_path):
     page.write_text("<html><body>" + table(12) + "</body></html>")
     found = check_html.check_page(page, tmp_path, in_toc=True, allow_stderr=False, css_seen=set())
     assert [p for p in found if p.startswith("table")] == [
-        "table 1 has 12 columns (more than 8): transpose, split or cut it ('c0' ...)"]
+        "table 1 has 12 columns (more than 8): transpose, split or cut it ('c0' ...)"
+    ]
 
 
 def test_figure_images_get_their_caption_as_alt():
-    caption = nodes.caption("", "", nodes.Text("Accuracy against "), nodes.math("", "d"),
-                            nodes.Text(",\n one line per  encoder."))
+    caption = nodes.caption(
+        "", "", nodes.Text("Accuracy against "), nodes.math("", "d"), nodes.Text(",\n one line per  encoder.")
+    )
     glued = nodes.figure("", nodes.image(uri="_images/abc.png", alt="../_images/abc.png"), caption)
-    authored = nodes.figure("", nodes.image(uri="_images/b.png", alt="a hand-written description"),
-                            nodes.caption("", "A caption."))
+    authored = nodes.figure(
+        "", nodes.image(uri="_images/b.png", alt="a hand-written description"), nodes.caption("", "A caption.")
+    )
     uncaptioned = nodes.figure("", nodes.image(uri="_images/c.png"))
     loose = nodes.image(uri="_images/d.png")
     tree = nodes.section("", glued, authored, uncaptioned, loose)
@@ -161,14 +184,20 @@ def test_figure_images_get_their_caption_as_alt():
 
 
 def test_screenshots_names_each_element_that_does_not_fit():
-    layout = {"code": [{"cell": 3, "cutLines": 2, "longest": 95, "fits": 89, "first": "x = 1"}],
-              "maths": [{"equation": 1, "width": 800, "room": 688, "tex": "a+b"}],
-              "tables": [{"table": 2, "width": 1400, "column": 688, "columns": 15, "first": "col"}],
-              "pathAlt": ["../_images/abc.png"], "fit": {}}
+    layout = {
+        "code": [{"cell": 3, "cutLines": 2, "longest": 95, "fits": 89, "first": "x = 1"}],
+        "maths": [{"equation": 1, "width": 800, "room": 688, "tex": "a+b"}],
+        "tables": [{"table": 2, "width": 1400, "column": 688, "columns": 15, "first": "col"}],
+        "pathAlt": ["../_images/abc.png"],
+        "fit": {},
+    }
     problems = screenshots.layout_problems(layout)
-    assert [p.split(":")[0] for p in problems] == ["code cell 3", "display equation 1 is 800 px wide in 688 px",
-                                                    "table 2 (15 columns) is 1400 px wide, the text column 688 px",
-                                                    "image with its file path as alt text"]
+    assert [p.split(":")[0] for p in problems] == [
+        "code cell 3",
+        "display equation 1 is 800 px wide in 688 px",
+        "table 2 (15 columns) is 1400 px wide, the text column 688 px",
+        "image with its file path as alt text",
+    ]
     assert "2 line(s) cut" in problems[0]
     assert screenshots.layout_problems({"code": [], "maths": [], "tables": [], "pathAlt": []}) == []
 
@@ -191,14 +220,14 @@ def draw_shared_plots(rng) -> dict:
         "curves": lambda ax: figures.curves(ax, {k: rng.random(10) for k in "abc"}, "epoch", "loss"),
         "roc_curves": lambda ax: figures.roc_curves(ax, {k: roc for k in "abc"}),
         "reliability_diagram": lambda ax: figures.reliability_diagram(ax, {k: reliability for k in "abc"}),
-        "scatter_groups": lambda ax: figures.scatter_groups(ax, rng.normal(size=(30, 2)),
-                                                            np.repeat(list("abc"), 10), names=range(30)),
+        "scatter_groups": lambda ax: figures.scatter_groups(
+            ax, rng.normal(size=(30, 2)), np.repeat(list("abc"), 10), names=range(30)
+        ),
         "dots_by_group": lambda ax: figures.dots_by_group(ax, three.T),
         "grouped_bars": lambda ax: figures.grouped_bars(ax, three),
         "heatmap": lambda ax: figures.heatmap(ax, three),
         "bar_by_group": lambda ax: figures.bar_by_group(ax, three["a"], highlight=["frozen"]),
-        "labelled_scatter": lambda ax: figures.labelled_scatter(ax, rng.random(20), rng.random(20),
-                                                                names=range(20)),
+        "labelled_scatter": lambda ax: figures.labelled_scatter(ax, rng.random(20), rng.random(20), names=range(20)),
     }
     for name, plot in plots.items():
         fig, ax = plt.subplots()
@@ -211,8 +240,11 @@ def test_shared_plots_tell_classes_apart_without_colour(styled):
     made = draw_shared_plots(np.random.default_rng(0))
 
     def line_looks(fig):
-        return [(line.get_marker(), str(line.get_linestyle())) for line in fig.axes[0].lines
-                if line.get_label() not in ("chance", "calibrated") and not line.get_label().startswith("_")]
+        return [
+            (line.get_marker(), str(line.get_linestyle()))
+            for line in fig.axes[0].lines
+            if line.get_label() not in ("chance", "calibrated") and not line.get_label().startswith("_")
+        ]
 
     def marker_shapes(fig):
         return [tuple(np.round(c.get_paths()[0].vertices, 3).ravel()) for c in fig.axes[0].collections]
@@ -230,8 +262,9 @@ def test_shared_plots_tell_classes_apart_without_colour(styled):
 def test_shared_plots_are_legible_at_the_size_shown(styled):
     for name, fig in draw_shared_plots(np.random.default_rng(1)).items():
         assert figures.small_text(fig) == [], name
-    assert type(draw_shared_plots(np.random.default_rng(2))["heatmap"].axes[0].collections[0]).__name__ \
-        == "QuadMesh"  # drawn by seaborn
+    assert (
+        type(draw_shared_plots(np.random.default_rng(2))["heatmap"].axes[0].collections[0]).__name__ == "QuadMesh"
+    )  # drawn by seaborn
     fig, ax = plt.subplots()
     ax.set_xlabel("tiny", fontsize=6)
     assert figures.small_text(fig) == ["'tiny' (6.8 pt)"]  # 6 pt, shown at 1.13x
@@ -257,7 +290,8 @@ def test_screenshots_measure_what_is_cut_in_a_browser(tmp_path):
         "<article class='bd-article' style='width: 688px'>"
         f"<div class='cell_input' style='width: 652px'><div class='highlight'><pre>{code}</pre></div></div>"
         "<div style='overflow-x: auto'><table><tr>" + cells + "</tr></table></div>"
-        "<img alt='_images/plot.png' src='plot.png'></article></body></html>")
+        "<img alt='_images/plot.png' src='plot.png'></article></body></html>"
+    )
     toc = tmp_path / "_toc.yml"
     toc.write_text("format: jb-book\nroot: page\n")
     assert screenshots.main(["--build", str(build), "--toc", str(toc), "--out", str(out)]) == 1

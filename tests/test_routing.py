@@ -1,5 +1,6 @@
 """Routing (`jeirt.tasks.routing`, `jeirt route`): hand-worked toy cases, every bad input, the price table,
 IRT-Net's difficulty output, and the CLI end to end on a tiny JE-IRT fitted on a slice of mmlu_pro."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -9,8 +10,8 @@ from conftest import require_dataset
 from scipy.stats import spearmanr
 from sklearn.exceptions import NotFittedError
 
-from jeirt.baselines import IRTNet
 from jeirt.analysis import difficulty
+from jeirt.baselines import IRTNet
 from jeirt.cli import main
 from jeirt.data import Dataset
 from jeirt.splits import split_by_question
@@ -38,8 +39,13 @@ COSTS = pd.Series({"a": 1.0, "b": 0.5, "c": 0.1})
 
 @pytest.fixture
 def toy() -> tuple[Dataset, np.ndarray, routing.RoutingSet]:
-    items = pd.DataFrame({"item_id": ["X1", "X2", "Y1", "Y2", "tX1", "tX2", "tY1", "tY2"],
-                          "benchmark": list("XXYYXXYY"), "text": [""] * 8})
+    items = pd.DataFrame(
+        {
+            "item_id": ["X1", "X2", "Y1", "Y2", "tX1", "tX2", "tY1", "tY2"],
+            "benchmark": list("XXYYXXYY"),
+            "text": [""] * 8,
+        }
+    )
     ds = Dataset("toy", MODELS, items, np.concatenate([TEST, TRAIN], axis=1))
     train = np.zeros(ds.labels.shape, dtype=bool)
     train[:, 4:] = True
@@ -64,18 +70,21 @@ def test_references_by_hand(toy):
     # X: a (1.0); Y: b would win (1.0) but is not graded on Y2, so c (0.5).
     assert routing.best_per_benchmark(ds, train, test).to_dict() == {"X": "a", "Y": "c"}
     table = routing.references(ds, train, test, COSTS)
-    expected = {"best single model": (1 / 4, 1.0),  # a: 1 0 0 0, always cost 1.0
-                "per-benchmark best": (2 / 4, 0.55),  # a a c c: 1 0 0 1; costs (1 + 1 + .1 + .1) / 4
-                "random model": (7 / 24, (3 * 1.6 / 3 + 0.55) / 4),  # (1/3 + 1/3 + 0 + 1/2) / 4
-                "oracle": (3 / 4, (1.0 + 0.5 + 0.1 + 0.1) / 4)}  # cheapest right model; Y1: cheapest graded
+    expected = {
+        "best single model": (1 / 4, 1.0),  # a: 1 0 0 0, always cost 1.0
+        "per-benchmark best": (2 / 4, 0.55),  # a a c c: 1 0 0 1; costs (1 + 1 + .1 + .1) / 4
+        "random model": (7 / 24, (3 * 1.6 / 3 + 0.55) / 4),  # (1/3 + 1/3 + 0 + 1/2) / 4
+        "oracle": (3 / 4, (1.0 + 0.5 + 0.1 + 0.1) / 4),
+    }  # cheapest right model; Y1: cheapest graded
     for policy, (accuracy, cost) in expected.items():
         assert table.loc[policy, "accuracy"] == pytest.approx(accuracy)
         assert table.loc[policy, "cost"] == pytest.approx(cost)
     assert table.loc["best single model", "choice"] == "a"
     both = routing.compare({"toy router": PROBS}, ds, train, test, COSTS)
     assert both.loc["toy router", "accuracy"] == 0.5 and both.loc["toy router", "cost"] == pytest.approx(0.65)
-    gap = routing.gap(routing.choose(PROBS, test.graded), routing.reference_choices(ds, train, test)
-                      ["best single model"], test)
+    gap = routing.gap(
+        routing.choose(PROBS, test.graded), routing.reference_choices(ds, train, test)["best single model"], test
+    )
     assert gap == pytest.approx({"gap": 0.25, "se": 0.25})  # differences 0 0 0 1: sd 0.5 over sqrt(4)
 
 
@@ -88,8 +97,11 @@ def test_single_models_are_the_complete_ones(toy):
 
 def test_cost_aware_routing_by_hand(toy):
     _, _, test = toy
-    assert routing.route(PROBS, test, COSTS, lam=0.0) == routing.route(PROBS, test, COSTS) == \
-        {"accuracy": 0.5, "cost": pytest.approx(0.65)}
+    assert (
+        routing.route(PROBS, test, COSTS, lam=0.0)
+        == routing.route(PROBS, test, COSTS)
+        == {"accuracy": 0.5, "cost": pytest.approx(0.65)}
+    )
     # lam = 1: X1 c (0.0 > -0.1 > -0.2), X2 b (0.3), Y1 b (0.2 > 0.1), Y2 c (0.5): labels 0 1 0 1
     cost = routing.align_costs(COSTS, test.models)
     assert routing.choose(PROBS, test.graded, cost, lam=1.0).tolist() == [2, 1, 1, 2]
@@ -114,8 +126,9 @@ def test_frontier_is_monotone_and_spans_accuracy_to_cheapest():
     labels = (rng.random((n_models, n_questions)) < np.linspace(0.3, 0.8, n_models)[:, None]).astype(float)
     labels[rng.random(labels.shape) < 0.3] = nan
     labels[0] = np.where(np.isnan(labels[0]), 0.0, labels[0])  # model 0 graded everywhere
-    test = routing.RoutingSet(tuple("abcdef"), labels, np.array(["B"] * n_questions),
-                              np.arange(n_questions).astype(str))
+    test = routing.RoutingSet(
+        tuple("abcdef"), labels, np.array(["B"] * n_questions), np.arange(n_questions).astype(str)
+    )
     probs = np.clip(np.nan_to_num(labels, nan=0.5) * 0.6 + rng.random(labels.shape) * 0.4, 0, 1)
     costs = pd.Series(rng.uniform(0.1, 10, n_models), index=list("abcdef"))
     points = routing.frontier(probs, test, costs)
@@ -127,8 +140,7 @@ def test_frontier_is_monotone_and_spans_accuracy_to_cheapest():
 
 
 def test_cheapest_within():
-    points = pd.DataFrame({"lam": [0, 1, 2, 3], "accuracy": [0.80, 0.795, 0.785, 0.70],
-                           "cost": [5.0, 2.0, 1.0, 0.1]})
+    points = pd.DataFrame({"lam": [0, 1, 2, 3], "accuracy": [0.80, 0.795, 0.785, 0.70], "cost": [5.0, 2.0, 1.0, 0.1]})
     assert routing.cheapest_within(points, 0.80)["cost"] == 2.0  # 0.795 >= 0.79; 0.785 is not
     assert routing.cheapest_within(points, 0.80, tolerance=0.0)["cost"] == 5.0
     assert routing.cheapest_within(points, 0.80, tolerance=0.02)["cost"] == 1.0
@@ -143,12 +155,15 @@ def test_cheapest_within():
 # Bad inputs: each raises, naming the problem
 
 
-@pytest.mark.parametrize("costs, message", [
-    ({"a": 1.0, "b": 0.5, "c": 0.1, "zz": 1.0}, "unknown model"),
-    ({"a": 1.0, "b": 0.5}, r"no cost for model\(s\) \['c'\]"),
-    ({"a": 1.0, "b": nan, "c": 0.1}, r"NaN for \['b'\]"),
-    ({"a": 1.0, "b": -0.5, "c": 0.1}, r"negative for \['b'\]"),
-])
+@pytest.mark.parametrize(
+    "costs, message",
+    [
+        ({"a": 1.0, "b": 0.5, "c": 0.1, "zz": 1.0}, "unknown model"),
+        ({"a": 1.0, "b": 0.5}, r"no cost for model\(s\) \['c'\]"),
+        ({"a": 1.0, "b": nan, "c": 0.1}, r"NaN for \['b'\]"),
+        ({"a": 1.0, "b": -0.5, "c": 0.1}, r"negative for \['b'\]"),
+    ],
+)
 def test_bad_costs(toy, costs, message):
     _, _, test = toy
     with pytest.raises(ValueError, match=message):
@@ -226,18 +241,26 @@ def test_shipped_prices_cover_both_datasets(mmlu_pro):
 
 
 def _table(**change) -> pd.DataFrame:
-    rows = {"model": ["a", "b", "c"], "usd_per_mtok_input": [1.0, 0.5, 0.1],
-            "usd_per_mtok_output": [2.0, 1.0, 0.2], "source": ["s"] * 3, "note": ["n"] * 3}
+    rows = {
+        "model": ["a", "b", "c"],
+        "usd_per_mtok_input": [1.0, 0.5, 0.1],
+        "usd_per_mtok_output": [2.0, 1.0, 0.2],
+        "source": ["s"] * 3,
+        "note": ["n"] * 3,
+    }
     return pd.DataFrame({**rows, **change})
 
 
-@pytest.mark.parametrize("table, message", [
-    (_table(model=["a", "a", "c"]), r"\['a'\] more than once"),
-    (_table(model=["a", None, "c"]), "without a model name"),
-    (_table(usd_per_mtok_input=[1.0, nan, 0.1]), r"usd_per_mtok_input is missing, NaN or not a number for \['b'\]"),
-    (_table(usd_per_mtok_output=[1.0, "cheap", 0.1]), r"usd_per_mtok_output is missing, NaN or not a number"),
-    (_table(usd_per_mtok_output=[1.0, -1.0, 0.1]), r"usd_per_mtok_output is negative for \['b'\]"),
-])
+@pytest.mark.parametrize(
+    "table, message",
+    [
+        (_table(model=["a", "a", "c"]), r"\['a'\] more than once"),
+        (_table(model=["a", None, "c"]), "without a model name"),
+        (_table(usd_per_mtok_input=[1.0, nan, 0.1]), r"usd_per_mtok_input is missing, NaN or not a number for \['b'\]"),
+        (_table(usd_per_mtok_output=[1.0, "cheap", 0.1]), r"usd_per_mtok_output is missing, NaN or not a number"),
+        (_table(usd_per_mtok_output=[1.0, -1.0, 0.1]), r"usd_per_mtok_output is negative for \['b'\]"),
+    ],
+)
 def test_bad_price_tables(tmp_path, table, message):
     path = tmp_path / "prices.csv"
     table.to_csv(path, index=False)
@@ -247,8 +270,9 @@ def test_bad_price_tables(tmp_path, table, message):
 
 def test_price_lookups(tmp_path):
     table = routing.check_prices(_table())
-    assert routing.question_costs(table, ["c", "a"], input_tokens=1000, output_tokens=0).tolist() == \
-        pytest.approx([0.1, 1.0])
+    assert routing.question_costs(table, ["c", "a"], input_tokens=1000, output_tokens=0).tolist() == pytest.approx(
+        [0.1, 1.0]
+    )
     with pytest.raises(ValueError, match=r"no price for model\(s\) \['d'\].*a typo"):
         routing.question_costs(table, ["a", "d"])
     with pytest.raises(ValueError, match=r"names model\(s\) \['b', 'c'\] that are not among"):
@@ -328,14 +352,43 @@ def test_cli_route(mmlu_pro, tmp_path, capsys):
     assert routes["usd_per_1k_questions"].tolist() == pytest.approx(costs[routes["model"]].tolist())
     assert "mean_p_correct" in capsys.readouterr().out
 
-    assert main(["route", "--model", str(path), "--questions", str(tmp_path / "q.csv"), "--out", str(out),
-                 "--lam", "1e6", "--prices", str(routing.default_prices()), "--force"]) == 0
+    assert (
+        main(
+            [
+                "route",
+                "--model",
+                str(path),
+                "--questions",
+                str(tmp_path / "q.csv"),
+                "--out",
+                str(out),
+                "--lam",
+                "1e6",
+                "--prices",
+                str(routing.default_prices()),
+                "--force",
+            ]
+        )
+        == 0
+    )
     assert (pd.read_csv(out)["usd_per_1k_questions"] == costs.min()).all()
 
     routing.read_prices().iloc[1:].to_csv(tmp_path / "short.csv", index=False)  # one model unpriced
     capsys.readouterr()
-    assert main(["route", "--model", str(path), "--questions", str(tmp_path / "q.csv"),
-                 "--prices", str(tmp_path / "short.csv")]) == 3  # a data error (exit codes: `jeirt --help`)
+    assert (
+        main(
+            [
+                "route",
+                "--model",
+                str(path),
+                "--questions",
+                str(tmp_path / "q.csv"),
+                "--prices",
+                str(tmp_path / "short.csv"),
+            ]
+        )
+        == 3
+    )  # a data error (exit codes: `jeirt --help`)
     assert "no price for model(s)" in capsys.readouterr().err
     pd.DataFrame({"item_id": [], "text": []}).to_csv(tmp_path / "empty.csv", index=False)
     assert main(["route", "--model", str(path), "--questions", str(tmp_path / "empty.csv")]) == 3

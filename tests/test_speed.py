@@ -1,5 +1,6 @@
 """Onboarding's fast solver against a plain Newton solve (at small d and along the paths d = 256
 takes), and the cache of fitted models."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -140,6 +141,7 @@ def test_each_model_its_own_width_is_each_model_fitted_alone(problem):
 # triangle when it answered 2d or more. The optimum's gradients are float64; the covariance and evidence
 # carry the float32 rounding of the Hessian.
 
+
 def _map_newton(u, r, y, w, mu, var):
     """MAP vectors by float64 Newton-Raphson, each model alone, to convergence: the reference."""
     v = np.tile(mu, (len(y), 1)).astype(np.float64)
@@ -239,8 +241,11 @@ def test_fit_cache_returns_the_same_fit_and_misses_on_any_change(tmp_path, one_t
     np.testing.assert_array_equal(again.predict_proba(ds), first.predict_proba(ds))
     assert again.history_.val_loss == first.history_.val_loss
     # Another config, split, or labels: another key.
-    keys = {fitcache.fit_key(make(), ds, split), fitcache.fit_key(make(random_state=1), ds, split),
-            fitcache.fit_key(make(), ds, split_by_question(ds, seed=1))}
+    keys = {
+        fitcache.fit_key(make(), ds, split),
+        fitcache.fit_key(make(random_state=1), ds, split),
+        fitcache.fit_key(make(), ds, split_by_question(ds, seed=1)),
+    }
     changed = ds.subset()
     changed.labels[0, 0] = 1 - np.nan_to_num(changed.labels[0, 0])
     keys.add(fitcache.fit_key(make(), changed, split))
@@ -273,8 +278,9 @@ def test_fit_many_takes_one_dataset_per_fit(tmp_path):
     flipped = ds.subset()
     flipped.labels = 1 - flipped.labels
     split = split_by_question(ds, seed=0)
-    fits = fitcache.fit_many([ModelAccuracy(), ModelAccuracy()], [ds, flipped], [split, split], n_jobs=2,
-                             folder=tmp_path)
+    fits = fitcache.fit_many(
+        [ModelAccuracy(), ModelAccuracy()], [ds, flipped], [split, split], n_jobs=2, folder=tmp_path
+    )
     np.testing.assert_allclose(fits[1].predict_proba(ds), 1 - fits[0].predict_proba(ds))
     with pytest.raises(ValueError, match="datasets"):
         fitcache.fit_many([ModelAccuracy(), ModelAccuracy()], [ds], [split, split])
@@ -313,13 +319,19 @@ def test_page_times_reads_per_cell_times_from_executed_notebooks():
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
     import page_times
 
-    nb = nbformat.v4.new_notebook(cells=[
-        nbformat.v4.new_markdown_cell("# title"),
-        nbformat.v4.new_code_cell("# a comment\nmodel = fit(ds)\n"),
-        nbformat.v4.new_code_cell("x = 1"),
-    ])
-    nb.cells[1].metadata["execution"] = {"iopub.execute_input": "2026-01-01T10:00:00.500000Z",
-                                         "shell.execute_reply": "2026-01-01T10:02:03.000000Z"}
+    nb = nbformat.v4.new_notebook(
+        cells=[
+            nbformat.v4.new_markdown_cell("# title"),
+            nbformat.v4.new_code_cell("# a comment\nmodel = fit(ds)\n"),
+            nbformat.v4.new_code_cell("x = 1"),
+        ]
+    )
+    nb.cells[1].metadata["execution"] = {
+        "iopub.execute_input": "2026-01-01T10:00:00.500000Z",
+        "shell.execute_reply": "2026-01-01T10:02:03.000000Z",
+    }
     rows = page_times._cell_rows(nb)
-    assert rows == [{"cell": 1, "seconds": 122.5, "code": "model = fit(ds)"},
-                    {"cell": 2, "seconds": None, "code": "x = 1"}]
+    assert rows == [
+        {"cell": 1, "seconds": 122.5, "code": "model = fit(ds)"},
+        {"cell": 2, "seconds": None, "code": "x = 1"},
+    ]

@@ -1,4 +1,5 @@
 """The trainer and onboarding on data drawn from JE-IRT itself, where every parameter is known."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -17,9 +18,21 @@ from jeirt.train import FAST, PAPER, TrainConfig, train
 # Low-dimensional features and many questions per parameter: enough data to recover the truth.
 SIM = dict(n_models=60, n_items=20000, feature_dim=16, d=8, seed=0)
 # No regulariser and a slow decay: the simulated data have no noise beyond the Bernoulli draws.
-FIT = {"d": 8, "encoder": "simulated", "dropout": 0.0, "feature_noise": 0.0, "progress": False,
-       "training": {"lr": 1e-2, "batch_items": 512, "weight_decay": 1e-4, "lr_decay": 0.95, "max_epochs": 200,
-                    "patience": 8}}
+FIT = {
+    "d": 8,
+    "encoder": "simulated",
+    "dropout": 0.0,
+    "feature_noise": 0.0,
+    "progress": False,
+    "training": {
+        "lr": 1e-2,
+        "batch_items": 512,
+        "weight_decay": 1e-4,
+        "lr_decay": 0.95,
+        "max_epochs": 200,
+        "patience": 8,
+    },
+}
 
 
 @pytest.fixture(scope="module")
@@ -55,8 +68,9 @@ def test_onboarding_with_all_data_matches_joint_training(recovery):
     held = hold_out_models(ds, split, 10, seed=1)
     rows = ds.model_index(held.held_out)
     model = JEIRT(**FIT).fit(ds, held)  # held-out vectors are fitted by onboarding inside fit()
-    acc = lambda m: np.mean([evaluate(m.predict_proba(ds), ds, split.test)["per_model"].loc[name, "accuracy"]
-                             for name in held.held_out])
+    acc = lambda m: np.mean(
+        [evaluate(m.predict_proba(ds), ds, split.test)["per_model"].loc[name, "accuracy"] for name in held.held_out]
+    )
     assert abs(acc(model) - acc(joint)) <= 0.005
     assert split.test[rows].any()
 
@@ -67,8 +81,14 @@ def test_onboarding_recovers_a_known_vector_exactly_in_the_limit():
     ds, truth = simulate(n_models=5, n_items=3000, feature_dim=16, d=4, soft=True, seed=2)
     q = truth.question_embeddings.astype(np.float64)
     r = np.linalg.norm(q, axis=1)
-    result = fit_model_vectors(q / r[:, None], r, truth.probabilities, np.ones_like(ds.labels, bool),
-                               prior_mean=np.zeros(4), prior_variance=1e6)
+    result = fit_model_vectors(
+        q / r[:, None],
+        r,
+        truth.probabilities,
+        np.ones_like(ds.labels, bool),
+        prior_mean=np.zeros(4),
+        prior_variance=1e6,
+    )
     np.testing.assert_allclose(result.vectors, truth.model_vectors, atol=1e-3)
     assert result.covariances.shape == (5, 4, 4) and result.iterations < 20
 
@@ -76,8 +96,10 @@ def test_onboarding_recovers_a_known_vector_exactly_in_the_limit():
 def test_same_seed_same_result_on_cpu(small_sim):
     ds, _ = small_sim
     split = split_by_question(ds, seed=0)
-    fits = [JEIRT(d=8, encoder="simulated", training={"max_epochs": 3}, device="cpu", progress=False).fit(ds, split)
-            for _ in range(2)]
+    fits = [
+        JEIRT(d=8, encoder="simulated", training={"max_epochs": 3}, device="cpu", progress=False).fit(ds, split)
+        for _ in range(2)
+    ]
     np.testing.assert_array_equal(fits[0].predict_proba(ds), fits[1].predict_proba(ds))
     other = JEIRT(d=8, encoder="simulated", training={"max_epochs": 3}, device="cpu", random_state=1, progress=False)
     assert not np.array_equal(other.fit(ds, split).predict_proba(ds), fits[0].predict_proba(ds))
@@ -115,7 +137,7 @@ def test_log_evidence_matches_numerical_integration_in_one_dimension():
     grid = np.linspace(-6, 6, 20001)
     z = grid[:, None] - r[None]
     log_lik = (y * -np.logaddexp(0, -z) + (1 - y) * -np.logaddexp(0, z)).sum(axis=1)
-    log_prior = -grid ** 2 / 4 - 0.5 * np.log(2 * np.pi * 2.0)
+    log_prior = -(grid**2) / 4 - 0.5 * np.log(2 * np.pi * 2.0)
     peak = (log_lik + log_prior).max()
     exact = peak + np.log(np.trapezoid(np.exp(log_lik + log_prior - peak), grid))
     assert abs(result.log_evidence[0] - exact) < 0.05
@@ -132,7 +154,7 @@ def test_auto_prior_widens_for_new_models_far_from_the_known_ones(small_sim, one
     rng = np.random.default_rng(1)
     known = model.net_.model_vectors.detach().numpy()
     vectors = known.mean(0) + rng.normal(0, 10 * known.std(0).mean(), (20, 4))
-    labels = (rng.random((20, ds.n_items)) < 1 / (1 + np.exp(-(vectors @ (emb / norms[:, None]).T - norms))))
+    labels = rng.random((20, ds.n_items)) < 1 / (1 + np.exp(-(vectors @ (emb / norms[:, None]).T - norms)))
     new = Dataset("new", [f"new{i}" for i in range(20)], ds.items, labels.astype(np.float32), ds.embeddings)
     model.onboard(new)
     assert model.onboard_prior_scale_ == max(model.onboard_evidence_, key=model.onboard_evidence_.get)
@@ -154,15 +176,25 @@ def test_recipes_size_their_steps_from_the_data():
             TrainConfig(**bad)
 
 
-@pytest.mark.parametrize("recipe, init, sd", [("paper", None, lambda d: 1.0), ("fast", None, lambda d: 0.1 / d ** 0.5),
-                                              ("fast", "normal", lambda d: 1.0)])
+@pytest.mark.parametrize(
+    "recipe, init, sd",
+    [("paper", None, lambda d: 1.0), ("fast", None, lambda d: 0.1 / d**0.5), ("fast", "normal", lambda d: 1.0)],
+)
 def test_recipes_start_the_model_vectors_as_their_code_does(small_sim, recipe, init, sd):
     """The paper recipe starts E_M at N(0, 1), as the authors' nn.Embedding does; the default at sd
     0.1 / sqrt(d); `init` overrides the recipe's. One epoch at a learning rate of 1e-12 leaves the start
     in place: over 40 x 64 entries the sample sd is within four standard errors (sd / sqrt(2n))."""
     ds, _ = small_sim
-    model = JEIRT(d=64, encoder="simulated", recipe=recipe, init=init, calibrate=False, device="cpu", progress=False,
-                  training={"max_epochs": 1, "lr": 1e-12}).fit(ds, split_by_question(ds, seed=0))
+    model = JEIRT(
+        d=64,
+        encoder="simulated",
+        recipe=recipe,
+        init=init,
+        calibrate=False,
+        device="cpu",
+        progress=False,
+        training={"max_epochs": 1, "lr": 1e-12},
+    ).fit(ds, split_by_question(ds, seed=0))
     vectors = model.net_.model_vectors.detach().numpy()
     assert model.init_ == (init or {"paper": "normal", "fast": "small"}[recipe])
     assert abs(vectors.std() - sd(64)) < 4 * sd(64) / np.sqrt(2 * vectors.size)

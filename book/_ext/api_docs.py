@@ -7,6 +7,7 @@ line an error, and the build (`-W`) fails. `autodoc-process-docstring` wraps eac
 `jeirt-markdown` directive, which parses it with MyST, as the book's pages are parsed. The estimators'
 `set_*_request` methods (scikit-learn's metadata routing, documented by scikit-learn) are left out.
 """
+
 from __future__ import annotations
 
 import argparse

@@ -8,6 +8,7 @@ cells and all their metadata, so times left on the cells would give the cached c
 read of the page has, and every build would run every page again. Outputs, the cache's matching of
 pages and the rendered site are unchanged.
 """
+
 from __future__ import annotations
 
 import functools

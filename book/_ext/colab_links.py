@@ -17,6 +17,7 @@ extension points the button at `github/<org>/<repo>/blob/<branch>/<prefix>/<page
     jeirt_colab_prefix   folder of the notebooks inside it (default "", the branch's root)
     jeirt_colab_url      Colab's address (default "https://colab.research.google.com")
 """
+
 from __future__ import annotations
 
 import re

@@ -6,6 +6,7 @@ Without it, the images that myst-nb writes for figure cells (`mystnb: figure:` m
 alt text to the plain text of its figure's caption (maths as its TeX source, cross-references as
 their resolved text). Alt text an author wrote (`:alt:` on a `{figure}`) is kept.
 """
+
 from __future__ import annotations
 
 import re

@@ -2,6 +2,7 @@
 rest of the data points. The paper reads it as the reason a benchmark left out of training is
 predicted well or badly (`jeirt.tasks.ood` runs that protocol); only directions count, so a
 question's difficulty (its norm) plays no part."""
+
 from __future__ import annotations
 
 from collections.abc import Sequence

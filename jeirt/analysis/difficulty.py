@@ -4,6 +4,7 @@ curve and AUC of a score over graded (model, question) pairs with a bootstrap ov
 accuracy in equal-count bins of the question norm. The Difficulty page (book/difficulty.md) calls
 these; `jeirt.book.difficulty` draws the results.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -46,8 +47,9 @@ def _graded(labels: np.ndarray, mask: np.ndarray | None) -> np.ndarray:
     return seen
 
 
-def difficulty_pairs(scores: np.ndarray, labels: np.ndarray,
-                     mask: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+def difficulty_pairs(
+    scores: np.ndarray, labels: np.ndarray, mask: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray]:
     """The (score, answered incorrectly) of every graded pair under `mask` whose score is finite.
 
     `scores` is one difficulty per question (n_items,), given to each of its pairs, or one per pair
@@ -59,8 +61,10 @@ def difficulty_pairs(scores: np.ndarray, labels: np.ndarray,
     if scores.shape == (labels.shape[1],):
         scores = np.broadcast_to(scores, labels.shape)
     elif scores.shape != labels.shape:
-        raise ValueError(f"scores has shape {scores.shape}; expected one per question ({labels.shape[1]},) "
-                         f"or one per pair {labels.shape}.")
+        raise ValueError(
+            f"scores has shape {scores.shape}; expected one per question ({labels.shape[1]},) "
+            f"or one per pair {labels.shape}."
+        )
     keep = seen & np.isfinite(scores)
     if not keep.any():
         raise ValueError("no graded pair with a finite score under the mask.")
@@ -80,8 +84,9 @@ def difficulty_auc(scores: np.ndarray, labels: np.ndarray, mask: np.ndarray | No
     return float(skm.roc_auc_score(wrong, s))
 
 
-def difficulty_auc_se(scores: np.ndarray, labels: np.ndarray, mask: np.ndarray | None = None,
-                      n_boot: int = 200, seed: int = 0) -> float:
+def difficulty_auc_se(
+    scores: np.ndarray, labels: np.ndarray, mask: np.ndarray | None = None, n_boot: int = 200, seed: int = 0
+) -> float:
     """Standard error of `difficulty_auc` by a bootstrap over questions: the questions are drawn with
     replacement, each with all its graded pairs (the pairs of one question share its score, so they
     are not independent draws). `scores` is one difficulty per question (n_items,)."""
@@ -109,8 +114,9 @@ def difficulty_roc(scores: np.ndarray, labels: np.ndarray, mask: np.ndarray | No
     return pd.DataFrame({"fpr": fpr, "tpr": tpr, "threshold": threshold})
 
 
-def norm_bin_accuracy(norms: np.ndarray, labels: np.ndarray, n_bins: int = 20,
-                      mask: np.ndarray | None = None) -> pd.DataFrame:
+def norm_bin_accuracy(
+    norms: np.ndarray, labels: np.ndarray, n_bins: int = 20, mask: np.ndarray | None = None
+) -> pd.DataFrame:
     """Questions in `n_bins` equal-count bins of their norm (n_items,), lowest first (Fig. 3): per bin
     the norm range and mean, the number of questions and graded pairs, and the accuracy (share of
     graded pairs under `mask` answered correctly). Questions with no graded pair are left out first."""
@@ -128,7 +134,13 @@ def norm_bin_accuracy(norms: np.ndarray, labels: np.ndarray, n_bins: int = 20,
     right = ((np.nan_to_num(labels) >= 0.5) & seen)[:, keep].sum(axis=0)
     pairs = seen[:, keep].sum(axis=0)
     frame = pd.DataFrame({"bin": bins + 1, "norm": norms[keep], "right": right, "pairs": pairs})
-    out = frame.groupby("bin").agg(low=("norm", "min"), high=("norm", "max"), mean_norm=("norm", "mean"),
-                                   questions=("norm", "size"), pairs=("pairs", "sum"), right=("right", "sum"))
+    out = frame.groupby("bin").agg(
+        low=("norm", "min"),
+        high=("norm", "max"),
+        mean_norm=("norm", "mean"),
+        questions=("norm", "size"),
+        pairs=("pairs", "sum"),
+        right=("right", "sum"),
+    )
     out["accuracy"] = out.pop("right") / out["pairs"]
     return out.rename(columns={"mean_norm": "mean norm"})

@@ -7,6 +7,7 @@ apart and whether their answers differ (App. G), and the propositions' construct
 Every function takes arrays (embeddings, labels), not a fitted estimator, so it applies to any model's
 vectors; the Geometry page (book/geometry.md) calls them and `jeirt.book.geometry` draws the results.
 """
+
 from __future__ import annotations
 
 import re
@@ -111,8 +112,9 @@ def tsne_map(x: np.ndarray, seed: int = 0, perplexity: float | None = None) -> n
     perplexity = min(30.0, (n - 1) / 3) if perplexity is None else perplexity
     if not 0 < perplexity < n:
         raise ValueError(f"perplexity={perplexity}; expected 0 < perplexity < n = {n}.")
-    return TSNE(n_components=2, perplexity=perplexity, metric="cosine", init="pca",
-                random_state=seed).fit_transform(np.asarray(x, dtype=np.float64))
+    return TSNE(n_components=2, perplexity=perplexity, metric="cosine", init="pca", random_state=seed).fit_transform(
+        np.asarray(x, dtype=np.float64)
+    )
 
 
 # Question directions (App. E, Table 6, Fig. 7)
@@ -154,8 +156,9 @@ def cosine_table(cosines: pd.DataFrame) -> pd.DataFrame:
     return stats
 
 
-def kernel_pca_cosine(x: np.ndarray, n_components: int = 2, max_rows: int | None = 3000,
-                      seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+def kernel_pca_cosine(
+    x: np.ndarray, n_components: int = 2, max_rows: int | None = 3000, seed: int = 0
+) -> tuple[np.ndarray, np.ndarray]:
     """Kernel PCA with the cosine kernel: (row positions used, coordinates (n_used, n_components)).
 
     The kernel matrix is n x n, so at most `max_rows` rows are used (a seeded sample)."""
@@ -177,7 +180,7 @@ def most_opposite_pairs(x: np.ndarray, n_pairs: int = 1, block: int = 2048) -> p
         raise ValueError(f"x has {n} rows; need at least 2 to form a pair.")
     best_cos, best_i, best_j = np.zeros(0, np.float32), np.zeros(0, int), np.zeros(0, int)
     for start in range(0, n, block):
-        cos = u[start:start + block] @ u.T  # (block, n)
+        cos = u[start : start + block] @ u.T  # (block, n)
         rows = np.arange(start, start + len(cos))[:, None]
         cos = np.where(np.arange(n)[None, :] > rows, cos, np.inf)  # each pair once: j > i
         k = min(n_pairs, cos.size)
@@ -191,8 +194,9 @@ def most_opposite_pairs(x: np.ndarray, n_pairs: int = 1, block: int = 2048) -> p
     return pd.DataFrame({"i": best_i, "j": best_j, "cosine": best_cos.astype(np.float64)})
 
 
-def exactly_one_right(a: np.ndarray, b: np.ndarray, p_a: np.ndarray | None = None,
-                      p_b: np.ndarray | None = None) -> dict[str, float]:
+def exactly_one_right(
+    a: np.ndarray, b: np.ndarray, p_a: np.ndarray | None = None, p_b: np.ndarray | None = None
+) -> dict[str, float]:
     """How many models get exactly one of two questions right, against two predictions.
 
     `a`, `b`: each model's labels (n_models,) on the two questions, NaN = not graded (dropped).
@@ -208,8 +212,11 @@ def exactly_one_right(a: np.ndarray, b: np.ndarray, p_a: np.ndarray | None = Non
         raise ValueError("no model was graded on both questions.")
     a, b = a[seen], b[seen]
     p, q = a.mean(), b.mean()
-    out = {"models": int(seen.sum()), "observed": float(np.mean(a * (1 - b) + (1 - a) * b)),
-           "independence": float(p * (1 - q) + (1 - p) * q)}
+    out = {
+        "models": int(seen.sum()),
+        "observed": float(np.mean(a * (1 - b) + (1 - a) * b)),
+        "independence": float(p * (1 - q) + (1 - p) * q),
+    }
     if p_a is not None and p_b is not None:
         pa, pb = np.asarray(p_a, dtype=float)[seen], np.asarray(p_b, dtype=float)[seen]
         out["je-irt"] = float(np.mean(pa * (1 - pb) + (1 - pa) * pb))
@@ -227,15 +234,19 @@ def answer_correlation(labels: np.ndarray, i: np.ndarray, j: np.ndarray) -> np.n
     with np.errstate(invalid="ignore", divide="ignore"):
         mean_a, mean_b = a.sum(axis=0) / n, b.sum(axis=0) / n
         cov = (a * b).sum(axis=0) / n - mean_a * mean_b
-        var_a = (a * a).sum(axis=0) / n - mean_a ** 2
-        var_b = (b * b).sum(axis=0) / n - mean_b ** 2
+        var_a = (a * a).sum(axis=0) / n - mean_a**2
+        var_b = (b * b).sum(axis=0) / n - mean_b**2
         phi = cov / np.sqrt(var_a * var_b)
     return np.where((var_a > EPS) & (var_b > EPS), phi, np.nan)
 
 
-def correlation_by_cosine(x: np.ndarray, labels: np.ndarray, n_pairs: int = 20000,
-                          bins: Sequence[float] = (-1.0, -0.5, 0.0, 0.5, 0.9, 1.0),
-                          seed: int = 0) -> pd.DataFrame:
+def correlation_by_cosine(
+    x: np.ndarray,
+    labels: np.ndarray,
+    n_pairs: int = 20000,
+    bins: Sequence[float] = (-1.0, -0.5, 0.0, 0.5, 0.9, 1.0),
+    seed: int = 0,
+) -> pd.DataFrame:
     """Random question pairs grouped by the cosine of their directions: per cosine bin, the number of
     pairs and the mean and standard error of their answer correlation across models (App. G's claim,
     on many pairs instead of one: opposite directions, less alike answers)."""
@@ -243,14 +254,19 @@ def correlation_by_cosine(x: np.ndarray, labels: np.ndarray, n_pairs: int = 2000
     u = unit_rows(x)
     cos = np.einsum("nd,nd->n", u[i], u[j])
     names = [f"{lo:g} to {hi:g}" for lo, hi in pairwise(bins)]
-    frame = pd.DataFrame({"cosine bin": pd.cut(cos, list(bins), labels=names, include_lowest=True),
-                          "phi": answer_correlation(labels, i, j)}).dropna()
+    frame = pd.DataFrame(
+        {
+            "cosine bin": pd.cut(cos, list(bins), labels=names, include_lowest=True),
+            "phi": answer_correlation(labels, i, j),
+        }
+    ).dropna()
     out = frame.groupby("cosine bin", observed=False)["phi"].agg(["size", "mean", "sem"])
     return out.rename(columns={"size": "pairs", "mean": "mean phi", "sem": "standard error"})
 
 
-def expressive_construction(n: int, subset: Sequence[int], scale: float = 1.0,
-                            norm: float | None = None) -> tuple[np.ndarray, np.ndarray, float]:
+def expressive_construction(
+    n: int, subset: Sequence[int], scale: float = 1.0, norm: float | None = None
+) -> tuple[np.ndarray, np.ndarray, float]:
     """Prop. 1's construction for `n` models in d = n dimensions: (model vectors (n, n), question
     direction (n,), question norm) such that exactly the models in `subset` have P > 1/2.
 
@@ -282,8 +298,9 @@ def all_subsets(n: int) -> list[tuple[int, ...]]:
     return [s for k in range(n + 1) for s in combinations(range(n), k)]
 
 
-def bound_delta_p(model_vectors: np.ndarray, u1: np.ndarray, u2: np.ndarray, r1: np.ndarray,
-                  r2: np.ndarray) -> np.ndarray:
+def bound_delta_p(
+    model_vectors: np.ndarray, u1: np.ndarray, u2: np.ndarray, r1: np.ndarray, r2: np.ndarray
+) -> np.ndarray:
     """Props. 2-3: the bound (|E_M| ||u1 - u2|| + |r1 - r2|) / 4 on |P1 - P2| for each question pair
     and model.
 
@@ -293,23 +310,25 @@ def bound_delta_p(model_vectors: np.ndarray, u1: np.ndarray, u2: np.ndarray, r1:
     m = np.asarray(model_vectors, dtype=np.float64)
     u1, u2 = np.asarray(u1, dtype=np.float64), np.asarray(u2, dtype=np.float64)
     if u1.shape != u2.shape or u1.shape[-1] != m.shape[-1]:
-        raise ValueError(f"u1 {u1.shape}, u2 {u2.shape} and model_vectors {m.shape} must share the "
-                         "last (embedding) dimension, and u1, u2 the same shape.")
+        raise ValueError(
+            f"u1 {u1.shape}, u2 {u2.shape} and model_vectors {m.shape} must share the "
+            "last (embedding) dimension, and u1, u2 the same shape."
+        )
     gap = np.linalg.norm(np.atleast_2d(u1) - np.atleast_2d(u2), axis=1)  # (n_pairs,)
-    dr = np.abs(np.broadcast_to(np.asarray(r1, dtype=np.float64) - np.asarray(r2, dtype=np.float64),
-                                gap.shape))
+    dr = np.abs(np.broadcast_to(np.asarray(r1, dtype=np.float64) - np.asarray(r2, dtype=np.float64), gap.shape))
     bound = 0.25 * (np.outer(gap, np.linalg.norm(np.atleast_2d(m), axis=1)) + dr[:, None])
     if m.ndim == 1:
         bound = bound[:, 0]
     return bound[0] if u1.ndim == 1 else bound
 
 
-def delta_p(model_vectors: np.ndarray, u1: np.ndarray, u2: np.ndarray, r1: np.ndarray,
-            r2: np.ndarray) -> np.ndarray:
+def delta_p(model_vectors: np.ndarray, u1: np.ndarray, u2: np.ndarray, r1: np.ndarray, r2: np.ndarray) -> np.ndarray:
     """|P1 - P2| for the same pairs and models as `bound_delta_p`, with the same shape."""
     m = np.atleast_2d(model_vectors)
-    gap = np.abs(probability(u1, np.broadcast_to(r1, np.atleast_2d(u1).shape[:1]), m)
-                 - probability(u2, np.broadcast_to(r2, np.atleast_2d(u2).shape[:1]), m))
+    gap = np.abs(
+        probability(u1, np.broadcast_to(r1, np.atleast_2d(u1).shape[:1]), m)
+        - probability(u2, np.broadcast_to(r2, np.atleast_2d(u2).shape[:1]), m)
+    )
     if np.ndim(model_vectors) == 1:
         gap = gap[:, 0]
     return gap[0] if np.ndim(u1) == 1 else gap
@@ -325,8 +344,9 @@ def random_pairs(n: int, n_pairs: int, seed: int = 0) -> tuple[np.ndarray, np.nd
     return i, j
 
 
-def nearest_direction_pairs(x: np.ndarray, n_pairs: int, seed: int = 0,
-                            block: int = 1024) -> tuple[np.ndarray, np.ndarray]:
+def nearest_direction_pairs(
+    x: np.ndarray, n_pairs: int, seed: int = 0, block: int = 1024
+) -> tuple[np.ndarray, np.ndarray]:
     """`n_pairs` pairs (i, j) where j is the row whose direction is closest to that of row i (i a
     seeded sample of rows): pairs of related questions, where Props. 2-3 say answers barely change."""
     n = len(x)
@@ -336,29 +356,29 @@ def nearest_direction_pairs(x: np.ndarray, n_pairs: int, seed: int = 0,
     i = np.sort(np.random.default_rng(seed).choice(n, size=min(n_pairs, n), replace=False))
     j = np.empty_like(i)
     for start in range(0, len(i), block):
-        rows = i[start:start + block]
+        rows = i[start : start + block]
         cos = u[rows] @ u.T  # (block, n)
         cos[np.arange(len(rows)), rows] = -np.inf  # not itself
-        j[start:start + block] = cos.argmax(axis=1)
+        j[start : start + block] = cos.argmax(axis=1)
     return i, j
 
 
-def ability_shift(model_vectors: np.ndarray, u1: np.ndarray,
-                  u2: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def ability_shift(model_vectors: np.ndarray, u1: np.ndarray, u2: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Prop. 3 for each question pair and model: (|Theta_1 - Theta_2|, its bound ||u1 - u2|| ||E_M||),
     each (n_pairs, n_models), Theta = <u, E_M> the ability of Eq. 2. u1, u2 (n_pairs, d) unit rows."""
     m = np.atleast_2d(np.asarray(model_vectors, dtype=np.float64))  # (n_models, d)
     u1, u2 = np.atleast_2d(u1).astype(np.float64), np.atleast_2d(u2).astype(np.float64)
     if u1.shape != u2.shape or u1.shape[1] != m.shape[1]:
-        raise ValueError(f"u1 {u1.shape}, u2 {u2.shape} and model_vectors {m.shape} must share the "
-                         "last (embedding) dimension, and u1, u2 the same shape.")
+        raise ValueError(
+            f"u1 {u1.shape}, u2 {u2.shape} and model_vectors {m.shape} must share the "
+            "last (embedding) dimension, and u1, u2 the same shape."
+        )
     shift = np.abs((u1 - u2) @ m.T)  # (n_pairs, n_models)
     bound = np.outer(np.linalg.norm(u1 - u2, axis=1), np.linalg.norm(m, axis=1))
     return shift, bound
 
 
-def bound_summary(checks: dict[str, tuple[np.ndarray, np.ndarray]],
-                  tol: float = 1e-9) -> pd.DataFrame:
+def bound_summary(checks: dict[str, tuple[np.ndarray, np.ndarray]], tol: float = 1e-9) -> pd.DataFrame:
     """One row per check (name -> (bound, value), arrays of one shape, e.g. from `bound_delta_p` and
     `delta_p`): the number of points, how many exceed the bound (by more than `tol`), and the median
     and largest value / bound."""
@@ -366,11 +386,16 @@ def bound_summary(checks: dict[str, tuple[np.ndarray, np.ndarray]],
     for name, (bound, value) in checks.items():
         bound, value = np.asarray(bound, dtype=np.float64), np.asarray(value, dtype=np.float64)
         if bound.shape != value.shape or bound.size == 0:
-            raise ValueError(f"check {name!r}: bound {bound.shape} and value {value.shape} must be "
-                             "non-empty and of one shape.")
+            raise ValueError(
+                f"check {name!r}: bound {bound.shape} and value {value.shape} must be non-empty and of one shape."
+            )
         ratio = value / np.maximum(bound, EPS)
-        rows[name] = {"points": bound.size, "violations": int((value > bound + tol).sum()),
-                      "median ratio": float(np.median(ratio)), "max ratio": float(ratio.max())}
+        rows[name] = {
+            "points": bound.size,
+            "violations": int((value > bound + tol).sum()),
+            "median ratio": float(np.median(ratio)),
+            "max ratio": float(ratio.max()),
+        }
     return pd.DataFrame(rows).T.astype({"points": int, "violations": int})
 
 
@@ -389,8 +414,9 @@ def reversed_pairs(abilities: np.ndarray) -> tuple[int, int]:
     return int(reverses[m1, m2].sum()), len(m1)
 
 
-def within_between_cosine(x: np.ndarray, groups: Sequence[str],
-                          leave_out: str | None = OTHER_FAMILY) -> tuple[float, float]:
+def within_between_cosine(
+    x: np.ndarray, groups: Sequence[str], leave_out: str | None = OTHER_FAMILY
+) -> tuple[float, float]:
     """Mean cosine between two rows of `x` in the same group and in different groups, over distinct
     pairs of rows; rows of the group `leave_out` (e.g. "other") take no part."""
     groups = np.asarray(groups, dtype=object)

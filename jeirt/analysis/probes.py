@@ -6,6 +6,7 @@ its logit gap between marked and unmarked questions).
 The property here is a readable rule, "needs arithmetic" (`needs_arithmetic`), so that every
 verdict can be traced to the text; any rule `str -> bool` works with `mark`. The book's page
 "Beyond the paper" runs the probe; `jeirt.book.beyond` draws it."""
+
 from __future__ import annotations
 
 import re
@@ -52,13 +53,13 @@ MIN_NUMERIC_OPTIONS = 0.5  # rule (b): share of options that must be numbers
 def question_stem(text: str) -> str:
     """The text before the first option line ("A. ..."); the whole text when there are no options."""
     match = FIRST_OPTION.search(text)
-    return text if match is None else text[:match.start()]
+    return text if match is None else text[: match.start()]
 
 
 def option_texts(text: str) -> list[str]:
     """The options' texts (lines "A. ..." to "J. ..." after the stem); empty when there are none."""
     match = FIRST_OPTION.search(text)
-    return [] if match is None else [o.strip() for o in OPTION_LINE.findall(text[match.start():])]
+    return [] if match is None else [o.strip() for o in OPTION_LINE.findall(text[match.start() :])]
 
 
 def arithmetic_evidence(text: str) -> dict:
@@ -66,15 +67,19 @@ def arithmetic_evidence(text: str) -> dict:
     stem, options = question_stem(text), option_texts(text)
     numeric = float(np.mean([bool(NUMERIC_OPTION.match(o)) for o in options])) if options else 0.0
     expression = EXPRESSION.search(stem)
-    return {"expression": expression.group(0) if expression else "",
-            "stem numbers": len(NUMBER.findall(stem)), "numeric options": numeric}
+    return {
+        "expression": expression.group(0) if expression else "",
+        "stem numbers": len(NUMBER.findall(stem)),
+        "numeric options": numeric,
+    }
 
 
 def needs_arithmetic(text: str) -> bool:
     """True if the stem has an operation between numbers, or gives numbers and asks for a number."""
     e = arithmetic_evidence(text)
-    return bool(e["expression"]) or (e["stem numbers"] >= MIN_STEM_NUMBERS
-                                     and e["numeric options"] >= MIN_NUMERIC_OPTIONS)
+    return bool(e["expression"]) or (
+        e["stem numbers"] >= MIN_STEM_NUMBERS and e["numeric options"] >= MIN_NUMERIC_OPTIONS
+    )
 
 
 def mark(texts: Sequence[str], rule: Callable[[str], bool] = needs_arithmetic) -> np.ndarray:
@@ -103,13 +108,15 @@ def project(x: np.ndarray, direction: np.ndarray) -> np.ndarray:
     """Projection (n,) of each row's unit direction on `direction` (a cosine when it has unit length)."""
     direction = np.asarray(direction, dtype=np.float64)
     if direction.shape != (np.shape(x)[1],):
-        raise ValueError(f"direction has shape {direction.shape}; expected one entry per column of x, "
-                         f"({np.shape(x)[1]},).")
+        raise ValueError(
+            f"direction has shape {direction.shape}; expected one entry per column of x, ({np.shape(x)[1]},)."
+        )
     return unit_rows(x) @ direction
 
 
-def within_group_auc(scores: np.ndarray, marked: np.ndarray, groups: Sequence,
-                     min_each: int = 1) -> tuple[float, pd.DataFrame]:
+def within_group_auc(
+    scores: np.ndarray, marked: np.ndarray, groups: Sequence, min_each: int = 1
+) -> tuple[float, pd.DataFrame]:
     """AUC of `scores` for `marked` inside each group with at least `min_each` of both kinds.
 
     Returns (the mean over those groups, each weighted equally; a table per group with columns
@@ -117,15 +124,18 @@ def within_group_auc(scores: np.ndarray, marked: np.ndarray, groups: Sequence,
     """
     scores, marked, groups = np.asarray(scores, dtype=np.float64), np.asarray(marked, dtype=bool), np.asarray(groups)
     if not (len(scores) == len(marked) == len(groups)):
-        raise ValueError(f"scores ({len(scores)}), marked ({len(marked)}) and groups ({len(groups)}) "
-                         "must have one entry per question.")
+        raise ValueError(
+            f"scores ({len(scores)}), marked ({len(marked)}) and groups ({len(groups)}) "
+            "must have one entry per question."
+        )
     rows = []
     for g in pd.unique(groups):
         sel = groups == g
         n_marked = int(marked[sel].sum())
         if min(n_marked, int(sel.sum()) - n_marked) >= min_each:
-            rows.append({"group": g, "questions": int(sel.sum()), "marked": n_marked,
-                         "auc": auc(scores[sel], marked[sel])})
+            rows.append(
+                {"group": g, "questions": int(sel.sum()), "marked": n_marked, "auc": auc(scores[sel], marked[sel])}
+            )
     table = pd.DataFrame(rows, columns=["group", "questions", "marked", "auc"]).set_index("group")
     return (float(table["auc"].mean()) if len(table) else float("nan")), table
 
@@ -134,8 +144,10 @@ def group_baseline(marked_train: np.ndarray, groups_train: Sequence, groups: Seq
     """A "subject detector": each question scored by the share of marked training questions in its
     group (the overall share for a group unseen in training). Its within-group AUC is 0.5."""
     if len(marked_train) != len(groups_train):
-        raise ValueError(f"marked_train ({len(marked_train)}) and groups_train ({len(groups_train)}) must "
-                         "have one entry per training question.")
+        raise ValueError(
+            f"marked_train ({len(marked_train)}) and groups_train ({len(groups_train)}) must "
+            "have one entry per training question."
+        )
     share = pd.Series(np.asarray(marked_train, dtype=float)).groupby(np.asarray(groups_train)).mean()
     return pd.Series(np.asarray(groups)).map(share).fillna(float(np.mean(marked_train))).to_numpy()
 
@@ -143,18 +155,28 @@ def group_baseline(marked_train: np.ndarray, groups_train: Sequence, groups: Seq
 def group_means(scores: np.ndarray, marked: np.ndarray, groups: Sequence) -> pd.DataFrame:
     """Per group: questions, share marked and mean score, sorted by the mean score (largest first)."""
     if not (len(scores) == len(marked) == len(groups)):
-        raise ValueError(f"scores ({len(scores)}), marked ({len(marked)}) and groups ({len(groups)}) "
-                         "must have one entry per question.")
-    frame = pd.DataFrame({"group": np.asarray(groups), "marked": np.asarray(marked, dtype=float),
-                          "score": np.asarray(scores, dtype=np.float64)})
-    out = frame.groupby("group").agg(questions=("score", "size"), share_marked=("marked", "mean"),
-                                     mean_projection=("score", "mean"))
-    return out.rename(columns={"share_marked": "share marked", "mean_projection": "mean projection"}) \
-        .sort_values("mean projection", ascending=False)
+        raise ValueError(
+            f"scores ({len(scores)}), marked ({len(marked)}) and groups ({len(groups)}) "
+            "must have one entry per question."
+        )
+    frame = pd.DataFrame(
+        {
+            "group": np.asarray(groups),
+            "marked": np.asarray(marked, dtype=float),
+            "score": np.asarray(scores, dtype=np.float64),
+        }
+    )
+    out = frame.groupby("group").agg(
+        questions=("score", "size"), share_marked=("marked", "mean"), mean_projection=("score", "mean")
+    )
+    return out.rename(columns={"share_marked": "share marked", "mean_projection": "mean projection"}).sort_values(
+        "mean projection", ascending=False
+    )
 
 
-def probe_report(x: np.ndarray, marked: np.ndarray, groups: Sequence, train: np.ndarray,
-                 held_out: np.ndarray, min_each: int = 1) -> dict:
+def probe_report(
+    x: np.ndarray, marked: np.ndarray, groups: Sequence, train: np.ndarray, held_out: np.ndarray, min_each: int = 1
+) -> dict:
     """Steps 2-3 for one representation `x` (n_items, d): the direction fitted on the `train` items
     (positions), its projections of all items, and AUCs on the `held_out` items (positions).
 
@@ -168,22 +190,30 @@ def probe_report(x: np.ndarray, marked: np.ndarray, groups: Sequence, train: np.
     direction = difference_of_means(x[train], marked[train])
     projection = project(x, direction)
     within, table = within_group_auc(projection[held_out], marked[held_out], groups[held_out], min_each)
-    return {"direction": direction, "projection": projection,
-            "auc": auc(projection[held_out], marked[held_out]), "within auc": within,
-            "per group": table, "groups compared": len(table)}
+    return {
+        "direction": direction,
+        "projection": projection,
+        "auc": auc(projection[held_out], marked[held_out]),
+        "within auc": within,
+        "per group": table,
+        "groups compared": len(table),
+    }
 
 
 # 4. The model side
-def accuracy_gap(labels: np.ndarray, marked: np.ndarray, items: np.ndarray | None = None,
-                 groups: Sequence | None = None) -> np.ndarray:
+def accuracy_gap(
+    labels: np.ndarray, marked: np.ndarray, items: np.ndarray | None = None, groups: Sequence | None = None
+) -> np.ndarray:
     """Each model's accuracy on marked questions minus on unmarked ones (n_models,), over `items`
     (positions; default all). With `groups`, the gap is taken inside each group that has both kinds
     and averaged over groups weighted by their questions, so subjects' mix does not count.
     labels (n_models, n_items), NaN = not graded."""
     labels, marked = np.asarray(labels, dtype=np.float64), np.asarray(marked, dtype=bool)
     if labels.ndim != 2 or marked.shape != (labels.shape[1],):
-        raise ValueError(f"labels has shape {labels.shape} and marked {marked.shape}; expected "
-                         "(n_models, n_items) and one flag per item, (n_items,).")
+        raise ValueError(
+            f"labels has shape {labels.shape} and marked {marked.shape}; expected "
+            "(n_models, n_items) and one flag per item, (n_items,)."
+        )
     items = np.arange(labels.shape[1]) if items is None else np.asarray(items)
     groups = np.zeros(labels.shape[1]) if groups is None else np.asarray(groups)
     total, weight = np.zeros(labels.shape[0]), np.zeros(labels.shape[0])
@@ -204,15 +234,27 @@ def accuracy_gap(labels: np.ndarray, marked: np.ndarray, items: np.ndarray | Non
         return np.where(weight > 0, total / weight, np.nan)
 
 
-def model_table(model_vectors: np.ndarray, direction: np.ndarray, labels: np.ndarray, marked: np.ndarray,
-                items: np.ndarray, groups: Sequence, names: Sequence[str]) -> pd.DataFrame:
+def model_table(
+    model_vectors: np.ndarray,
+    direction: np.ndarray,
+    labels: np.ndarray,
+    marked: np.ndarray,
+    items: np.ndarray,
+    groups: Sequence,
+    names: Sequence[str],
+) -> pd.DataFrame:
     """Per model: its vector's projection on the probe (v . w, not normalised: |v| is skill), its
     accuracy gap (marked minus unmarked) on `items` overall and within groups, and its accuracy there."""
     labels = np.asarray(labels, dtype=np.float64)
-    return pd.DataFrame({"projection": np.asarray(model_vectors, dtype=np.float64) @ direction,
-                         "gap": accuracy_gap(labels, marked, items),
-                         "gap within groups": accuracy_gap(labels, marked, items, groups),
-                         "accuracy": np.nanmean(labels[:, items], axis=1)}, index=list(names))
+    return pd.DataFrame(
+        {
+            "projection": np.asarray(model_vectors, dtype=np.float64) @ direction,
+            "gap": accuracy_gap(labels, marked, items),
+            "gap within groups": accuracy_gap(labels, marked, items, groups),
+            "accuracy": np.nanmean(labels[:, items], axis=1),
+        },
+        index=list(names),
+    )
 
 
 def partial_spearman(a: np.ndarray, b: np.ndarray, control: np.ndarray) -> float:

@@ -4,6 +4,7 @@ directions (so a question's norm, its difficulty, plays no part), a random parti
 cluster sizes as the floor, and per-cluster summaries. The Taxonomy page (book/taxonomy.md) calls
 these on the learned and the frozen embeddings; `jeirt.book.taxonomy` draws the results.
 """
+
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -21,8 +22,10 @@ def _contingency(labels_true: Sequence, labels_pred: Sequence) -> np.ndarray:
     """Counts (n_classes, n_clusters) of items in each (human class, cluster) pair."""
     labels_true, labels_pred = np.asarray(labels_true), np.asarray(labels_pred)
     if labels_true.shape != labels_pred.shape or labels_true.ndim != 1:
-        raise ValueError(f"labels_true {labels_true.shape} and labels_pred {labels_pred.shape} must be "
-                         "1-D arrays of the same length.")
+        raise ValueError(
+            f"labels_true {labels_true.shape} and labels_pred {labels_pred.shape} must be "
+            "1-D arrays of the same length."
+        )
     if labels_true.size == 0:
         raise ValueError("labels are empty; expected at least one item.")
     return skm.cluster.contingency_matrix(labels_true, labels_pred)
@@ -48,10 +51,13 @@ def inverse_purity(labels_true: Sequence, labels_pred: Sequence) -> float:
 def cluster_agreement(labels_true: Sequence, labels_pred: Sequence) -> dict[str, float]:
     """Purity, inverse purity, NMI, homogeneity and completeness of a clustering vs human classes."""
     homogeneity, completeness, nmi = skm.homogeneity_completeness_v_measure(labels_true, labels_pred)
-    return {"purity": purity(labels_true, labels_pred),
-            "inverse purity": inverse_purity(labels_true, labels_pred),
-            "nmi": float(nmi),  # arithmetic-mean NMI, equal to the V-measure
-            "homogeneity": float(homogeneity), "completeness": float(completeness)}
+    return {
+        "purity": purity(labels_true, labels_pred),
+        "inverse purity": inverse_purity(labels_true, labels_pred),
+        "nmi": float(nmi),  # arithmetic-mean NMI, equal to the V-measure
+        "homogeneity": float(homogeneity),
+        "completeness": float(completeness),
+    }
 
 
 def kmeans_directions(x: np.ndarray, k: int, seed: int = 0, n_init: int = 4) -> np.ndarray:
@@ -82,8 +88,9 @@ def taxonomy_labels(ds) -> tuple[np.ndarray, np.ndarray, str]:
     return np.arange(ds.n_items), ds.items["benchmark"].astype(str).to_numpy(), "benchmark"
 
 
-def taxonomy_table(representations: dict[str, np.ndarray], labels_true: Sequence, k: int | None = None,
-                   seed: int = 0) -> tuple[pd.DataFrame, dict[str, np.ndarray]]:
+def taxonomy_table(
+    representations: dict[str, np.ndarray], labels_true: Sequence, k: int | None = None, seed: int = 0
+) -> tuple[pd.DataFrame, dict[str, np.ndarray]]:
     """Agreement of k-means clusters of each representation (name -> (n, dim)) with `labels_true`,
     plus a random partition of the first representation's cluster sizes.
 
@@ -104,9 +111,16 @@ def taxonomy_table(representations: dict[str, np.ndarray], labels_true: Sequence
     return table, clusters
 
 
-def cluster_examples(clusters: np.ndarray, labels_true: Sequence, texts: Sequence[str],
-                     which: Sequence[int], n_classes: int = 3, n_texts: int = 2, seed: int = 0,
-                     max_chars: int = 160) -> pd.DataFrame:
+def cluster_examples(
+    clusters: np.ndarray,
+    labels_true: Sequence,
+    texts: Sequence[str],
+    which: Sequence[int],
+    n_classes: int = 3,
+    n_texts: int = 2,
+    seed: int = 0,
+    max_chars: int = 160,
+) -> pd.DataFrame:
     """For each cluster id in `which`: its size, its `n_classes` most common human classes (with their
     share of the cluster) and `n_texts` random questions from it, shortened to `max_chars`."""
     clusters, labels_true, texts = np.asarray(clusters), np.asarray(labels_true), np.asarray(texts)
@@ -118,9 +132,14 @@ def cluster_examples(clusters: np.ndarray, labels_true: Sequence, texts: Sequenc
             raise ValueError(f"cluster {c} is empty; expected ids from {sorted(set(clusters))[:10]}...")
         share = pd.Series(labels_true[members]).value_counts(normalize=True).head(n_classes)
         picked = rng.choice(members, size=min(n_texts, len(members)), replace=False)
-        rows.append({"cluster": int(c), "size": len(members),
-                     "top classes": "; ".join(f"{name} ({s:.0%})" for name, s in share.items()),
-                     **{f"question {i + 1}": _shorten(texts[j], max_chars) for i, j in enumerate(picked)}})
+        rows.append(
+            {
+                "cluster": int(c),
+                "size": len(members),
+                "top classes": "; ".join(f"{name} ({s:.0%})" for name, s in share.items()),
+                **{f"question {i + 1}": _shorten(texts[j], max_chars) for i, j in enumerate(picked)},
+            }
+        )
     return pd.DataFrame(rows).set_index("cluster")
 
 
@@ -132,7 +151,12 @@ def _shorten(text: str, max_chars: int) -> str:
 def cluster_purities(clusters: np.ndarray, labels_true: Sequence) -> pd.DataFrame:
     """Per cluster: size, majority class and its share (the cluster's purity), largest share first."""
     table = pd.crosstab(np.asarray(clusters), np.asarray(labels_true))  # (n_clusters, n_classes)
-    out = pd.DataFrame({"size": table.sum(axis=1), "majority class": table.idxmax(axis=1),
-                        "purity": table.max(axis=1) / table.sum(axis=1)})
+    out = pd.DataFrame(
+        {
+            "size": table.sum(axis=1),
+            "majority class": table.idxmax(axis=1),
+            "purity": table.max(axis=1) / table.sum(axis=1),
+        }
+    )
     out.index.name = "cluster"
     return out.sort_values(["purity", "size"], ascending=False)

@@ -32,6 +32,7 @@ features, mmlu_pro / zeroeval / metabench); each class docstring says what was t
 Modules: `simple` (ModelAccuracy, BenchmarkAccuracy, KNN), `neural` (EmbedLLMMF, IRTNet, MIRT) and
 `irt` (classic 1PL / 2PL IRT fitted by MAP, which cannot score a question it never saw).
 """
+
 from jeirt.baselines.neural import MIRT, EmbedLLMMF, IRTNet
 from jeirt.baselines.simple import KNN, BenchmarkAccuracy, ModelAccuracy
 

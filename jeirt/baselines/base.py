@@ -1,9 +1,10 @@
 """What every baseline shares: the split check, the labels it may learn from, model lookup and
 scikit-learn's parameter protocol (`BaseEstimator`: get_params, set_params, clone)."""
+
 from __future__ import annotations
 
 import dataclasses
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 from sklearn.base import BaseEstimator
@@ -17,8 +18,10 @@ from jeirt.splits import Split
 def _check_split(ds: Dataset, split: Split) -> None:
     """Refuse a split that was not made from `ds`."""
     if split.train.shape != ds.labels.shape:
-        raise ValueError(f"split masks have shape {split.train.shape}; the dataset's labels have "
-                         f"{ds.labels.shape}. Make the split from this dataset.")
+        raise ValueError(
+            f"split masks have shape {split.train.shape}; the dataset's labels have "
+            f"{ds.labels.shape}. Make the split from this dataset."
+        )
 
 
 def _history_mask(ds: Dataset, split: Split) -> np.ndarray:
@@ -34,8 +37,10 @@ def _model_rows(known: Sequence[str], models: Sequence[str]) -> np.ndarray:
     lookup = {m: i for i, m in enumerate(known)}
     unknown = [m for m in models if m not in lookup]
     if unknown:
-        raise KeyError(f"unknown model(s) {list(unknown)[:5]}: this estimator was fitted on {len(known)} "
-                       f"models (e.g. {list(known)[:3]}); refit it on a dataset that has them.")
+        raise KeyError(
+            f"unknown model(s) {list(unknown)[:5]}: this estimator was fitted on {len(known)} "
+            f"models (e.g. {list(known)[:3]}); refit it on a dataset that has them."
+        )
     return np.array([lookup[m] for m in models], dtype=np.int64)
 
 

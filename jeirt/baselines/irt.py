@@ -52,6 +52,7 @@ its gradient and Hessian) and `estimate_ability` (ML, MAP or EAP, each with its 
 and the analyses of Section 3.1 and Appendix J (discrimination shares against chance, saturation,
 correct-set inclusion) are in `jeirt.baselines.irt_diagnostics`.
 """
+
 from __future__ import annotations
 
 import warnings
@@ -116,7 +117,7 @@ class _IRT(Baseline):
 
     # -- fitting ---------------------------------------------------------------------------------
 
-    def fit(self, ds: Dataset, mask: np.ndarray | None = None) -> "_IRT":
+    def fit(self, ds: Dataset, mask: np.ndarray | None = None) -> _IRT:
         """MAP abilities and item parameters from the labels of `ds` under `mask` (default: all).
 
         Models or items without a single label under the mask get NaN parameters, and
@@ -134,8 +135,7 @@ class _IRT(Baseline):
                 raise ValueError("mask selects unobserved (NaN) labels; use mask & ds.observed.")
         has_model, has_item = mask.any(axis=1), mask.any(axis=0)
         if has_model.sum() < 2:
-            raise ValueError(f"mask leaves {int(has_model.sum())} model(s) with labels; an IRT fit needs "
-                             "at least two.")
+            raise ValueError(f"mask leaves {int(has_model.sum())} model(s) with labels; an IRT fit needs at least two.")
         dev = torch.device(cfg.device) if cfg.device else settings.default_device()
         dtype = getattr(torch, cfg.dtype)
         as_t = lambda x: torch.as_tensor(np.asarray(x), dtype=dtype, device=dev)  # noqa: E731
@@ -205,9 +205,9 @@ class _IRT(Baseline):
         else:
             p = torch.sigmoid(d).expand(n_models, n_items)
             v = w * p * (1 - p)  # (n_models, n_items) curvature at a = 0
-            a = (theta @ (w * (y - p))) / ((theta ** 2) @ v + 1 / prior_sd[1] ** 2)
+            a = (theta @ (w * (y - p))) / ((theta**2) @ v + 1 / prior_sd[1] ** 2)
             params = [theta, a, d]
-            inv_var = [1 / sd ** 2 for sd in prior_sd]
+            inv_var = [1 / sd**2 for sd in prior_sd]
         # The Bernoulli loss softplus(z) - y z (soft labels y in [0, 1] allowed) has gradient
         # sigmoid(z) - y in z; y w is precomputed (0 where a label is not used).
         yw = y * w  # (n_models, n_items)
@@ -227,8 +227,15 @@ class _IRT(Baseline):
                     p.grad = (g + s * p) / n_labels
             return loss / n_labels  # float64 even when the passes run in float32
 
-        opt = torch.optim.LBFGS(params, lr=1.0, max_iter=self.chunk, history_size=50,
-                                line_search_fn="strong_wolfe", tolerance_grad=1e-12, tolerance_change=0.0)
+        opt = torch.optim.LBFGS(
+            params,
+            lr=1.0,
+            max_iter=self.chunk,
+            history_size=50,
+            line_search_fn="strong_wolfe",
+            tolerance_grad=1e-12,
+            tolerance_change=0.0,
+        )
 
         def closure() -> torch.Tensor:
             return objective(grad=True)
@@ -247,8 +254,12 @@ class _IRT(Baseline):
         bar.close()
         n_iter = opt.state[opt._params[0]].get("n_iter", 0)
         if not converged:
-            warnings.warn(f"{type(self).__name__} did not converge in max_iter={cfg.max_iter} L-BFGS "
-                          "iterations; raise max_iter or tol.", RuntimeWarning, stacklevel=3)
+            warnings.warn(
+                f"{type(self).__name__} did not converge in max_iter={cfg.max_iter} L-BFGS "
+                "iterations; raise max_iter or tol.",
+                RuntimeWarning,
+                stacklevel=3,
+            )
         return params[0], a, params[-1], n_iter, converged, current
 
     # -- fitted parameters -------------------------------------------------------------------------
@@ -264,8 +275,9 @@ class _IRT(Baseline):
     def item_parameters(self) -> pd.DataFrame:
         """One row per fitted item: item_id, benchmark, discrimination a, intercept d, difficulty b."""
         self._check_fitted()
-        return self.items_.assign(discrimination=self.discrimination_, intercept=self.intercept_,
-                                  difficulty=self.difficulty_)
+        return self.items_.assign(
+            discrimination=self.discrimination_, intercept=self.intercept_, difficulty=self.difficulty_
+        )
 
     # -- prediction ------------------------------------------------------------------------------
 
@@ -279,8 +291,9 @@ class _IRT(Baseline):
         z = self.ability_[rows, None] * self.discrimination_[None, cols] + self.intercept_[None, cols]
         return 1.0 / (1.0 + np.exp(-z))
 
-    def onboard(self, ds: Dataset, mask: np.ndarray | None = None, replace: bool = False,
-                max_iter: int = 50, tol: float = 1e-8) -> "_IRT":
+    def onboard(
+        self, ds: Dataset, mask: np.ndarray | None = None, replace: bool = False, max_iter: int = 50, tol: float = 1e-8
+    ) -> _IRT:
         """Abilities of `ds.models` from their labels under `mask` (default: all), items frozen.
 
         Each ability is the MAP under N(0, 1), the standardised scale of the fitted models' abilities
@@ -302,15 +315,17 @@ class _IRT(Baseline):
         d = np.where(cols >= 0, self.intercept_[cols], np.nan)
         unknown = mask.any(axis=0) & np.isnan(d)
         if unknown.any():
-            raise ValueError(f"{int(unknown.sum())} labelled item(s) have no parameters in this {type(self).__name__} "
-                             f"(e.g. {ds.items['item_id'][unknown].tolist()[:3]}); onboard from fitted items only.")
+            raise ValueError(
+                f"{int(unknown.sum())} labelled item(s) have no parameters in this {type(self).__name__} "
+                f"(e.g. {ds.items['item_id'][unknown].tolist()[:3]}); onboard from fitted items only."
+            )
         a, d = np.nan_to_num(a), np.nan_to_num(d)
         y, w = np.nan_to_num(ds.labels).astype(np.float64), mask.astype(np.float64)
         theta = np.zeros(ds.n_models)
         for _ in range(max_iter):
             p = 1.0 / (1.0 + np.exp(-(theta[:, None] * a + d)))
             grad = (w * (p - y)) @ a + theta  # (n_models,) gradient of the negative log posterior
-            hess = (w * p * (1 - p)) @ (a ** 2) + 1.0
+            hess = (w * p * (1 - p)) @ (a**2) + 1.0
             step = grad / hess  # the objective is convex in theta: a Newton step from a log-concave start
             theta -= np.clip(step, -2.0, 2.0)  # the clip damps the first steps of a far-off model
             if np.abs(step).max() < tol:
@@ -334,23 +349,30 @@ class _IRT(Baseline):
                 f"{len(new_items)} item(s) of dataset {ds.name!r} were not in the {name} fit (e.g. "
                 f"{new_items[:3]}); {name} predicts only items it was fitted on, since it has no "
                 "parameters for an unseen question. Fit it on these items too, or use JE-IRT, which "
-                "places new questions from their text.")
+                "places new questions from their text."
+            )
         new_models = [m for m in ds.models if m not in model_pos]
         if new_models:
-            raise ValueError(f"{len(new_models)} model(s) of dataset {ds.name!r} were not in the {name} "
-                             f"fit (e.g. {new_models[:3]}); {name} predicts only models it was fitted on.")
+            raise ValueError(
+                f"{len(new_models)} model(s) of dataset {ds.name!r} were not in the {name} "
+                f"fit (e.g. {new_models[:3]}); {name} predicts only models it was fitted on."
+            )
         rows = np.array([model_pos[m] for m in ds.models], dtype=np.int64)
         cols = np.array([item_pos[q] for q in ds.items["item_id"]], dtype=np.int64)
         unlabelled_items = cols[np.isnan(self.intercept_[cols])]
         if len(unlabelled_items):
-            raise ValueError(f"{len(unlabelled_items)} item(s) had no label in the {name} fit (e.g. "
-                             f"{self.items_['item_id'].iloc[unlabelled_items[:3]].tolist()}); their "
-                             "parameters are unknown.")
+            raise ValueError(
+                f"{len(unlabelled_items)} item(s) had no label in the {name} fit (e.g. "
+                f"{self.items_['item_id'].iloc[unlabelled_items[:3]].tolist()}); their "
+                "parameters are unknown."
+            )
         unlabelled_models = rows[np.isnan(self.ability_[rows])]
         if len(unlabelled_models):
-            raise ValueError(f"{len(unlabelled_models)} model(s) had no label in the {name} fit (e.g. "
-                             f"{[self.models_[i] for i in unlabelled_models[:3]]}); their abilities are "
-                             "unknown.")
+            raise ValueError(
+                f"{len(unlabelled_models)} model(s) had no label in the {name} fit (e.g. "
+                f"{[self.models_[i] for i in unlabelled_models[:3]]}); their abilities are "
+                "unknown."
+            )
         return rows, cols
 
     def _check_fitted(self) -> None:
@@ -375,12 +397,14 @@ class PerQuestionIRT(Baseline):
         self.kind = kind
         self.progress = progress
 
-    def fit(self, ds: Dataset, split) -> "PerQuestionIRT":
+    def fit(self, ds: Dataset, split) -> PerQuestionIRT:
         if self.kind not in ("1pl", "2pl"):
             raise ValueError(f"kind={self.kind!r}; expected '1pl' (Rasch) or '2pl'.")
         if split.train.shape != ds.labels.shape:
-            raise ValueError(f"split masks have shape {split.train.shape}; the dataset's labels have "
-                             f"{ds.labels.shape}. Make the split from this dataset.")
+            raise ValueError(
+                f"split masks have shape {split.train.shape}; the dataset's labels have "
+                f"{ds.labels.shape}. Make the split from this dataset."
+            )
         trained = np.flatnonzero(~np.isin(np.asarray(ds.models), list(split.held_out)))
         irt = (OnePL if self.kind == "1pl" else TwoPL)(progress=self.progress)
         known = (split.train | split.val)[trained] & ds.observed[trained]  # no checkpoint to pick: val is data
@@ -391,7 +415,7 @@ class PerQuestionIRT(Baseline):
         self.models_ = list(self.irt_.models_)
         return self
 
-    def onboard(self, ds: Dataset, mask: np.ndarray | None = None, replace: bool = False) -> "PerQuestionIRT":
+    def onboard(self, ds: Dataset, mask: np.ndarray | None = None, replace: bool = False) -> PerQuestionIRT:
         """Add (or, with `replace`, refit) the abilities of `ds.models`; see `_IRT.onboard`."""
         self._check_fitted()
         self.irt_.onboard(ds, mask, replace=replace)
@@ -411,8 +435,12 @@ class OnePL(_IRT):
     shared_discrimination = True
 
 
-def icc(theta: np.ndarray | float, discrimination: float | np.ndarray, difficulty: float | np.ndarray,
-        guessing: float | np.ndarray = 0.0) -> np.ndarray:
+def icc(
+    theta: np.ndarray | float,
+    discrimination: float | np.ndarray,
+    difficulty: float | np.ndarray,
+    guessing: float | np.ndarray = 0.0,
+) -> np.ndarray:
     """The item characteristic curve c + (1 - c) sigmoid(a (theta - b)), broadcast over its arguments:
     the 3PL with guessing floor c, the 2PL when c = 0 (the default)."""
     c = np.asarray(guessing, dtype=float)
@@ -438,8 +466,12 @@ def sample_labels(probs: np.ndarray, mask: np.ndarray | None = None, seed: int =
 # are numpy, exact, and fast on the primer's matrices.
 
 
-def item_information(theta: np.ndarray | float, discrimination: float | np.ndarray,
-                     difficulty: float | np.ndarray, guessing: float | np.ndarray = 0.0) -> np.ndarray:
+def item_information(
+    theta: np.ndarray | float,
+    discrimination: float | np.ndarray,
+    difficulty: float | np.ndarray,
+    guessing: float | np.ndarray = 0.0,
+) -> np.ndarray:
     """Fisher information of a 3PL item, a^2 (P - c)^2 (1 - P) / ((1 - c)^2 P); with c = 0 the 2PL's
     a^2 P (1 - P). Broadcast like `icc`: theta (n, 1) and item arrays (m,) give (n, m)."""
     p = icc(theta, discrimination, difficulty, guessing)
@@ -453,8 +485,10 @@ def _answers(labels: np.ndarray, discrimination: np.ndarray, intercept: np.ndarr
     a = np.asarray(discrimination, dtype=np.float64).reshape(-1)
     d = np.asarray(intercept, dtype=np.float64).reshape(-1)
     if not (y.shape[1] == len(a) == len(d)):
-        raise ValueError(f"labels have {y.shape[1]} items per row but discrimination {len(a)} and "
-                         f"intercept {len(d)}; pass one parameter per item (column).")
+        raise ValueError(
+            f"labels have {y.shape[1]} items per row but discrimination {len(a)} and "
+            f"intercept {len(d)}; pass one parameter per item (column)."
+        )
     if not (np.isfinite(a).all() and np.isfinite(d).all()):
         raise ValueError("discrimination and intercept must be finite; drop the items a fit left NaN.")
     answered = np.isfinite(y)
@@ -463,8 +497,9 @@ def _answers(labels: np.ndarray, discrimination: np.ndarray, intercept: np.ndarr
     return np.where(answered, y, 0.0), answered.astype(np.float64), a, d
 
 
-def ability_loglik(theta: np.ndarray | float, labels: np.ndarray, discrimination: np.ndarray,
-                   intercept: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def ability_loglik(
+    theta: np.ndarray | float, labels: np.ndarray, discrimination: np.ndarray, intercept: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Log-likelihood of each test taker's answers (rows of `labels`, NaN: not answered) at ability
     theta under the 2PL P = sigmoid(a theta + d), with its first and second derivatives in theta:
     l = sum y log P + (1 - y) log(1 - P),  l' = sum a (y - P),  l'' = -sum a^2 P (1 - P).
@@ -484,9 +519,16 @@ def ability_loglik(theta: np.ndarray | float, labels: np.ndarray, discrimination
 ABILITY_METHODS = ("ml", "map", "eap")
 
 
-def estimate_ability(labels: np.ndarray, discrimination: np.ndarray, intercept: np.ndarray, method: str = "eap",
-            prior_sd: float = 1.0, n_nodes: int = 61, max_iter: int = 100,
-            tol: float = 1e-10) -> pd.DataFrame:
+def estimate_ability(
+    labels: np.ndarray,
+    discrimination: np.ndarray,
+    intercept: np.ndarray,
+    method: str = "eap",
+    prior_sd: float = 1.0,
+    n_nodes: int = 61,
+    max_iter: int = 100,
+    tol: float = 1e-10,
+) -> pd.DataFrame:
     """Each test taker's ability from 2PL items with known parameters (P = sigmoid(a theta + d)), with
     its standard error; one row per row of `labels` (NaN: not answered).
 
@@ -522,8 +564,10 @@ def estimate_ability(labels: np.ndarray, discrimination: np.ndarray, intercept: 
         bottom = (w * y) @ rising + (w * (y - 1)) @ falling  # l'(-inf)
         bad = np.flatnonzero((top >= 0) | (bottom <= 0))
         if len(bad):
-            raise ValueError(f"rows {bad[:10].tolist()} have no finite maximum-likelihood ability (their "
-                             "likelihood keeps rising, e.g. all answers right); use method='map' or 'eap'.")
+            raise ValueError(
+                f"rows {bad[:10].tolist()} have no finite maximum-likelihood ability (their "
+                "likelihood keeps rising, e.g. all answers right); use method='map' or 'eap'."
+            )
     theta = np.zeros(len(y))
     for _ in range(max_iter):
         p = 1.0 / (1.0 + np.exp(-(theta[:, None] * a + d)))
@@ -538,8 +582,9 @@ def estimate_ability(labels: np.ndarray, discrimination: np.ndarray, intercept: 
     return pd.DataFrame({"theta": theta, "se": 1.0 / np.sqrt(information)})
 
 
-def item_standard_errors(labels: np.ndarray, ability: np.ndarray, discrimination: np.ndarray,
-                         intercept: np.ndarray) -> pd.DataFrame:
+def item_standard_errors(
+    labels: np.ndarray, ability: np.ndarray, discrimination: np.ndarray, intercept: np.ndarray
+) -> pd.DataFrame:
     """Standard errors of each 2PL item's discrimination a_j, intercept d_j and difficulty b_j = -d_j / a_j,
     with the abilities taken as known (the joint-likelihood view): the inverse of the item's 2 x 2
     information sum_i P (1 - P) [[theta_i^2, theta_i], [theta_i, 1]] over the test takers who answered
@@ -548,8 +593,7 @@ def item_standard_errors(labels: np.ndarray, ability: np.ndarray, discrimination
     y, w, a, d = _answers(labels, discrimination, intercept)
     t = np.asarray(ability, dtype=np.float64).reshape(-1)
     if len(t) != len(y) or not np.isfinite(t).all():
-        raise ValueError(f"ability has {len(t)} entries for {len(y)} rows of labels; pass one finite "
-                         "ability per row.")
+        raise ValueError(f"ability has {len(t)} entries for {len(y)} rows of labels; pass one finite ability per row.")
     p = 1.0 / (1.0 + np.exp(-(t[:, None] * a + d)))
     v = w * p * (1 - p)  # (n, J)
     i_aa, i_ad, i_dd = (t**2) @ v, t @ v, v.sum(axis=0)  # the information matrix, entry by entry
@@ -558,8 +602,7 @@ def item_standard_errors(labels: np.ndarray, ability: np.ndarray, discrimination
         var_a, var_d, cov_ad = i_dd / det, i_aa / det, -i_ad / det  # its inverse
         b = -d / a
         var_b = (b**2 * var_a + var_d + 2 * b * cov_ad) / a**2  # gradient (-b / a, -1 / a) of -d / a
-    return pd.DataFrame({"discrimination": np.sqrt(var_a), "intercept": np.sqrt(var_d),
-                         "difficulty": np.sqrt(var_b)})
+    return pd.DataFrame({"discrimination": np.sqrt(var_a), "intercept": np.sqrt(var_d), "difficulty": np.sqrt(var_b)})
 
 
 def fit_item_3pl(ability: np.ndarray, labels: np.ndarray, guessing: float | None = None) -> dict:
@@ -569,8 +612,7 @@ def fit_item_3pl(ability: np.ndarray, labels: np.ndarray, guessing: float | None
     t = np.asarray(ability, dtype=np.float64).reshape(-1)
     y = np.asarray(labels, dtype=np.float64).reshape(-1)
     if len(t) != len(y) or not np.isin(y, (0.0, 1.0)).all():
-        raise ValueError(f"ability ({len(t)}) and labels ({len(y)}) must have one entry per test taker, "
-                         "labels 0 or 1.")
+        raise ValueError(f"ability ({len(t)}) and labels ({len(y)}) must have one entry per test taker, labels 0 or 1.")
     if guessing is not None and not 0 <= guessing < 1:
         raise ValueError(f"guessing={guessing}; expected None (fit it) or a floor in [0, 1).")
 
@@ -581,8 +623,10 @@ def fit_item_3pl(ability: np.ndarray, labels: np.ndarray, guessing: float | None
 
     bounds = [(-10.0, 10.0), (-10.0, 10.0)] + ([(0.0, 0.95)] if guessing is None else [])
     starts = [[1.0, 0.0, 0.1], [2.0, 0.5, 0.25], [0.5, -0.5, 0.0]]
-    best = min((optimize.minimize(nll, np.array(s[: len(bounds)]), method="L-BFGS-B", bounds=bounds)
-                for s in starts), key=lambda r: r.fun)
+    best = min(
+        (optimize.minimize(nll, np.array(s[: len(bounds)]), method="L-BFGS-B", bounds=bounds) for s in starts),
+        key=lambda r: r.fun,
+    )
     c = float(best.x[2]) if guessing is None else float(guessing)
     return {"a": float(best.x[0]), "b": float(best.x[1]), "c": c, "loglik": -float(best.fun)}
 
@@ -590,8 +634,10 @@ def fit_item_3pl(ability: np.ndarray, labels: np.ndarray, guessing: float | None
 def _complete_binary(labels: np.ndarray) -> np.ndarray:
     y = np.asarray(labels, dtype=np.float64)
     if y.ndim != 2 or not np.isin(y, (0.0, 1.0)).all():
-        raise ValueError(f"labels must be a complete 0/1 matrix (test takers, items); got shape {y.shape} "
-                         "with values outside {0, 1} or missing.")
+        raise ValueError(
+            f"labels must be a complete 0/1 matrix (test takers, items); got shape {y.shape} "
+            "with values outside {0, 1} or missing."
+        )
     return y
 
 
@@ -605,12 +651,14 @@ def rasch_jml(labels: np.ndarray, tol: float = 1e-8, max_iter: int = 500) -> dic
     bad_rows = np.flatnonzero((rows == 0) | (rows == y.shape[1]))
     bad_cols = np.flatnonzero((cols == 0) | (cols == y.shape[0]))
     if len(bad_rows) or len(bad_cols):
-        raise ValueError(f"test takers {bad_rows[:10].tolist()} and items {bad_cols[:10].tolist()} have "
-                         "extreme scores (all right or all wrong) and no finite JML estimate; drop them.")
+        raise ValueError(
+            f"test takers {bad_rows[:10].tolist()} and items {bad_cols[:10].tolist()} have "
+            "extreme scores (all right or all wrong) and no finite JML estimate; drop them."
+        )
     theta = np.log(rows / (y.shape[1] - rows))
     b = -np.log(cols / (y.shape[0] - cols))
     b -= b.mean()
-    for it in range(1, max_iter + 1):
+    for it in range(1, max_iter + 1):  # noqa: B007 (returned after the loop)
         p = 1.0 / (1.0 + np.exp(-(theta[:, None] - b)))
         theta_step = (rows - p.sum(axis=1)) / (p * (1 - p)).sum(axis=1)
         theta = theta + theta_step
@@ -635,7 +683,7 @@ def rasch_mml_em(labels: np.ndarray, n_nodes: int = 31, tol: float = 1e-8, max_i
     cols = y.sum(axis=0)
     b = -np.log(np.clip(cols, 0.5, None) / np.clip(y.shape[0] - cols, 0.5, None))
     path = []
-    for it in range(1, max_iter + 1):
+    for it in range(1, max_iter + 1):  # noqa: B007 (returned after the loop)
         z = nodes[:, None] - b[None, :]  # (K, J)
         log_like = y @ (-np.logaddexp(0.0, -z)).T + (1 - y) @ (-np.logaddexp(0.0, z)).T  # (N, K)
         joint = log_like + log_w[None, :]
@@ -652,8 +700,9 @@ def rasch_mml_em(labels: np.ndarray, n_nodes: int = 31, tol: float = 1e-8, max_i
     return {"b": b, "eap": post @ nodes, "loglik": np.array(path), "iterations": it}
 
 
-def fit_mirt(labels: np.ndarray, mask: np.ndarray, dims: int, seed: int = 0, prior_sd: float = 2.0,
-             max_iter: int = 2000) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def fit_mirt(
+    labels: np.ndarray, mask: np.ndarray, dims: int, seed: int = 0, prior_sd: float = 2.0, max_iter: int = 2000
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """MAP fit of the compensatory multidimensional IRT P = sigmoid(<theta_i, a_j> + d_j) (Reckase 2009)
     with theta_i ~ N(0, I) and a_j, d_j ~ N(0, prior_sd^2), on the cells where `mask` is True
     (L-BFGS-B with the analytic gradient, from a small random start drawn with `seed`). Returns
@@ -670,7 +719,7 @@ def fit_mirt(labels: np.ndarray, mask: np.ndarray, dims: int, seed: int = 0, pri
     x0 = np.concatenate([0.1 * rng.normal(size=(n + j) * dims), np.zeros(j)])
 
     def unpack(x: np.ndarray):
-        return x[: n * dims].reshape(n, dims), x[n * dims: (n + j) * dims].reshape(j, dims), x[(n + j) * dims:]
+        return x[: n * dims].reshape(n, dims), x[n * dims : (n + j) * dims].reshape(j, dims), x[(n + j) * dims :]
 
     def objective(x: np.ndarray) -> tuple[float, np.ndarray]:
         theta, a, d = unpack(x)
@@ -678,8 +727,9 @@ def fit_mirt(labels: np.ndarray, mask: np.ndarray, dims: int, seed: int = 0, pri
         nll = np.sum(m * (np.logaddexp(0.0, z) - y * z))
         prior = 0.5 * (np.sum(theta**2) + (np.sum(a**2) + np.sum(d**2)) / prior_sd**2)
         g = m * (special.expit(z) - y)  # (n, J) d nll / d z
-        grad = np.concatenate([(g @ a + theta).ravel(), (g.T @ theta + a / prior_sd**2).ravel(),
-                               g.sum(axis=0) + d / prior_sd**2])
+        grad = np.concatenate(
+            [(g @ a + theta).ravel(), (g.T @ theta + a / prior_sd**2).ravel(), g.sum(axis=0) + d / prior_sd**2]
+        )
         return nll + prior, grad
 
     result = optimize.minimize(objective, x0, jac=True, method="L-BFGS-B", options={"maxiter": max_iter})

@@ -22,6 +22,7 @@ stronger model answers a superset of a weaker one's questions (`correct_set_incl
 `mean_inclusion_gap`). The thresholds (`NEAR_ZERO`, `NEAR_UNANIMOUS`) are fixed once, not per
 dataset.
 """
+
 from __future__ import annotations
 
 import itertools
@@ -39,8 +40,9 @@ def _residuals(labels: np.ndarray, probs: np.ndarray) -> tuple[np.ndarray, np.nd
     y = np.asarray(labels, dtype=np.float64)
     p = np.asarray(probs, dtype=np.float64)
     if y.ndim != 2 or y.shape != p.shape:
-        raise ValueError(f"labels {y.shape} and probs {p.shape} must be matrices of the same shape "
-                         "(test takers, items).")
+        raise ValueError(
+            f"labels {y.shape} and probs {p.shape} must be matrices of the same shape (test takers, items)."
+        )
     answered = np.isfinite(y)
     if not np.isin(y[answered], (0.0, 1.0)).all():
         raise ValueError("labels must be 0, 1 or NaN (not answered).")
@@ -55,8 +57,9 @@ def item_fit(labels: np.ndarray, probs: np.ndarray) -> pd.DataFrame:
     sum (y - P)^2 / sum P (1 - P). Both have expectation 1 when the answers follow P."""
     resid, p = _residuals(labels, probs)
     var = np.where(np.isfinite(resid), p * (1 - p), np.nan)  # (n, J) Bernoulli variances
-    return pd.DataFrame({"outfit": np.nanmean(resid**2 / var, axis=0),
-                         "infit": np.nansum(resid**2, axis=0) / np.nansum(var, axis=0)})
+    return pd.DataFrame(
+        {"outfit": np.nanmean(resid**2 / var, axis=0), "infit": np.nansum(resid**2, axis=0) / np.nansum(var, axis=0)}
+    )
 
 
 def q3(labels: np.ndarray, probs: np.ndarray) -> np.ndarray:
@@ -90,8 +93,11 @@ def fit_by_group(labels: np.ndarray, probs: np.ndarray, groups: Sequence) -> pd.
     rows = {}
     for name in pd.unique(groups):
         members = (groups == name).to_numpy()
-        rows[name] = {"outfit": fits["outfit"][members].mean(), "infit": fits["infit"][members].mean(),
-                      "Q3 within": mean_q3(corr, members)}
+        rows[name] = {
+            "outfit": fits["outfit"][members].mean(),
+            "infit": fits["infit"][members].mean(),
+            "Q3 within": mean_q3(corr, members),
+        }
     return pd.DataFrame(rows).T.rename_axis("items")
 
 
@@ -131,9 +137,12 @@ def discrimination_shares(discrimination: np.ndarray, near_zero: float = NEAR_ZE
     a = a[np.isfinite(a)]
     if a.size == 0:
         raise ValueError("no finite discrimination to summarise.")
-    return {"items": int(a.size), "nonpositive": float(np.mean(a <= 0)),
-            "near_zero": float(np.mean(np.abs(a) < near_zero)),
-            "clearly_negative": float(np.mean(a <= -near_zero))}
+    return {
+        "items": int(a.size),
+        "nonpositive": float(np.mean(a <= 0)),
+        "near_zero": float(np.mean(np.abs(a) < near_zero)),
+        "clearly_negative": float(np.mean(a <= -near_zero)),
+    }
 
 
 def beyond_chance(share: float, chance: float, n: int) -> bool:
@@ -144,8 +153,9 @@ def beyond_chance(share: float, chance: float, n: int) -> bool:
     return bool(share - chance > 2 * np.sqrt((share * (1 - share) + chance * (1 - chance)) / n))
 
 
-def saturation(probs: np.ndarray, labels: np.ndarray, mask: np.ndarray | None = None,
-               tolerance: float = NEAR_UNANIMOUS) -> pd.DataFrame:
+def saturation(
+    probs: np.ndarray, labels: np.ndarray, mask: np.ndarray | None = None, tolerance: float = NEAR_UNANIMOUS
+) -> pd.DataFrame:
     """Per item: does the model predict (nearly) the same outcome for every graded model, and do the
     models actually agree?
 
@@ -165,10 +175,16 @@ def saturation(probs: np.ndarray, labels: np.ndarray, mask: np.ndarray | None = 
     keep = n > 0
     predicted = ((probs >= 0.5) & mask).sum(axis=0)[keep] / n[keep]
     actual = np.where(mask, labels, 0.0).sum(axis=0)[keep] / n[keep]
-    return pd.DataFrame({"models": n[keep], "predicted_share": predicted, "actual_share": actual,
-                         "predicted_unanimous": _unanimous(predicted, tolerance),
-                         "actual_unanimous": _unanimous(actual, tolerance)},
-                        index=pd.Index(np.flatnonzero(keep), name="item"))
+    return pd.DataFrame(
+        {
+            "models": n[keep],
+            "predicted_share": predicted,
+            "actual_share": actual,
+            "predicted_unanimous": _unanimous(predicted, tolerance),
+            "actual_unanimous": _unanimous(actual, tolerance),
+        },
+        index=pd.Index(np.flatnonzero(keep), name="item"),
+    )
 
 
 def _unanimous(share: np.ndarray, tolerance: float) -> np.ndarray:
@@ -177,8 +193,13 @@ def _unanimous(share: np.ndarray, tolerance: float) -> np.ndarray:
     return (share <= tolerance + eps) | (share >= 1 - tolerance - eps)
 
 
-def expected_unanimity(probs: np.ndarray, mask: np.ndarray | None = None, tolerance: float = NEAR_UNANIMOUS,
-                       n_draws: int = 100, seed: int = 0) -> np.ndarray:
+def expected_unanimity(
+    probs: np.ndarray,
+    mask: np.ndarray | None = None,
+    tolerance: float = NEAR_UNANIMOUS,
+    n_draws: int = 100,
+    seed: int = 0,
+) -> np.ndarray:
     """Per item, the chance that its labels are (near-)unanimous if every graded model answered
     independently with the given probabilities: the share of `n_draws` seeded draws in which the item
     is (near-)unanimous, in the sense of `saturation`. It is the model's own forecast of
@@ -215,8 +236,13 @@ def _null_shares(fit: TwoPL, ds: Dataset, seed: int, device: str | None) -> dict
     return discrimination_shares(TwoPL(device=device).fit(null_dataset(fit, ds, seed=seed)).discrimination_)
 
 
-def null_shares(fits: dict[str, TwoPL], data: dict[str, Dataset], seeds: Sequence[int],
-                device: str | None = None, n_jobs: int | None = None) -> dict[str, list[dict]]:
+def null_shares(
+    fits: dict[str, TwoPL],
+    data: dict[str, Dataset],
+    seeds: Sequence[int],
+    device: str | None = None,
+    n_jobs: int | None = None,
+) -> dict[str, list[dict]]:
     """For each name of `fits`, the `discrimination_shares` of a 2PL refitted to
     `null_dataset(fits[name], data[name], seed)`, one per seed: the chance level of each share.
 
@@ -227,16 +253,16 @@ def null_shares(fits: dict[str, TwoPL], data: dict[str, Dataset], seeds: Sequenc
     if missing:
         raise ValueError(f"no dataset for the fits {sorted(missing)}; give data one per name of fits.")
     jobs = [(name, int(seed)) for name in fits for seed in seeds]
-    shares = side_by_side(_null_shares, [(fits[name], data[name], seed, device) for name, seed in jobs],
-                          n_jobs=n_jobs)
+    shares = side_by_side(_null_shares, [(fits[name], data[name], seed, device) for name, seed in jobs], n_jobs=n_jobs)
     out: dict[str, list[dict]] = {name: [] for name in fits}
     for (name, _), share in zip(jobs, shares):
         out[name].append(share)
     return out
 
 
-def correct_set_inclusion(labels: np.ndarray, models: list[str] | None = None, mask: np.ndarray | None = None,
-                          order: np.ndarray | None = None) -> pd.DataFrame:
+def correct_set_inclusion(
+    labels: np.ndarray, models: list[str] | None = None, mask: np.ndarray | None = None, order: np.ndarray | None = None
+) -> pd.DataFrame:
     """Appendix J: R(M_i, M_j) = |Q(M_i) \\ Q(M_j)| / |Q(M_i)|, the share of the items model i answers
     correctly that model j gets wrong, counted over the items both were graded on.
 
@@ -301,6 +327,9 @@ def pick_icc_examples(fit: TwoPL, ds: Dataset, near_zero: float = NEAR_ZERO) -> 
     sharpest = positive[np.argmax(a[positive])]
     typical = positive[np.argsort(np.abs(a[positive] - median))]
     typical = typical[typical != sharpest][0]
-    return {"negative": int(np.nanargmin(a)),
-            "near zero": int(np.flatnonzero(middle)[np.argmin(np.abs(a[middle]))]),
-            "positive, typical": int(typical), "positive, sharpest": int(sharpest)}
+    return {
+        "negative": int(np.nanargmin(a)),
+        "near zero": int(np.flatnonzero(middle)[np.argmin(np.abs(a[middle]))]),
+        "positive, typical": int(typical),
+        "positive, sharpest": int(sharpest),
+    }

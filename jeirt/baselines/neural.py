@@ -1,6 +1,7 @@
 """Neural baselines: EmbedLLM's matrix factorisation, IRT-Net and a content-aware MIRT. Each is an
 nn.Module mapping (B, in_dim) frozen-encoder features to (B, n_models) logits, trained by
 `jeirt.train.train` like JE-IRT itself."""
+
 from __future__ import annotations
 
 import math
@@ -48,15 +49,26 @@ class IRTNetModule(nn.Module):
     top-k, is nudged after each training batch towards under-used experts.
     """
 
-    def __init__(self, in_dim: int, n_models: int, d: int = 64, n_experts: int = 8, top_k: int = 2,
-                 hidden: int = 256, expert_dim: int = 128, dropout: float = 0.5, noise: float = 0.05,
-                 balance_speed: float = 0.01):
+    def __init__(
+        self,
+        in_dim: int,
+        n_models: int,
+        d: int = 64,
+        n_experts: int = 8,
+        top_k: int = 2,
+        hidden: int = 256,
+        expert_dim: int = 128,
+        dropout: float = 0.5,
+        noise: float = 0.05,
+        balance_speed: float = 0.01,
+    ):
         super().__init__()
         if not 1 <= top_k <= n_experts:
             raise ValueError(f"top_k={top_k}; expected between 1 and n_experts={n_experts}.")
         self.top_k, self.noise, self.balance_speed = top_k, noise, balance_speed
-        self.shared = nn.Sequential(nn.Linear(in_dim, hidden), nn.ReLU(), Dropout(dropout),
-                                    nn.Linear(hidden, expert_dim))
+        self.shared = nn.Sequential(
+            nn.Linear(in_dim, hidden), nn.ReLU(), Dropout(dropout), nn.Linear(hidden, expert_dim)
+        )
         self.w1 = nn.Parameter(torch.randn(n_experts, in_dim, hidden) / math.sqrt(in_dim))  # (E, in, h)
         self.b1 = nn.Parameter(torch.zeros(n_experts, 1, hidden))
         self.w2 = nn.Parameter(torch.randn(n_experts, hidden, expert_dim) / math.sqrt(hidden))  # (E, h, out)
@@ -97,8 +109,9 @@ class IRTNetModule(nn.Module):
 class MIRTNet(nn.Module):
     """Multidimensional IRT with item parameters from x_q: a_q = softplus(.) >= 0, b_q; logit = a.theta - b."""
 
-    def __init__(self, in_dim: int, n_models: int, d: int = 16, hidden: int = 256, dropout: float = 0.0,
-                 noise: float = 0.05):
+    def __init__(
+        self, in_dim: int, n_models: int, d: int = 16, hidden: int = 256, dropout: float = 0.0, noise: float = 0.05
+    ):
         super().__init__()
         self.noise = noise  # per-coordinate std of the training noise on x_q
         self.trunk = nn.Sequential(nn.Linear(in_dim, hidden), nn.ReLU(), Dropout(dropout))
@@ -133,17 +146,28 @@ class _NeuralBaseline(Baseline):
     def _build(self, in_dim: int, n_models: int) -> nn.Module:
         raise NotImplementedError
 
-    def fit(self, ds: Dataset, split: Split) -> "_NeuralBaseline":
+    def fit(self, ds: Dataset, split: Split) -> _NeuralBaseline:
         _check_split(ds, split)
         if split.held_out:
-            raise ValueError(f"split {split.name!r} holds models out of training ({list(split.held_out)[:3]}); "
-                             f"{type(self).__name__} cannot onboard them. Use a split without held-out models.")
+            raise ValueError(
+                f"split {split.name!r} holds models out of training ({list(split.held_out)[:3]}); "
+                f"{type(self).__name__} cannot onboard them. Use a split without held-out models."
+            )
         features = ds.features(self.encoder, progress=self.progress)
         torch.manual_seed(self.random_state)
         self.net_ = self._build(features.shape[1], ds.n_models)
         self.training_ = training_recipe(self.TRAINING, self.training)
-        self.history_: TrainHistory = train(self.net_, features, ds.labels, split.train, split.val, self.training_,
-                                            seed=self.random_state, device=self.device, progress=self.progress)
+        self.history_: TrainHistory = train(
+            self.net_,
+            features,
+            ds.labels,
+            split.train,
+            split.val,
+            self.training_,
+            seed=self.random_state,
+            device=self.device,
+            progress=self.progress,
+        )
         self.net_.cpu().eval()
         self.feature_dim_ = features.shape[1]
         self.models_ = list(ds.models)
@@ -153,8 +177,10 @@ class _NeuralBaseline(Baseline):
         """The frozen-encoder features of `ds`'s questions (n_items, dim), checked against training."""
         features = ds.features(self.encoder, progress=self.progress)
         if features.shape[1] != self.feature_dim_:
-            raise ValueError(f"question features have {features.shape[1]} dimensions; this model was "
-                             f"trained on {self.feature_dim_}-d features from {self.encoder}.")
+            raise ValueError(
+                f"question features have {features.shape[1]} dimensions; this model was "
+                f"trained on {self.feature_dim_}-d features from {self.encoder}."
+            )
         return torch.from_numpy(np.asarray(features, dtype=np.float32))
 
     @torch.no_grad()
@@ -163,7 +189,7 @@ class _NeuralBaseline(Baseline):
         self._check_fitted()
         rows = torch.from_numpy(_model_rows(self.models_, ds.models))
         x = self._features(ds)
-        logits = torch.cat([self.net_(x[s:s + 4096]) for s in range(0, len(x), 4096)])  # (n_items, n_models)
+        logits = torch.cat([self.net_(x[s : s + 4096]) for s in range(0, len(x), 4096)])  # (n_items, n_models)
         return torch.sigmoid(logits[:, rows]).T.numpy()
 
 
@@ -208,15 +234,25 @@ class IRTNet(_NeuralBaseline):
     balance_speed: float = 0.01  # step of the routing-balance bias (IRT-Net's gamma)
 
     def _build(self, in_dim: int, n_models: int) -> nn.Module:
-        return IRTNetModule(in_dim, n_models, self.d, self.n_experts, self.top_k, self.hidden,
-                            self.expert_dim, self.dropout, self.noise, self.balance_speed)
+        return IRTNetModule(
+            in_dim,
+            n_models,
+            self.d,
+            self.n_experts,
+            self.top_k,
+            self.hidden,
+            self.expert_dim,
+            self.dropout,
+            self.noise,
+            self.balance_speed,
+        )
 
     @torch.no_grad()
     def difficulty(self, ds: Dataset) -> np.ndarray:
         """b_q (n_items,): each question's difficulty output (higher: every model less likely right)."""
         self._check_fitted()
         x = self._features(ds)
-        return torch.cat([self.net_.item_parameters(x[s:s + 4096])[1] for s in range(0, len(x), 4096)])[:, 0].numpy()
+        return torch.cat([self.net_.item_parameters(x[s : s + 4096])[1] for s in range(0, len(x), 4096)])[:, 0].numpy()
 
 
 @dataclass(eq=False)

@@ -1,9 +1,10 @@
 """Baselines that ignore a question's text (`ModelAccuracy`, `BenchmarkAccuracy`) and one that reads
 only its neighbours' labels (`KNN` on cosine similarity of frozen-encoder features)."""
+
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 import numpy as np
 import pandas as pd
@@ -31,7 +32,7 @@ class ModelAccuracy(Baseline):
     A model with no training label gets the mean training label of all models.
     """
 
-    def fit(self, ds: Dataset, split: Split) -> "ModelAccuracy":
+    def fit(self, ds: Dataset, split: Split) -> ModelAccuracy:
         _check_split(ds, split)
         seen = _training_view(ds, split)
         self.global_accuracy_ = float(np.nanmean(seen.labels, dtype=np.float64))
@@ -56,7 +57,7 @@ class BenchmarkAccuracy(Baseline):
     no training label at all, the mean training label of all models.
     """
 
-    def fit(self, ds: Dataset, split: Split) -> "BenchmarkAccuracy":
+    def fit(self, ds: Dataset, split: Split) -> BenchmarkAccuracy:
         _check_split(ds, split)
         overall = ModelAccuracy().fit(ds, split).accuracy_
         table = _training_view(ds, split).accuracy(by="benchmark")  # (n_models, n_benchmarks); NaN: none
@@ -116,7 +117,7 @@ class KNN(Baseline):
     block_cells: int = 5_000_000  # cap on n_models x questions x candidates per block (memory)
     progress: bool = False  # a tqdm bar over question blocks
 
-    def fit(self, ds: Dataset, split: Split) -> "KNN":
+    def fit(self, ds: Dataset, split: Split) -> KNN:
         _check_split(ds, split)
         bad = [w for w in self.weightings if w not in ("cosine", "uniform")]
         if bad or not self.weightings:
@@ -135,8 +136,9 @@ class KNN(Baseline):
         self.train_features_ = _unit_rows(unique)  # (n_unique, dim)
         self.train_columns_ = torch.from_numpy(columns.reshape(-1))  # (n_train,) each question's row
         sub = mask[:, train_items]
-        self.train_labels_ = torch.from_numpy(np.where(sub, np.nan_to_num(ds.labels[:, train_items]), 0)
-                                              .astype(np.float32))  # (n_models, n_train)
+        self.train_labels_ = torch.from_numpy(
+            np.where(sub, np.nan_to_num(ds.labels[:, train_items]), 0).astype(np.float32)
+        )  # (n_models, n_train)
         self.train_mask_ = torch.from_numpy(sub)  # (n_models, n_train)
         self.fallback_ = ModelAccuracy().fit(ds, split).accuracy_.to_numpy()  # models without neighbours
         self.models_ = list(ds.models)
@@ -148,8 +150,7 @@ class KNN(Baseline):
             raise ValueError("the split's validation part selects no labels; k is chosen on it.")
         preds = self._predict_grid(features[val_items], np.arange(ds.n_models), ks, self.weightings)
         truth, sel = ds.labels[:, val_items], val_mask[:, val_items]
-        scores = {(w, k): log_loss(preds[w][i][sel], truth[sel]) for w in self.weightings
-                  for i, k in enumerate(ks)}
+        scores = {(w, k): log_loss(preds[w][i][sel], truth[sel]) for w in self.weightings for i, k in enumerate(ks)}
         self.validation_log_loss_ = pd.Series(scores, name="val_log_loss").rename_axis(["weighting", "k"])
         self.weighting_, self.k_ = min(scores, key=scores.get)
         return self
@@ -162,8 +163,9 @@ class KNN(Baseline):
         return self._predict_grid(features, rows, (self.k_,), (self.weighting_,))[self.weighting_][0]
 
     @torch.no_grad()
-    def _predict_grid(self, features: np.ndarray, rows: np.ndarray, ks: tuple[int, ...],
-                      weightings: Sequence[str]) -> dict[str, np.ndarray]:
+    def _predict_grid(
+        self, features: np.ndarray, rows: np.ndarray, ks: tuple[int, ...], weightings: Sequence[str]
+    ) -> dict[str, np.ndarray]:
         """{weighting: (len(ks), len(rows), n_queries)} neighbour means for every k at once.
 
         Per block of queries, the training questions ranked by similarity (`_most_similar`); a
@@ -174,8 +176,10 @@ class KNN(Baseline):
         """
         queries = _unit_rows(features)  # (n_queries, dim)
         if queries.shape[1] != self.train_features_.shape[1]:
-            raise ValueError(f"question features have {queries.shape[1]} dimensions; this KNN was fitted on "
-                             f"{self.train_features_.shape[1]}-d features from {self.encoder}.")
+            raise ValueError(
+                f"question features have {queries.shape[1]} dimensions; this KNN was fitted on "
+                f"{self.train_features_.shape[1]}-d features from {self.encoder}."
+            )
         labels, observed = self.train_labels_[rows], self.train_mask_[rows]  # (n_rows, n_train)
         n_rows, n_train = observed.shape
         k_max = max(ks)
@@ -190,7 +194,7 @@ class KNN(Baseline):
         start = torch.clamp(base * 2 ** torch.ceil(torch.log2(own.clamp_min(1))).long(), max=n_train)
         chunk = max(1, self.block_cells // max(1, int(start.sum())))
         for s in tqdm(range(0, len(queries), chunk), desc="knn", disable=not self.progress, leave=False):
-            sims = (queries[s:s + chunk] @ self.train_features_.T)[:, self.train_columns_]  # (c, n_train)
+            sims = (queries[s : s + chunk] @ self.train_features_.T)[:, self.train_columns_]  # (c, n_train)
             pending, m_of, top = torch.arange(n_rows), start.clone(), None
             while len(pending):
                 m = int(m_of[pending].min())  # the models at the smallest M go now
@@ -212,7 +216,7 @@ class KNN(Baseline):
                         num = torch.gather((wo * y).cumsum(dim=2), 2, pos)  # (f, c, K)
                         den = torch.gather(wo.cumsum(dim=2), 2, pos)
                         p = torch.where(den > 0, num / den.clamp_min(1e-12), fallback[fin][:, None, None])
-                        out[w][:, fin.numpy(), s:s + chunk] = p.permute(2, 0, 1).numpy()
+                        out[w][:, fin.numpy(), s : s + chunk] = p.permute(2, 0, 1).numpy()
                 m_of[at[~done]] = min(n_train, 2 * m)
                 pending = torch.cat([later, at[~done]])
         return out

@@ -32,6 +32,7 @@ EmbedLLM's official `train` file, picks the checkpoint on `val` and reports on `
 `JEIRT(recipe=...)`). Everywhere else the split is the seeded 80/10/10 split by question and the recipe
 jeirt's fast default.
 """
+
 from __future__ import annotations
 
 import os
@@ -45,6 +46,7 @@ from jeirt import settings as _settings
 
 PROFILES = ("smoke", "full")
 DEFAULT_ENCODER = "all-MiniLM-L6-v2"
+
 
 # The first cell of every chapter (tagged hide-output); tests/test_book.py checks each page has
 # `SETUP_CELL`. It cannot import jeirt: on Colab jeirt is what it installs. The pages carry the cell for a
@@ -87,8 +89,10 @@ def repo_url() -> str | None:
     if url == _settings.REPO_URL_PLACEHOLDER:
         return None
     if not re.fullmatch(r"https://github\.com/[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+", url):
-        raise ValueError(f"JEIRT_REPO_URL={url!r}; expected https://github.com/<owner>/<repository> "
-                         "(Colab opens notebooks from GitHub only), or unset it for a site without launch buttons.")
+        raise ValueError(
+            f"JEIRT_REPO_URL={url!r}; expected https://github.com/<owner>/<repository> "
+            "(Colab opens notebooks from GitHub only), or unset it for a site without launch buttons."
+        )
     return url
 
 
@@ -123,8 +127,9 @@ class PageSettings:
 
     def __post_init__(self) -> None:
         if self.profile not in PROFILES:
-            raise ValueError(f"profile={self.profile!r}; expected one of {PROFILES} "
-                             "(set JEIRT_PROFILE to smoke or full).")
+            raise ValueError(
+                f"profile={self.profile!r}; expected one of {PROFILES} (set JEIRT_PROFILE to smoke or full)."
+            )
         if self.split not in SPLITS:
             raise ValueError(f"split={self.split!r}; expected one of {SPLITS}.")
         if self.recipe not in RECIPE_NAMES:
@@ -142,8 +147,10 @@ class PageSettings:
         """One line naming what this page ran with; every chapter prints it (split and recipe when not
         the defaults, i.e. in the paper's setting)."""
         paper = "" if (self.split, self.recipe) == ("seeded", "fast") else f" split={self.split} recipe={self.recipe}"
-        return (f"profile={self.profile} dataset={self.dataset} encoder={self.encoder} "
-                f"device={self.device} seed={self.seed}" + paper)
+        return (
+            f"profile={self.profile} dataset={self.dataset} encoder={self.encoder} "
+            f"device={self.device} seed={self.seed}" + paper
+        )
 
     def split_for(self, ds, seed: int | None = None):
         """The split every page trains, selects and reports on. With `split == "official"`, a dataset's
@@ -182,10 +189,18 @@ class PageSettings:
 # left out: on mmlu_pro they train longest (about 100 and 40 s a fit on one core against 20-25 s for
 # d = 8 to 1024), and Fig. 2 starts at 16.
 PROFILE_DEFAULTS = {
-    "smoke": dict(dataset="mmlu_pro", max_models=200, max_items=3000, max_epochs=30, d=16,
-                  d_grid=(2, 8, 32), seeds=(0,)),
-    "full": dict(dataset="embedllm", max_models=None, max_items=None, max_epochs=None, d=256,
-                 d_grid=(8, 16, 32, 64, 128, 256, 512, 1024), seeds=(0, 1, 2)),
+    "smoke": dict(
+        dataset="mmlu_pro", max_models=200, max_items=3000, max_epochs=30, d=16, d_grid=(2, 8, 32), seeds=(0,)
+    ),
+    "full": dict(
+        dataset="embedllm",
+        max_models=None,
+        max_items=None,
+        max_epochs=None,
+        d=256,
+        d_grid=(8, 16, 32, 64, 128, 256, 512, 1024),
+        seeds=(0, 1, 2),
+    ),
 }
 
 
@@ -227,8 +242,10 @@ def page_settings(profile: str | None = None, **overrides) -> PageSettings:
         values.update(PAPER_SETTING)  # before the overrides, which may still change any of it
     unknown = set(overrides) - set(PageSettings.__dataclass_fields__)
     if unknown:
-        raise TypeError(f"page_settings() got unknown field(s) {sorted(unknown)}; fields are "
-                        f"{list(PageSettings.__dataclass_fields__)}.")
+        raise TypeError(
+            f"page_settings() got unknown field(s) {sorted(unknown)}; fields are "
+            f"{list(PageSettings.__dataclass_fields__)}."
+        )
     return replace(PageSettings(**values), **overrides)
 
 

@@ -1,5 +1,5 @@
-"""The Data page: the response matrix at a glance.
-"""
+"""The Data page: the response matrix at a glance."""
+
 from __future__ import annotations
 
 import matplotlib.pyplot as plt
@@ -26,11 +26,13 @@ def response_matrix(ax: plt.Axes, ds, max_items: int | None = 600, seed: int = 0
     row_order = np.argsort(-model_acc, kind="stable")
     shown = labels[np.ix_(row_order, col_order)]
     # 0 = wrong, 1 = correct, soft labels in between; missing drawn as the axes background.
-    cmap = ListedColormap(["#f2f2f2", "#9ecae1", "#08306b"]) if np.isin(shown[~np.isnan(shown)], [0, 1]).all() \
+    cmap = (
+        ListedColormap(["#f2f2f2", "#9ecae1", "#08306b"])
+        if np.isin(shown[~np.isnan(shown)], [0, 1]).all()
         else plt.get_cmap("Blues")
+    )
     ax.set_facecolor("#bdbdbd")
-    ax.imshow(np.ma.masked_invalid(shown), aspect="auto", interpolation="nearest",
-              cmap=cmap, vmin=0, vmax=1)
+    ax.imshow(np.ma.masked_invalid(shown), aspect="auto", interpolation="nearest", cmap=cmap, vmin=0, vmax=1)
     # Benchmark boundaries and names.
     sorted_bench = bench[col_order]
     starts = [0] + [i for i in range(1, len(sorted_bench)) if sorted_bench[i] != sorted_bench[i - 1]]

@@ -2,6 +2,7 @@
 with the baselines as reference lines, and the sweep's summary formatted for people. The
 experiment's parts are in `jeirt.tasks.dimension`.
 """
+
 from __future__ import annotations
 
 import matplotlib.pyplot as plt
@@ -19,15 +20,27 @@ def accuracy_vs_dimension(ax: plt.Axes, summary: pd.DataFrame, baselines: pd.Dat
     for i, encoder in enumerate(encoders):
         rows = summary[summary["encoder"] == encoder].sort_values("d")
         s = style(i)
-        ax.fill_between(rows["d"], rows["accuracy_min"], rows["accuracy_max"], color=s["color"], alpha=0.15,
-                        linewidth=0)
-        ax.plot(rows["d"], rows["accuracy_mean"], color=s["color"], marker=s["marker"], linestyle="-",
-                label=f"je-irt, {encoder}")
+        ax.fill_between(
+            rows["d"], rows["accuracy_min"], rows["accuracy_max"], color=s["color"], alpha=0.15, linewidth=0
+        )
+        ax.plot(
+            rows["d"],
+            rows["accuracy_mean"],
+            color=s["color"],
+            marker=s["marker"],
+            linestyle="-",
+            label=f"je-irt, {encoder}",
+        )
         for j, method in enumerate(methods):
             value = baselines[(baselines["encoder"] == encoder) & (baselines["method"] == method)]["accuracy"]
             if len(value):
-                ax.axhline(float(value.mean()), color=s["color"], linestyle=LINESTYLES[(j + 1) % len(LINESTYLES)],
-                           linewidth=1, label=f"{method}, {encoder}")
+                ax.axhline(
+                    float(value.mean()),
+                    color=s["color"],
+                    linestyle=LINESTYLES[(j + 1) % len(LINESTYLES)],
+                    linewidth=1,
+                    label=f"{method}, {encoder}",
+                )
     grid = sorted(summary["d"].unique())
     ax.set_xscale("log", base=2)
     ax.set_xticks(grid)
@@ -39,8 +52,13 @@ def accuracy_vs_dimension(ax: plt.Axes, summary: pd.DataFrame, baselines: pd.Dat
     return ax
 
 
-SUMMARY_COLUMNS = {"accuracy_mean": "accuracy (%)", "accuracy_std": "sd over seeds",
-                   "val_loss": "val. loss", "auc": "AUC", "fit_seconds": "fit (s)"}
+SUMMARY_COLUMNS = {
+    "accuracy_mean": "accuracy (%)",
+    "accuracy_std": "sd over seeds",
+    "val_loss": "val. loss",
+    "auc": "AUC",
+    "fit_seconds": "fit (s)",
+}
 
 
 def summary_table(summary: pd.DataFrame) -> pd.DataFrame:

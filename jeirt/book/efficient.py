@@ -2,6 +2,7 @@
 budget k, and one model's estimates with their intervals. The estimate is `jeirt.tasks.evaluation`'s,
 the protocol's pieces `jeirt.tasks.new_models`'.
 """
+
 from __future__ import annotations
 
 import matplotlib as mpl
@@ -12,8 +13,14 @@ import pandas as pd
 from jeirt.book.figures import PALETTE, style
 
 
-def error_by_k(ax: plt.Axes, summary: pd.DataFrame, value: str = "mae", ylabel: str = "mean absolute error",
-               baseline: str = "plain mean", rules: list[str] | None = None) -> plt.Axes:
+def error_by_k(
+    ax: plt.Axes,
+    summary: pd.DataFrame,
+    value: str = "mae",
+    ylabel: str = "mean absolute error",
+    baseline: str = "plain mean",
+    rules: list[str] | None = None,
+) -> plt.Axes:
     """`value` against the number of questions asked k, both axes logarithmic, one line per
     selection rule of `summary` (columns rule, k, value); the `baseline` rule is drawn in black and
     dashed so that every rule reads against it."""
@@ -39,13 +46,21 @@ def error_by_k(ax: plt.Axes, summary: pd.DataFrame, value: str = "mae", ylabel: 
     return ax
 
 
-def estimates_with_intervals(ax: plt.Axes, table: pd.DataFrame, truth: pd.Series,
-                             label: str = "estimate, 90% interval") -> plt.Axes:
+def estimates_with_intervals(
+    ax: plt.Axes, table: pd.DataFrame, truth: pd.Series, label: str = "estimate, 90% interval"
+) -> plt.Axes:
     """One row per group (index of `table`, columns estimate, lower, upper): the estimate as a dot
     with its interval as a bar, and the true value (`truth`, same index) as a cross."""
     rows = np.arange(len(table))[::-1]
-    ax.errorbar(table["estimate"], rows, xerr=[table["estimate"] - table["lower"], table["upper"] - table["estimate"]],
-                fmt="o", color=PALETTE[0], capsize=2, label=label)
+    ax.errorbar(
+        table["estimate"],
+        rows,
+        xerr=[table["estimate"] - table["lower"], table["upper"] - table["estimate"]],
+        fmt="o",
+        color=PALETTE[0],
+        capsize=2,
+        label=label,
+    )
     ax.scatter(truth.reindex(table.index), rows, marker="x", color="black", zorder=3, label="true accuracy")
     ax.set_yticks(rows)
     ax.set_yticklabels([str(g) for g in table.index])

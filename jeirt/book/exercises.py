@@ -10,6 +10,7 @@ reader's cell checks an answer against them without showing them.
 The tolerance is absolute and belongs to the exercise (what a careful answer by hand can reach);
 the hint names a section or a table by its title, never a raw label.
 """
+
 from __future__ import annotations
 
 import re
@@ -31,8 +32,10 @@ class AnswerKey:
         if not tolerance >= 0:
             raise ValueError(f"tolerance={tolerance}; expected a non-negative number.")
         if RAW_LABEL.search(hint):
-            raise ValueError(f"hint={hint!r} holds a raw label, which a printed line cannot resolve; "
-                             "name the section, table or figure by its title instead.")
+            raise ValueError(
+                f"hint={hint!r} holds a raw label, which a printed line cannot resolve; "
+                "name the section, table or figure by its title instead."
+            )
         self.answers[name] = (float(value), float(tolerance), hint)
 
     def message(self, name: str, answer) -> str:

@@ -2,6 +2,7 @@
 styles, so that every figure reads without colour alone, and text of at least 9 pt as the site shows
 it (`small_text` measures that; seaborn draws the heatmaps in the same style).
 """
+
 from __future__ import annotations
 
 import matplotlib as mpl
@@ -53,8 +54,7 @@ STYLE = {
     "lines.linewidth": 1.5,
     "lines.markersize": 5,
     "image.cmap": SEQUENTIAL,
-    "axes.prop_cycle": (cycler(color=PALETTE) + cycler(marker=MARKERS)
-                        + cycler(linestyle=LINESTYLES)),
+    "axes.prop_cycle": (cycler(color=PALETTE) + cycler(marker=MARKERS) + cycler(linestyle=LINESTYLES)),
 }
 
 
@@ -104,8 +104,7 @@ def annotate_points(ax: plt.Axes, x, y, names, offset=(3, 2)) -> int:
     for xi, yi, name in zip(x, y, names):
         if not (np.isfinite(xi) and np.isfinite(yi)):
             continue
-        text = ax.annotate(str(name), (xi, yi), fontsize=SMALL, xytext=offset, textcoords="offset points",
-                           color="0.25")
+        text = ax.annotate(str(name), (xi, yi), fontsize=SMALL, xytext=offset, textcoords="offset points", color="0.25")
         box = text.get_window_extent(renderer)
         if any(box.overlaps(other) for other in taken):
             text.remove()
@@ -117,8 +116,11 @@ def annotate_points(ax: plt.Axes, x, y, names, offset=(3, 2)) -> int:
 
 def style(i: int) -> dict:
     """Colour, marker and line style of series `i`, for artists the property cycle does not reach."""
-    return {"color": PALETTE[i % len(PALETTE)], "marker": MARKERS[i % len(MARKERS)],
-            "linestyle": LINESTYLES[i % len(LINESTYLES)]}
+    return {
+        "color": PALETTE[i % len(PALETTE)],
+        "marker": MARKERS[i % len(MARKERS)],
+        "linestyle": LINESTYLES[i % len(LINESTYLES)],
+    }
 
 
 def check_figure(fig: plt.Figure) -> None:
@@ -126,13 +128,13 @@ def check_figure(fig: plt.Figure) -> None:
     for ax in fig.axes:
         assert not ax.get_title(), f"axes has title {ax.get_title()!r}; put it in the caption."
         for label in (ax.get_xlabel(), ax.get_ylabel()):
-            assert label == label.lower() or "$" in label, \
-                f"axis label {label!r} should be lowercase."
+            assert label == label.lower() or "$" in label, f"axis label {label!r} should be lowercase."
     assert not fig._suptitle, "figure has a suptitle; put it in the caption."
 
 
-def bar_by_group(ax: plt.Axes, values: pd.Series, xlabel: str = "accuracy",
-                 highlight: list[str] | None = None, sort: bool = True) -> plt.Axes:
+def bar_by_group(
+    ax: plt.Axes, values: pd.Series, xlabel: str = "accuracy", highlight: list[str] | None = None, sort: bool = True
+) -> plt.Axes:
     """One horizontal bar per entry of `values` (largest on top); `highlight` names are hatched."""
     values = values.dropna()
     if sort:
@@ -157,11 +159,17 @@ def extremes(values: pd.Series, n: int = 40) -> pd.Series:
     values = values.dropna().sort_values()
     if len(values) <= n:
         return values
-    return pd.concat([values.iloc[: n // 2], values.iloc[-(n - n // 2):]])
+    return pd.concat([values.iloc[: n // 2], values.iloc[-(n - n // 2) :]])
 
 
-def heatmap(ax: plt.Axes, table: pd.DataFrame, label: str = "accuracy", annotate: bool | None = None,
-            vmin: float = 0.0, vmax: float = 1.0) -> plt.Axes:
+def heatmap(
+    ax: plt.Axes,
+    table: pd.DataFrame,
+    label: str = "accuracy",
+    annotate: bool | None = None,
+    vmin: float = 0.0,
+    vmax: float = 1.0,
+) -> plt.Axes:
     """`table` (rows x columns) as coloured cells with a colour bar (seaborn), missing cells left
     blank; numbers printed in the cells when each cell holds "0.00" at 9 pt (`annotate=None` decides).
     Tick labels that would overlap are thinned by seaborn."""
@@ -171,9 +179,19 @@ def heatmap(ax: plt.Axes, table: pd.DataFrame, label: str = "accuracy", annotate
         cell_w = box.width * ax.figure.get_figwidth() * 72 * 0.85 / max(data.shape[1], 1)  # points
         cell_h = box.height * ax.figure.get_figheight() * 72 / max(data.shape[0], 1)
         annotate = bool(cell_w >= 4 * SMALL and cell_h >= 1.6 * SMALL)
-    sns.heatmap(data, ax=ax, cmap=SEQUENTIAL, vmin=vmin, vmax=vmax, annot=bool(annotate), fmt=".2f",
-                annot_kws={"fontsize": SMALL}, xticklabels="auto", yticklabels="auto",
-                cbar_kws={"label": label.lower(), "shrink": 0.8})
+    sns.heatmap(
+        data,
+        ax=ax,
+        cmap=SEQUENTIAL,
+        vmin=vmin,
+        vmax=vmax,
+        annot=bool(annotate),
+        fmt=".2f",
+        annot_kws={"fontsize": SMALL},
+        xticklabels="auto",
+        yticklabels="auto",
+        cbar_kws={"label": label.lower(), "shrink": 0.8},
+    )
     ax.set_xlabel(str(table.columns.name or "").lower())
     ax.set_ylabel(str(table.index.name or "").lower())
     plt.setp(ax.get_xticklabels(), rotation=60, ha="right", rotation_mode="anchor")
@@ -201,9 +219,16 @@ def grouped_bars(ax: plt.Axes, table: pd.DataFrame, ylabel: str = "score") -> pl
     bar_points = ax.get_position().width * ax.figure.get_figwidth() * 72 * width / max(n_cols, 1)
     upright = bar_points < 2.6 * SMALL  # "0.52" at 9 pt is ~22 pt wide: turned upright on narrower bars
     for i, (name, row) in enumerate(table.iterrows()):
-        bars = ax.bar(x + (i - (n_rows - 1) / 2) * width, row.to_numpy(dtype=float), width,
-                      color=PALETTE[i % len(PALETTE)], hatch=HATCHES[i % len(HATCHES)],
-                      edgecolor="0.15", linewidth=0.5, label=str(name))
+        bars = ax.bar(
+            x + (i - (n_rows - 1) / 2) * width,
+            row.to_numpy(dtype=float),
+            width,
+            color=PALETTE[i % len(PALETTE)],
+            hatch=HATCHES[i % len(HATCHES)],
+            edgecolor="0.15",
+            linewidth=0.5,
+            label=str(name),
+        )
         ax.bar_label(bars, fmt="%.2f", fontsize=SMALL, padding=1, rotation=90 if upright else 0)
     ax.margins(y=0.18 if upright else 0.08)
     ax.set_xticks(x)
@@ -220,17 +245,32 @@ def curves(ax: plt.Axes, series: dict, xlabel: str, ylabel: str) -> plt.Axes:
     for i, (label, y) in enumerate(series.items()):
         y = np.asarray(y, dtype=float)
         s = style(i)
-        ax.plot(np.arange(1, len(y) + 1), y, label=str(label), color=s["color"], marker=s["marker"],
-                linestyle=s["linestyle"], markevery=max(1, len(y) // 8))
+        ax.plot(
+            np.arange(1, len(y) + 1),
+            y,
+            label=str(label),
+            color=s["color"],
+            marker=s["marker"],
+            linestyle=s["linestyle"],
+            markevery=max(1, len(y) // 8),
+        )
     ax.set_xlabel(xlabel.lower())
     ax.set_ylabel(ylabel.lower())
     ax.legend()
     return ax
 
 
-def scatter_groups(ax: plt.Axes, xy: np.ndarray, groups, names=None, order=None, size: float = 14,
-                   alpha: float = 0.8, legend_title: str | None = None,
-                   background: str | None = None) -> plt.Axes:
+def scatter_groups(
+    ax: plt.Axes,
+    xy: np.ndarray,
+    groups,
+    names=None,
+    order=None,
+    size: float = 14,
+    alpha: float = 0.8,
+    legend_title: str | None = None,
+    background: str | None = None,
+) -> plt.Axes:
     """Points `xy` (n, 2) coloured and shaped by `groups` (n,); `names` (n,) are written next to the
     points when given (for a few dozen points). `order` fixes the legend order of the groups; the
     `background` group (e.g. "other") is drawn first, in light grey, so it hides no other group.
@@ -239,13 +279,28 @@ def scatter_groups(ax: plt.Axes, xy: np.ndarray, groups, names=None, order=None,
     order = list(order) if order is not None else list(pd.unique(groups))
     if background is not None and (groups == background).any():
         rows = groups == background
-        ax.scatter(xy[rows, 0], xy[rows, 1], s=size, alpha=alpha, color="0.75", marker=".",
-                   edgecolor="none", label=f"{background} ({rows.sum()})")
+        ax.scatter(
+            xy[rows, 0],
+            xy[rows, 1],
+            s=size,
+            alpha=alpha,
+            color="0.75",
+            marker=".",
+            edgecolor="none",
+            label=f"{background} ({rows.sum()})",
+        )
     present = [g for g in order if g != background and (groups == g).any()]  # styled, drawn on top
     for i, group in enumerate(present):
         rows = groups == group
-        ax.scatter(xy[rows, 0], xy[rows, 1], s=size, alpha=alpha, edgecolor="none",
-                   label=f"{group} ({rows.sum()})", **group_style(i))
+        ax.scatter(
+            xy[rows, 0],
+            xy[rows, 1],
+            s=size,
+            alpha=alpha,
+            edgecolor="none",
+            label=f"{group} ({rows.sum()})",
+            **group_style(i),
+        )
     if names is not None:
         annotate_points(ax, xy[:, 0], xy[:, 1], names, offset=(2, 2))
     ax.set_xticks([])
@@ -255,8 +310,17 @@ def scatter_groups(ax: plt.Axes, xy: np.ndarray, groups, names=None, order=None,
 
 
 # Out of distribution and difficulty (chapters "Out of distribution" and "Difficulty and norm")
-def labelled_scatter(ax: plt.Axes, x, y, names=None, xlabel: str = "x", ylabel: str = "y",
-                     size: float = 18, label: str | None = None, i: int = 0) -> plt.Axes:
+def labelled_scatter(
+    ax: plt.Axes,
+    x,
+    y,
+    names=None,
+    xlabel: str = "x",
+    ylabel: str = "y",
+    size: float = 18,
+    label: str | None = None,
+    i: int = 0,
+) -> plt.Axes:
     """Points (x, y) in series style `i`, each written next to its name when `names` are given (for a
     few dozen points, e.g. one per benchmark; a name that would overlap one already written is left
     out); `label` names the series in a legend."""
@@ -288,14 +352,23 @@ def roc_curves(ax: plt.Axes, curves: dict) -> plt.Axes:
     ax.plot([0, 1], [0, 1], color="0.6", linewidth=0.8, linestyle=":", marker="", label="chance")
     for i, (label, table) in enumerate(curves.items()):
         s = style(i)
-        ax.plot(table["fpr"], table["tpr"], color=s["color"], linestyle=s["linestyle"], marker=s["marker"],
-                markevery=max(1, len(table) // 8), label=str(label))
-    return _unit_square(ax, "share of correct answers above the threshold",
-                        "share of wrong answers above the threshold", "lower right")
+        ax.plot(
+            table["fpr"],
+            table["tpr"],
+            color=s["color"],
+            linestyle=s["linestyle"],
+            marker=s["marker"],
+            markevery=max(1, len(table) // 8),
+            label=str(label),
+        )
+    return _unit_square(
+        ax, "share of correct answers above the threshold", "share of wrong answers above the threshold", "lower right"
+    )
 
 
-def dots_by_group(ax: plt.Axes, table: pd.DataFrame, xlabel: str = "test accuracy",
-                  mean_lines: bool = True) -> plt.Axes:
+def dots_by_group(
+    ax: plt.Axes, table: pd.DataFrame, xlabel: str = "test accuracy", mean_lines: bool = True
+) -> plt.Axes:
     """One row per group (index of `table`, sorted by its first column, largest on top) and one
     marker per column (e.g. a method); `mean_lines` adds each column's mean as a vertical line."""
     table = table.sort_values(table.columns[0])
@@ -303,8 +376,16 @@ def dots_by_group(ax: plt.Axes, table: pd.DataFrame, xlabel: str = "test accurac
     for i, column in enumerate(table.columns):
         s = style(i)
         values = table[column].to_numpy(dtype=float)
-        ax.scatter(values, y, color=s["color"], marker=s["marker"], s=18, zorder=3, label=str(column),
-                   facecolor=s["color"] if i == 0 else "none")
+        ax.scatter(
+            values,
+            y,
+            color=s["color"],
+            marker=s["marker"],
+            s=18,
+            zorder=3,
+            label=str(column),
+            facecolor=s["color"] if i == 0 else "none",
+        )
         if mean_lines:
             ax.axvline(np.nanmean(values), color=s["color"], linestyle=s["linestyle"], linewidth=0.9)
     _fit_rows(ax, len(table))
@@ -332,6 +413,15 @@ def reliability_diagram(ax: plt.Axes, tables: dict) -> plt.Axes:
     for i, (label, table) in enumerate(tables.items()):
         s = style(i)
         area = 8 + 60 * table["n"].to_numpy() / table["n"].max()
-        ax.scatter(table["mean_prob"], table["mean_label"], s=area, marker=s["marker"], edgecolor=s["color"],
-                   facecolor=s["color"] if i == 0 else "none", linewidth=1.0, zorder=3 + i, label=str(label))
+        ax.scatter(
+            table["mean_prob"],
+            table["mean_label"],
+            s=area,
+            marker=s["marker"],
+            edgecolor=s["color"],
+            facecolor=s["color"] if i == 0 else "none",
+            linewidth=1.0,
+            zorder=3 + i,
+            label=str(label),
+        )
     return _unit_square(ax, "mean predicted probability in the bin", "share answered right in the bin", "upper left")

@@ -2,6 +2,7 @@
 the model vectors by family, the question directions' cosines to their means, a kernel PCA map by
 benchmark, and one opposite pair of questions. The measurements are in `jeirt.analysis.geometry`.
 """
+
 from __future__ import annotations
 
 import matplotlib.pyplot as plt
@@ -12,12 +13,15 @@ import seaborn as sns
 from jeirt.analysis.geometry import OTHER_FAMILY
 from jeirt.book.figures import MARKERS, PALETTE, shorten_name, style
 
-COSINE_LABELS = {"global": "to the mean direction of all questions",
-                 "own benchmark": "to the mean direction of its benchmark"}
+COSINE_LABELS = {
+    "global": "to the mean direction of all questions",
+    "own benchmark": "to the mean direction of its benchmark",
+}
 
 
-def cosine_histograms(ax: plt.Axes, cosines: pd.DataFrame, columns=("global", "own benchmark"),
-                      bins: int = 40, log: bool = True) -> plt.Axes:
+def cosine_histograms(
+    ax: plt.Axes, cosines: pd.DataFrame, columns=("global", "own benchmark"), bins: int = 40, log: bool = True
+) -> plt.Axes:
     """Histograms (share of questions) of the cosine columns of `cosine_to_means`,
     as outlines with different line styles so they read in grey; a log scale (`log`) keeps the
     thin tail visible next to the peak near 1."""
@@ -25,9 +29,16 @@ def cosine_histograms(ax: plt.Axes, cosines: pd.DataFrame, columns=("global", "o
     for i, column in enumerate(columns):
         values = cosines[column].to_numpy()
         s = style(i)
-        ax.hist(values, bins=edges, weights=np.full(len(values), 1 / len(values)), histtype="step",
-                color=s["color"], linestyle=s["linestyle"], linewidth=1.5,
-                label=COSINE_LABELS.get(column, column))
+        ax.hist(
+            values,
+            bins=edges,
+            weights=np.full(len(values), 1 / len(values)),
+            histtype="step",
+            color=s["color"],
+            linestyle=s["linestyle"],
+            linewidth=1.5,
+            label=COSINE_LABELS.get(column, column),
+        )
     if log:
         ax.set_yscale("log")
     ax.set_xlabel("cosine of a question's direction to a mean direction")
@@ -36,8 +47,14 @@ def cosine_histograms(ax: plt.Axes, cosines: pd.DataFrame, columns=("global", "o
     return ax
 
 
-def opposite_pair(ax: plt.Axes, models, labels: np.ndarray, probs: np.ndarray,
-                  questions=("question a", "question b"), max_names: int = 40) -> plt.Axes:
+def opposite_pair(
+    ax: plt.Axes,
+    models,
+    labels: np.ndarray,
+    probs: np.ndarray,
+    questions=("question a", "question b"),
+    max_names: int = 40,
+) -> plt.Axes:
     """Each model's answers to two questions: JE-IRT's P(correct) as lines, the observed answer as
     a marker on the line (filled: correct, open: wrong, none: not graded). `labels`, `probs`:
     (n_models, 2), models in the order given; their names label the axis when there are at most
@@ -45,13 +62,34 @@ def opposite_pair(ax: plt.Axes, models, labels: np.ndarray, probs: np.ndarray,
     x = np.arange(len(models))
     for k in range(2):
         s = style(k)
-        ax.plot(x, probs[:, k], color=s["color"], linestyle=s["linestyle"], marker="none",
-                label=f"{questions[k]}: je-irt p(correct)")
+        ax.plot(
+            x,
+            probs[:, k],
+            color=s["color"],
+            linestyle=s["linestyle"],
+            marker="none",
+            label=f"{questions[k]}: je-irt p(correct)",
+        )
         right, wrong = labels[:, k] == 1, labels[:, k] == 0
-        ax.scatter(x[right], probs[right, k], marker=s["marker"], color=s["color"], s=28, zorder=3,
-                   label=f"{questions[k]}: answered correctly")
-        ax.scatter(x[wrong], probs[wrong, k], marker=s["marker"], facecolor="white",
-                   edgecolor=s["color"], s=28, zorder=3, label=f"{questions[k]}: answered wrongly")
+        ax.scatter(
+            x[right],
+            probs[right, k],
+            marker=s["marker"],
+            color=s["color"],
+            s=28,
+            zorder=3,
+            label=f"{questions[k]}: answered correctly",
+        )
+        ax.scatter(
+            x[wrong],
+            probs[wrong, k],
+            marker=s["marker"],
+            facecolor="white",
+            edgecolor=s["color"],
+            s=28,
+            zorder=3,
+            label=f"{questions[k]}: answered wrongly",
+        )
     if len(models) <= max_names:
         short = [shorten_name(m) for m in models]
         ax.set_xticks(x)
@@ -65,8 +103,15 @@ def opposite_pair(ax: plt.Axes, models, labels: np.ndarray, probs: np.ndarray,
     return ax
 
 
-def bound_scatter(ax: plt.Axes, bound: np.ndarray, gap: np.ndarray, label: str | None = None,
-                  index: int = 0, max_points: int = 20000, seed: int = 0) -> plt.Axes:
+def bound_scatter(
+    ax: plt.Axes,
+    bound: np.ndarray,
+    gap: np.ndarray,
+    label: str | None = None,
+    index: int = 0,
+    max_points: int = 20000,
+    seed: int = 0,
+) -> plt.Axes:
     """|dP| against its bound (one point per question pair and model) with the diagonal y = x:
     a bound that holds leaves every point on or below it. Shows at most `max_points` points."""
     bound, gap = np.ravel(bound), np.ravel(gap)
@@ -74,8 +119,9 @@ def bound_scatter(ax: plt.Axes, bound: np.ndarray, gap: np.ndarray, label: str |
         keep = np.random.default_rng(seed).choice(len(bound), size=max_points, replace=False)
         bound, gap = bound[keep], gap[keep]
     s = style(index)
-    ax.scatter(bound, gap, s=6, alpha=0.3, color=s["color"], marker=s["marker"],
-               edgecolor="none", rasterized=True, label=label)
+    ax.scatter(
+        bound, gap, s=6, alpha=0.3, color=s["color"], marker=s["marker"], edgecolor="none", rasterized=True, label=label
+    )
     drawn = ax.get_xlim()[1] if ax.lines else 0.0  # a diagonal from an earlier series
     top = max(drawn, 1.05 * max(bound.max(), gap.max()))
     ax.plot([0, top], [0, top], color="black", linestyle="--", linewidth=0.8, marker="none")
@@ -91,16 +137,20 @@ def bound_panels(checks: dict, panels: dict, seed: int = 0) -> plt.Figure:
     k = 0
     for ax, (panel, names) in zip(axes[0], panels.items()):
         for name in names:
-            bound_scatter(ax, *checks[name], label=name if len(names) > 1 else None, index=k,
-                          seed=seed)
+            bound_scatter(ax, *checks[name], label=name if len(names) > 1 else None, index=k, seed=seed)
             k += 1
         ax.text(0.03, 0.97, panel, transform=ax.transAxes, va="top", fontsize=9)
         if len(names) > 1:  # under the panel's name, where no point lies
-            ax.legend(loc="upper left", bbox_to_anchor=(0.0, 0.9), markerscale=3,
-                      fontsize=9, handletextpad=0.2, borderaxespad=0.2)
+            ax.legend(
+                loc="upper left",
+                bbox_to_anchor=(0.0, 0.9),
+                markerscale=3,
+                fontsize=9,
+                handletextpad=0.2,
+                borderaxespad=0.2,
+            )
     axes[0, 0].set_ylabel(r"$|P_1 - P_2|$")
-    axes[0, len(panels) // 2].set_xlabel(
-        r"bound $(\|E_M\|\,\|u_1 - u_2\| + |r_1 - r_2|)\,/\,4$")
+    axes[0, len(panels) // 2].set_xlabel(r"bound $(\|E_M\|\,\|u_1 - u_2\| + |r_1 - r_2|)\,/\,4$")
     return fig
 
 
@@ -114,25 +164,35 @@ def family_map(ax: plt.Axes, xy: np.ndarray, families, top: int = 5) -> plt.Axes
     shown = list(counts.index[:top])
     group = families.where(families.isin(shown), OTHER_FAMILY)
     sizes = group.value_counts()
-    frame = pd.DataFrame({"x": xy[:, 0], "y": xy[:, 1],
-                          "family": [f"{g} ({sizes[g]})" for g in group]})
+    frame = pd.DataFrame({"x": xy[:, 0], "y": xy[:, 1], "family": [f"{g} ({sizes[g]})" for g in group]})
     rest = frame[group == OTHER_FAMILY]
-    ax.scatter(rest["x"], rest["y"], s=30, color="0.75", marker=".", edgecolor="none",
-               label=f"{OTHER_FAMILY} ({len(rest)})")
+    ax.scatter(
+        rest["x"], rest["y"], s=30, color="0.75", marker=".", edgecolor="none", label=f"{OTHER_FAMILY} ({len(rest)})"
+    )
     names = [f"{g} ({sizes[g]})" for g in shown]
-    sns.scatterplot(data=frame[group != OTHER_FAMILY], x="x", y="y", hue="family",
-                    style="family", hue_order=names, style_order=names,
-                    palette=PALETTE[: len(names)], markers=MARKERS[: len(names)], s=45,
-                    edgecolor="none", ax=ax)
+    sns.scatterplot(
+        data=frame[group != OTHER_FAMILY],
+        x="x",
+        y="y",
+        hue="family",
+        style="family",
+        hue_order=names,
+        style_order=names,
+        palette=PALETTE[: len(names)],
+        markers=MARKERS[: len(names)],
+        s=45,
+        edgecolor="none",
+        ax=ax,
+    )
     ax.set_xticks([])
     ax.set_yticks([])
-    ax.legend(title="family", loc="center left", bbox_to_anchor=(1.0, 0.5), fontsize=9,
-              title_fontsize=9)
+    ax.legend(title="family", loc="center left", bbox_to_anchor=(1.0, 0.5), fontsize=9, title_fontsize=9)
     return ax
 
 
-def groups_one_by_one(xy: np.ndarray, groups, ncols: int = 4, size: float = 4,
-                      xlabel: str = "kernel pc 1", ylabel: str = "kernel pc 2") -> plt.Figure:
+def groups_one_by_one(
+    xy: np.ndarray, groups, ncols: int = 4, size: float = 4, xlabel: str = "kernel pc 1", ylabel: str = "kernel pc 2"
+) -> plt.Figure:
     """Small multiples of a 2-D map (n, 2): one panel per group (largest first), its points in colour
     over all points in light grey, the group's name and count in the panel's corner."""
     groups = pd.Series(np.asarray(groups, dtype=object))
@@ -140,20 +200,17 @@ def groups_one_by_one(xy: np.ndarray, groups, ncols: int = 4, size: float = 4,
         raise ValueError(f"groups has {len(groups)} entries; xy has {len(xy)} rows.")
     order = groups.value_counts().index
     nrows = int(np.ceil(len(order) / ncols))
-    fig, axes = plt.subplots(nrows, ncols, figsize=(7.2, 1.3 * nrows + 0.4), sharex=True,
-                             sharey=True, squeeze=False)
+    fig, axes = plt.subplots(nrows, ncols, figsize=(7.2, 1.3 * nrows + 0.4), sharex=True, sharey=True, squeeze=False)
     for ax, name in zip(axes.flat, order):
         rows = (groups == name).to_numpy()
         ax.scatter(xy[:, 0], xy[:, 1], s=size, color="0.85", edgecolor="none", rasterized=True)
-        ax.scatter(xy[rows, 0], xy[rows, 1], s=size, color=PALETTE[0], edgecolor="none",
-                   rasterized=True)
-        ax.text(0.03, 0.97, f"{name} ({rows.sum()})", transform=ax.transAxes, va="top",
-                fontsize=9)
+        ax.scatter(xy[rows, 0], xy[rows, 1], s=size, color=PALETTE[0], edgecolor="none", rasterized=True)
+        ax.text(0.03, 0.97, f"{name} ({rows.sum()})", transform=ax.transAxes, va="top", fontsize=9)
     for ax in axes.flat:
         ax.set_xticks([])
         ax.set_yticks([])
         ax.grid(False)
-    for ax in axes.flat[len(order):]:
+    for ax in axes.flat[len(order) :]:
         ax.set_axis_off()
     fig.supxlabel(xlabel, fontsize=9)
     fig.supylabel(ylabel, fontsize=9)

@@ -1,5 +1,5 @@
-"""The Introduction page: a 2-D toy of Eq. (3), questions and models in one plane.
-"""
+"""The Introduction page: a 2-D toy of Eq. (3), questions and models in one plane."""
+
 from __future__ import annotations
 
 import matplotlib.pyplot as plt
@@ -22,15 +22,13 @@ def p_correct(question: np.ndarray, model: np.ndarray) -> np.ndarray:
 def toy_geometry(seed: int = 0, n_per_topic: int = 8) -> tuple[dict, pd.DataFrame]:
     """A 2-D toy: three model vectors and questions on three topics (angles) at several norms."""
     rng = np.random.default_rng(seed)
-    models = {"model a": np.array([2.6, 0.6]), "model b": np.array([0.5, 2.2]),
-              "model c": np.array([1.6, 1.5])}
+    models = {"model a": np.array([2.6, 0.6]), "model b": np.array([0.5, 2.2]), "model c": np.array([1.6, 1.5])}
     topics = {"algebra": 10.0, "biology": 80.0, "history": 165.0}  # direction in degrees
     rows = []
     for topic, angle in topics.items():
         theta = np.deg2rad(angle + rng.normal(0, 6, n_per_topic))
         norm = rng.uniform(0.3, 2.6, n_per_topic)  # the norm is the difficulty
-        rows += [{"topic": topic, "x": r * np.cos(t), "y": r * np.sin(t), "norm": r}
-                 for t, r in zip(theta, norm)]
+        rows += [{"topic": topic, "x": r * np.cos(t), "y": r * np.sin(t), "norm": r} for t, r in zip(theta, norm)]
     return models, pd.DataFrame(rows)
 
 
@@ -48,14 +46,25 @@ def geometry_toy(ax: plt.Axes | None = None, shade: str = "model a", seed: int =
     plt.colorbar(filled, ax=ax, label=rf"$P(\mathrm{{correct}})$ for {shade}", shrink=0.85)
     for i, (name, vec) in enumerate(models.items()):
         s = style(i)
-        ax.annotate("", xy=vec, xytext=(0, 0),
-                    arrowprops=dict(arrowstyle="-|>", color=s["color"], lw=2))
-        ax.add_patch(plt.Circle(vec / 2, np.linalg.norm(vec) / 2, fill=False, color=s["color"],
-                                linestyle=s["linestyle"], linewidth=1))
+        ax.annotate("", xy=vec, xytext=(0, 0), arrowprops=dict(arrowstyle="-|>", color=s["color"], lw=2))
+        ax.add_patch(
+            plt.Circle(
+                vec / 2, np.linalg.norm(vec) / 2, fill=False, color=s["color"], linestyle=s["linestyle"], linewidth=1
+            )
+        )
         ax.text(*(vec * 1.08), name, color=s["color"], fontsize=8, ha="center", va="bottom")
     for j, (topic, group) in enumerate(questions.groupby("topic", sort=False)):
-        ax.scatter(group["x"], group["y"], marker="o^s"[j % 3], color="white",
-                   edgecolor="black", s=22, linewidth=0.8, label=f"questions: {topic}", zorder=3)
+        ax.scatter(
+            group["x"],
+            group["y"],
+            marker="o^s"[j % 3],
+            color="white",
+            edgecolor="black",
+            s=22,
+            linewidth=0.8,
+            label=f"questions: {topic}",
+            zorder=3,
+        )
     ax.set_xlim(-lim, lim)
     ax.set_ylim(-1.2, lim)
     ax.set_aspect("equal")

@@ -2,6 +2,7 @@
 of answers, the rate at which the error falls, Table 1's layout in percent and the verdict on a
 paired gap. The experiment's steps are in `jeirt.tasks.onboarding`.
 """
+
 from __future__ import annotations
 
 import matplotlib.pyplot as plt
@@ -24,8 +25,13 @@ def onboarding_curves(ax: plt.Axes, tables: dict[str, pd.DataFrame]) -> plt.Axes
         ax.fill_between(x, mean - sd, mean + sd, color=s["color"], alpha=0.12, linewidth=0)
         ax.plot(x, mean, color=s["color"], marker=s["marker"], linestyle="-", label=f"{label}: onboarded")
         if "All" in table.columns:
-            ax.axhline(table.at["mean", "All"], color=s["color"], linestyle="--", linewidth=1,
-                       label=f"{label}: trained jointly (all)")
+            ax.axhline(
+                table.at["mean", "All"],
+                color=s["color"],
+                linestyle="--",
+                linewidth=1,
+                label=f"{label}: trained jointly (all)",
+            )
     ax.set_xscale("log")
     ticks = [0.01, 0.05, 0.1, 0.2, 0.4, 1.0]
     ax.set_xticks(ticks)
@@ -62,8 +68,12 @@ def _budget_ticks(ax: plt.Axes, summaries: dict[int, pd.DataFrame]) -> None:
     ax.minorticks_off()
 
 
-def rate_loglog(ax: plt.Axes, summaries: dict[int, pd.DataFrame], column: str = "kl",
-                ylabel: str = "excess log loss over the all-items fit") -> plt.Axes:
+def rate_loglog(
+    ax: plt.Axes,
+    summaries: dict[int, pd.DataFrame],
+    column: str = "kl",
+    ylabel: str = "excess log loss over the all-items fit",
+) -> plt.Axes:
     """`column` of each `rate_summary` against the items seen, both axes logarithmic, one line per d;
     non-positive values cannot be drawn on a log axis and are left out. A grey line of slope -1
     (through the first d's value at the middle budget) shows the d/n rate of the excess log loss (the
@@ -79,8 +89,15 @@ def rate_loglog(ax: plt.Axes, summaries: dict[int, pd.DataFrame], column: str = 
     if anchor is not None:
         seen = pd.concat([sm["items"].drop(index="all", errors="ignore") for sm in summaries.values()])
         n = np.array([seen.min(), seen.max()], dtype=float)
-        ax.plot(n, anchor[column] * anchor["items"] / n, color="0.45", linestyle=":", marker="", linewidth=1.2,
-                label="slope -1 (rate 1/n)")
+        ax.plot(
+            n,
+            anchor[column] * anchor["items"] / n,
+            color="0.45",
+            linestyle=":",
+            marker="",
+            linewidth=1.2,
+            label="slope -1 (rate 1/n)",
+        )
     _budget_ticks(ax, summaries)
     ax.set_yscale("log")
     ax.set_xlabel("items seen per new model, n (log scale)")
@@ -111,7 +128,10 @@ def gap_verdict(gap: pd.Series, joint: dict, cap: int) -> str:
     errors of the mean paired `gap` reach that. When onboarding is better by more and a joint fit ran
     into the epoch `cap`, the verdict says so."""
     capped = any(len(m.history_.val_loss) == cap for m in joint.values())
-    why = (f"onboarding better; the joint fit stopped at the {cap}-epoch cap of this profile"
-           if gap.mean() > 0.005 and capped else "")
+    why = (
+        f"onboarding better; the joint fit stopped at the {cap}-epoch cap of this profile"
+        if gap.mean() > 0.005 and capped
+        else ""
+    )
     se = 100 * gap.std() / np.sqrt(len(gap)) if len(gap) > 1 else None
     return verdicts.against(100 * gap.mean(), 0.0, paper.value("s33.within"), se=se, why=why)

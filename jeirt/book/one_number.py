@@ -2,6 +2,7 @@
 discrimination shares against chance, saturation, correct-set inclusion) are in
 `jeirt.baselines.irt_diagnostics`.
 """
+
 from __future__ import annotations
 
 import warnings
@@ -14,8 +15,9 @@ import seaborn as sns
 from jeirt.book.figures import PALETTE, SEQUENTIAL
 
 
-def discrimination_scatter(ax: plt.Axes, discrimination: np.ndarray, intercept: np.ndarray,
-                           near_zero: float = 0.25, limit: float = 6.0) -> plt.Axes:
+def discrimination_scatter(
+    ax: plt.Axes, discrimination: np.ndarray, intercept: np.ndarray, near_zero: float = 0.25, limit: float = 6.0
+) -> plt.Axes:
     """Difficulty b = -d / a (x) against discrimination a (y), one point per item, on the paper's axes
     (Fig. 1, left). The band |a| < near_zero is shaded; an item with |b| > limit (every item with a
     near 0 has one) is drawn on the edge as a triangle, so every item is on the plot."""
@@ -26,19 +28,33 @@ def discrimination_scatter(ax: plt.Axes, discrimination: np.ndarray, intercept: 
     inside = ok & (np.abs(b) <= limit)
     ax.axhspan(-near_zero, near_zero, color="0.85", zorder=0, label=f"|a| < {near_zero:g}")
     ax.axhline(0, color="0.4", linewidth=0.6)
-    ax.scatter(b[inside], a[inside], s=9, alpha=0.55, color=PALETTE[0], edgecolor="none", marker="o",
-               label="question")
+    ax.scatter(b[inside], a[inside], s=9, alpha=0.55, color=PALETTE[0], edgecolor="none", marker="o", label="question")
     out = ok & ~inside
-    ax.scatter(np.clip(b[out], -limit, limit), a[out], s=16, alpha=0.7, color=PALETTE[5], marker="^",
-               edgecolor="none", label=f"|b| > {limit:g}, on the edge")
+    ax.scatter(
+        np.clip(b[out], -limit, limit),
+        a[out],
+        s=16,
+        alpha=0.7,
+        color=PALETTE[5],
+        marker="^",
+        edgecolor="none",
+        label=f"|b| > {limit:g}, on the edge",
+    )
     ax.set_xlim(-limit * 1.08, limit * 1.08)
     ax.set_xlabel("difficulty b")
     ax.set_ylabel("discrimination a")
     return ax
 
 
-def icc_with_answers(ax: plt.Axes, ability: np.ndarray, answers: np.ndarray, discrimination: float,
-                     intercept: float, n_bins: int = 10, seed: int = 0) -> plt.Axes:
+def icc_with_answers(
+    ax: plt.Axes,
+    ability: np.ndarray,
+    answers: np.ndarray,
+    discrimination: float,
+    intercept: float,
+    n_bins: int = 10,
+    seed: int = 0,
+) -> plt.Axes:
     """As the paper's Fig. 1 (right): a fitted item's curve sigmoid(a theta + d) in blue, every graded
     model's answer as a black dot at its ability (1 = correct, 0 = wrong, jittered up or down), and
     the share correct in `n_bins` ability bins (orange squares, dashed)."""
@@ -47,17 +63,30 @@ def icc_with_answers(ax: plt.Axes, ability: np.ndarray, answers: np.ndarray, dis
     rng = np.random.default_rng(seed)
     jitter = rng.uniform(0, 0.06, size=len(y)) * np.where(y > 0.5, -1, 1)
     alpha = float(np.clip(30 / max(len(y), 1), 0.15, 0.8))
-    ax.scatter(theta, y + jitter, s=8, alpha=alpha, color="black", edgecolor="none",
-               label="a model's answer")
+    ax.scatter(theta, y + jitter, s=8, alpha=alpha, color="black", edgecolor="none", label="a model's answer")
     grid = np.linspace(theta.min() - 0.3, theta.max() + 0.3, 200)
-    ax.plot(grid, 1 / (1 + np.exp(-(discrimination * grid + intercept))), color=PALETTE[0], marker="",
-            linewidth=2, label="fitted 2PL")
+    ax.plot(
+        grid,
+        1 / (1 + np.exp(-(discrimination * grid + intercept))),
+        color=PALETTE[0],
+        marker="",
+        linewidth=2,
+        label="fitted 2PL",
+    )
     edges = np.quantile(theta, np.linspace(0, 1, min(n_bins, len(theta)) + 1))
     which = np.clip(np.searchsorted(edges, theta, side="right") - 1, 0, len(edges) - 2)
     centres = [theta[which == k].mean() for k in range(len(edges) - 1) if (which == k).any()]
     shares = [y[which == k].mean() for k in range(len(edges) - 1) if (which == k).any()]
-    ax.plot(centres, shares, color=PALETTE[1], marker="s", markersize=3.5, linestyle="--", linewidth=1,
-            label="share correct per bin")
+    ax.plot(
+        centres,
+        shares,
+        color=PALETTE[1],
+        marker="s",
+        markersize=3.5,
+        linestyle="--",
+        linewidth=1,
+        label="share correct per bin",
+    )
     ax.set_ylim(-0.1, 1.1)
     ax.set_xlabel(r"fitted ability $\theta$")
     ax.set_ylabel("correct")
@@ -69,28 +98,36 @@ def icc_examples(fits: dict, data: dict, picks: dict[str, dict[str, int]], seed:
     one column per dataset (`fits`, `data`: the 2PL and the dataset of each name)."""
     names = list(fits)
     kinds = list(picks[names[0]])
-    fig, axes = plt.subplots(len(kinds), len(names), figsize=(7.0, 1.9 * len(kinds) + 0.6),
-                             sharey=True, squeeze=False)
+    fig, axes = plt.subplots(len(kinds), len(names), figsize=(7.0, 1.9 * len(kinds) + 0.6), sharey=True, squeeze=False)
     for c, name in enumerate(names):
         fit, d = fits[name], data[name]
         for r, kind in enumerate(kinds):
             ax, j = axes[r, c], picks[name][kind]
             a = fit.discrimination_[j]
             icc_with_answers(ax, fit.ability_, d.labels[:, j], a, fit.intercept_[j], seed=seed)
-            ax.text(0.0, 1.03, f"{kind}, a = {a:.2f}", transform=ax.transAxes,
-                    va="bottom")  # panel label, above the axes
+            ax.text(
+                0.0, 1.03, f"{kind}, a = {a:.2f}", transform=ax.transAxes, va="bottom"
+            )  # panel label, above the axes
             ax.set_xlabel(r"fitted ability $\theta$" if r == len(kinds) - 1 else "")
             ax.set_ylabel("correct" if c == 0 else "")
-        axes[0, c].annotate(name, (0.5, 1.0), xycoords="axes fraction", xytext=(0, 18),
-                            textcoords="offset points", ha="center", va="bottom",
-                            fontweight="bold")  # the dataset, above its column
+        axes[0, c].annotate(
+            name,
+            (0.5, 1.0),
+            xycoords="axes fraction",
+            xytext=(0, 18),
+            textcoords="offset points",
+            ha="center",
+            va="bottom",
+            fontweight="bold",
+        )  # the dataset, above its column
     handles, labels = axes[0, 0].get_legend_handles_labels()
     fig.legend(handles, labels, loc="outside lower center", ncols=3)
     return fig
 
 
-def saturation_scatter(ax: plt.Axes, actual_share: np.ndarray, predicted_share: np.ndarray,
-                       tolerance: float = 0.05) -> plt.Axes:
+def saturation_scatter(
+    ax: plt.Axes, actual_share: np.ndarray, predicted_share: np.ndarray, tolerance: float = 0.05
+) -> plt.Axes:
     """Per item: the share of models the 2PL predicts correct (p >= 1/2) against the share actually
     correct; shaded bands mark (near-)unanimous shares (within `tolerance` of 0 or 1)."""
     for lo, hi in ((-0.05, tolerance), (1 - tolerance, 1.05)):
@@ -105,8 +142,7 @@ def saturation_scatter(ax: plt.Axes, actual_share: np.ndarray, predicted_share: 
     return ax
 
 
-def inclusion_figure(matrices: dict[str, tuple[pd.DataFrame, pd.DataFrame]],
-                     max_cells: int = 120) -> plt.Figure:
+def inclusion_figure(matrices: dict[str, tuple[pd.DataFrame, pd.DataFrame]], max_cells: int = 120) -> plt.Figure:
     """R(M_i, M_j) (Appendix J) as heatmaps (seaborn), one row per benchmark (`matrices`: benchmark ->
     (data's R, the 1PL's R)), models from least (top, left) to most accurate, one colour scale.
     With more than `max_cells` models, consecutive models are pooled into groups (mean of R)."""
@@ -114,11 +150,21 @@ def inclusion_figure(matrices: dict[str, tuple[pd.DataFrame, pd.DataFrame]],
     for row, (bench, pair) in zip(axes, matrices.items()):
         for ax, ratio, what in zip(row, pair, ("data", "1PL expects")):
             values, pooled = _pooled(ratio.to_numpy(dtype=float), max_cells)
-            sns.heatmap(values, ax=ax, cmap=SEQUENTIAL, vmin=0, vmax=1, square=True, cbar=False,
-                        xticklabels=False, yticklabels=False)
+            sns.heatmap(
+                values,
+                ax=ax,
+                cmap=SEQUENTIAL,
+                vmin=0,
+                vmax=1,
+                square=True,
+                cbar=False,
+                xticklabels=False,
+                yticklabels=False,
+            )
             unit = f", models in groups of {pooled}" if pooled > 1 else ""
-            ax.text(0.5, 1.02, f"{bench}, {what}{unit}", transform=ax.transAxes, ha="center",
-                    va="bottom")  # panel label, above the axes
+            ax.text(
+                0.5, 1.02, f"{bench}, {what}{unit}", transform=ax.transAxes, ha="center", va="bottom"
+            )  # panel label, above the axes
             ax.set_xlabel("model j, weakest on the left")
             ax.set_ylabel("model i, weakest on top" if what == "data" else "")
     fig.colorbar(axes[0, 0].collections[0], ax=axes, shrink=0.6, label=r"$R(M_i, M_j)$")

@@ -12,6 +12,7 @@ does print one.
     >>> quote("t3.modernbert.all.overall")
     'Table 3: 75.05'
 """
+
 from __future__ import annotations
 
 from functools import lru_cache
@@ -68,8 +69,14 @@ modernbert std 3.95 1.98 2.65 1.11 1.59 1.31 4.32 3.01 0.80 0.69 16.48
 sent mean 98.56 98.21 97.86 97.17 93.83 95.06 87.38 91.83 97.56 99.81 77.52
 sent std 2.74 3.52 2.94 3.05 7.23 5.02 10.03 10.56 1.89 0.25 21.88
 """
-TABLES = {"Table 1": TABLE_1, "Table 2": TABLE_2, "Table 3": TABLE_3, "Table 4": TABLE_4,
-          "Table 5": TABLE_5, "Table 6": TABLE_6}
+TABLES = {
+    "Table 1": TABLE_1,
+    "Table 2": TABLE_2,
+    "Table 3": TABLE_3,
+    "Table 4": TABLE_4,
+    "Table 5": TABLE_5,
+    "Table 6": TABLE_6,
+}
 TABLE_SPEC = {f"Table {n}": ".3f" if n == 5 else ".2f" for n in range(1, 7)}  # as the paper prints them
 TABLE_TEXT = {  # what one value of each table is
     "Table 1": "test accuracy (%) of 10 held-out LLMs onboarded with a fraction of their answers",
@@ -84,8 +91,12 @@ TABLE_TEXT = {  # what one value of each table is
 TEXT = [
     ("s3.models", 112, "Sec. 3", "LLMs in the EmbedLLM correctness dataset"),
     ("s3.benchmarks", 10, "Sec. 3", "benchmarks in the EmbedLLM correctness dataset"),
-    ("s31.saturated_share", 49, "Sec. 3.1", "% of items (1,275 of 3,000) on which the 2PL fit saturates to "
-                                            "near-unanimous predictions"),
+    (
+        "s31.saturated_share",
+        49,
+        "Sec. 3.1",
+        "% of items (1,275 of 3,000) on which the 2PL fit saturates to near-unanimous predictions",
+    ),
     ("s31.saturated_items", 1275, "Sec. 3.1", "items on which the 2PL fit saturates (of 3,000)"),
     ("s31.unanimous_share", 2.7, "Sec. 3.1", "% of items (80 of 3,000) the models answer unanimously"),
     ("s31.unanimous_items", 80, "Sec. 3.1", "items the models answer unanimously (of 3,000)"),
@@ -153,7 +164,9 @@ def value(key: str) -> float:
     table = values()
     if key not in table.index:
         close = [k for k in table.index if k.startswith(key.rsplit(".", 1)[0])][:8]
-        raise KeyError(f"no paper value {key!r}; keys with that stem: {close or 'none'} (see jeirt.book.paper.values()).")
+        raise KeyError(
+            f"no paper value {key!r}; keys with that stem: {close or 'none'} (see jeirt.book.paper.values())."
+        )
     return float(table.at[key, "value"])
 
 
@@ -188,20 +201,51 @@ def no_number(place: str, what: str = "") -> str:
     (Fig. 1)'. Refuses a place whose numbers `values()` holds: quote those instead."""
     held = values().index[values()["where"] == place]
     if len(held):
-        raise ValueError(f"place={place!r}: the paper prints numbers there ({', '.join(held[:4])}, ...); "
-                         f"quote them with paper.quote.")
+        raise ValueError(
+            f"place={place!r}: the paper prints numbers there ({', '.join(held[:4])}, ...); "
+            f"quote them with paper.quote."
+        )
     return f"{what + '; ' if what else ''}the paper prints no number ({place})"
 
 
 # Where each place of the paper stands in its order (Sec. 2's propositions first, the appendices'
 # measurements after Sec. 3.6, then the v2 summary, IRT-Net and the book's own claims): `position`.
-ORDER = [("Prop. 1", 2.1), ("App. A", 2.1), ("Prop. 2", 2.2), ("App. C", 2.2), ("Prop. 3", 2.3), ("App. B", 2.3),
-         ("Sec. 3.1", 3.1), ("Fig. 1", 3.1), ("App. J", 3.15), ("Sec. 3.2", 3.2), ("Fig. 2", 3.2),
-         ("Sec. 3.3", 3.3), ("Table 1", 3.3), ("Table 2", 3.32), ("App. D", 3.35), ("Sec. 3.4", 3.4),
-         ("Table 3", 3.4), ("Table 4", 3.4), ("Sec. 3.5", 3.5), ("Fig. 3", 3.5), ("App. F", 3.5),
-         ("Sec. 3.6", 3.6), ("Table 5", 3.6), ("Sec. 5", 5.0), ("Fig. 4", 6.1), ("Eq. 7", 6.1),
-         ("Fig. 5", 6.2), ("Table 6", 6.3), ("Fig. 6", 6.4), ("App. E", 6.0), ("App. G", 6.5),
-         ("Fig. 8", 6.5), ("v2", 7.0), ("IRT-Net", 8.0)]
+ORDER = [
+    ("Prop. 1", 2.1),
+    ("App. A", 2.1),
+    ("Prop. 2", 2.2),
+    ("App. C", 2.2),
+    ("Prop. 3", 2.3),
+    ("App. B", 2.3),
+    ("Sec. 3.1", 3.1),
+    ("Fig. 1", 3.1),
+    ("App. J", 3.15),
+    ("Sec. 3.2", 3.2),
+    ("Fig. 2", 3.2),
+    ("Sec. 3.3", 3.3),
+    ("Table 1", 3.3),
+    ("Table 2", 3.32),
+    ("App. D", 3.35),
+    ("Sec. 3.4", 3.4),
+    ("Table 3", 3.4),
+    ("Table 4", 3.4),
+    ("Sec. 3.5", 3.5),
+    ("Fig. 3", 3.5),
+    ("App. F", 3.5),
+    ("Sec. 3.6", 3.6),
+    ("Table 5", 3.6),
+    ("Sec. 5", 5.0),
+    ("Fig. 4", 6.1),
+    ("Eq. 7", 6.1),
+    ("Fig. 5", 6.2),
+    ("Table 6", 6.3),
+    ("Fig. 6", 6.4),
+    ("App. E", 6.0),
+    ("App. G", 6.5),
+    ("Fig. 8", 6.5),
+    ("v2", 7.0),
+    ("IRT-Net", 8.0),
+]
 
 
 def position(claim: str) -> float:
@@ -253,7 +297,7 @@ def side_by_side(name: str, ours: pd.DataFrame, rows: dict | None = None) -> pd.
             label = paper_row if isinstance(paper_row, tuple) else (paper_row,)
             lines[(*label, "paper")] = theirs.loc[paper_row].reindex(columns)
             lines[(*label, "this book")] = ours.loc[mine_row].reindex(columns)
-            lines[(*label, "difference")] = (lines[(*label, "this book")] - lines[(*label, "paper")])
+            lines[(*label, "difference")] = lines[(*label, "this book")] - lines[(*label, "paper")]
     out = pd.DataFrame(lines).T.astype(float)
     out.index = pd.MultiIndex.from_tuples(list(lines))
     return out

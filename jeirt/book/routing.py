@@ -1,5 +1,5 @@
-"""The Routing page: the cost-accuracy frontier and what routing picks, as figures.
-"""
+"""The Routing page: the cost-accuracy frontier and what routing picks, as figures."""
+
 from __future__ import annotations
 
 import matplotlib.pyplot as plt
@@ -12,26 +12,56 @@ from jeirt.book.figures import style
 REFERENCE_MARKERS = {"best single model": "s", "per-benchmark best": "D", "random model": "v", "oracle": "*"}
 
 
-def routing_frontier(ax: plt.Axes, frontiers: dict[str, pd.DataFrame], references: pd.DataFrame | None = None,
-                     singles: pd.DataFrame | None = None, unit: str = "usd per 1,000 questions") -> plt.Axes:
+def routing_frontier(
+    ax: plt.Axes,
+    frontiers: dict[str, pd.DataFrame],
+    references: pd.DataFrame | None = None,
+    singles: pd.DataFrame | None = None,
+    unit: str = "usd per 1,000 questions",
+) -> plt.Axes:
     """Accuracy against mean cost per question (log axis): one line per router (label -> a
     `jeirt.tasks.routing.frontier` table, lambda = 0 at its costly end, marked with a larger marker), the
     reference policies (index: policy; columns accuracy, cost) as black markers, and each single model
     (`routing.single_models`) as a small grey dot."""
     if singles is not None and len(singles):
-        ax.scatter(singles["cost"], singles["accuracy"], s=8, color="0.7", marker="o", zorder=1,
-                   label="single models")
+        ax.scatter(singles["cost"], singles["accuracy"], s=8, color="0.7", marker="o", zorder=1, label="single models")
     for i, (name, table) in enumerate(frontiers.items()):
         s = style(i)
         table = table.sort_values("lam")
-        ax.plot(table["cost"], table["accuracy"], color=s["color"], linestyle=s["linestyle"], marker=s["marker"],
-                markersize=2.5, markevery=max(1, len(table) // 10), label=str(name), zorder=2)
-        ax.scatter(table["cost"].iloc[:1], table["accuracy"].iloc[:1], s=30, color=s["color"], marker=s["marker"],
-                   edgecolor="black", linewidth=0.5, zorder=3)
+        ax.plot(
+            table["cost"],
+            table["accuracy"],
+            color=s["color"],
+            linestyle=s["linestyle"],
+            marker=s["marker"],
+            markersize=2.5,
+            markevery=max(1, len(table) // 10),
+            label=str(name),
+            zorder=2,
+        )
+        ax.scatter(
+            table["cost"].iloc[:1],
+            table["accuracy"].iloc[:1],
+            s=30,
+            color=s["color"],
+            marker=s["marker"],
+            edgecolor="black",
+            linewidth=0.5,
+            zorder=3,
+        )
     if references is not None:
         for policy, row in references.iterrows():
-            ax.scatter(row["cost"], row["accuracy"], s=36, facecolor="none", edgecolor="black", linewidth=1,
-                       marker=REFERENCE_MARKERS.get(str(policy), "o"), zorder=4, label=str(policy))
+            ax.scatter(
+                row["cost"],
+                row["accuracy"],
+                s=36,
+                facecolor="none",
+                edgecolor="black",
+                linewidth=1,
+                marker=REFERENCE_MARKERS.get(str(policy), "o"),
+                zorder=4,
+                label=str(policy),
+            )
     ax.set_xscale("log")
     ax.set_xlabel(f"mean cost ({unit}, log scale)")
     ax.set_ylabel("routed accuracy")
@@ -39,8 +69,9 @@ def routing_frontier(ax: plt.Axes, frontiers: dict[str, pd.DataFrame], reference
     return ax
 
 
-def difficulty_vs_share(ax: plt.Axes, difficulty: np.ndarray, share_wrong: np.ndarray, label: str,
-                        i: int = 0) -> plt.Axes:
+def difficulty_vs_share(
+    ax: plt.Axes, difficulty: np.ndarray, share_wrong: np.ndarray, label: str, i: int = 0
+) -> plt.Axes:
     """One point per question: a model's difficulty score (x) against the share of graded models that
     answered it wrong (y), in series style `i`, with the Spearman correlation in the legend label."""
     from jeirt.metrics import spearman
@@ -49,8 +80,16 @@ def difficulty_vs_share(ax: plt.Axes, difficulty: np.ndarray, share_wrong: np.nd
     keep = np.isfinite(x) & np.isfinite(y)
     rho = spearman(x, y)
     s = style(i)
-    ax.scatter(x[keep], y[keep], s=6, alpha=0.5, color=s["color"], marker=s["marker"], edgecolor="none",
-               label=f"{label} (spearman {rho:.2f})")
+    ax.scatter(
+        x[keep],
+        y[keep],
+        s=6,
+        alpha=0.5,
+        color=s["color"],
+        marker=s["marker"],
+        edgecolor="none",
+        label=f"{label} (spearman {rho:.2f})",
+    )
     ax.set_xlabel(f"difficulty: {label}".lower())
     ax.set_ylabel("share of models wrong")
     ax.legend(loc="lower right", markerscale=2)

@@ -20,6 +20,7 @@ the page's rows there as JSON; `scorecard` gathers them for the Reproducing page
 the verdicts. tests/test_book.py checks that every results page builds its table here, quotes the
 paper through `jeirt.book.paper` and writes no verdict by hand.
 """
+
 from __future__ import annotations
 
 import json
@@ -39,8 +40,9 @@ VERDICTS = (HOLDS, NOISE, DIRECTION, FAILS, UNTESTABLE)  # the only words a verd
 COLUMNS = ("claim", "paper", "this book", "dataset and encoder", "setting", "verdict")
 
 
-def verdict(holds: bool | None, direction: bool = False, why: str = "", noise: bool = False,
-            profile: str | None = None) -> str:
+def verdict(
+    holds: bool | None, direction: bool = False, why: str = "", noise: bool = False, profile: str | None = None
+) -> str:
     """The verdict on one claim: `holds` True -> 'holds'; else 'matches within noise' when `noise`,
     else 'holds in direction' when `direction`, else 'does not hold'. `holds` None -> 'not testable
     here: ' + `why`, or with `profile` (the smoke slice cannot carry the claim) 'not testable in the
@@ -54,8 +56,15 @@ def verdict(holds: bool | None, direction: bool = False, why: str = "", noise: b
     return f"{word} ({why})" if why else word
 
 
-def against(ours: float, paper: float | tuple[float, float], tolerance: float, direction: bool = False,
-            why: str = "", se: float | None = None, sds: float = 2.0) -> str:
+def against(
+    ours: float,
+    paper: float | tuple[float, float],
+    tolerance: float,
+    direction: bool = False,
+    why: str = "",
+    se: float | None = None,
+    sds: float = 2.0,
+) -> str:
     """Verdict of a number against the paper's: 'holds' when `ours` lies within `tolerance` of
     `paper` (a value, or a (low, high) range of the paper's settings); else, given the standard
     error `se` of ours (over seeds or questions), 'matches within noise' when `ours` +- `sds` * `se`
@@ -70,8 +79,12 @@ def against(ours: float, paper: float | tuple[float, float], tolerance: float, d
         raise ValueError(f"paper={paper}; expected a value or a (low, high) range with low <= high.")
     lo, hi, ours = lo - tolerance, hi + tolerance, float(ours)
     spread = sds * se if se is not None else 0.0
-    return verdict(lo <= ours <= hi, direction=direction, why=why,
-                   noise=se is not None and ours - spread <= hi and ours + spread >= lo)
+    return verdict(
+        lo <= ours <= hi,
+        direction=direction,
+        why=why,
+        noise=se is not None and ours - spread <= hi and ours + spread >= lo,
+    )
 
 
 def rho_interval(rho: float, n: int, sds: float = 2.0) -> tuple[float, float]:
@@ -86,8 +99,13 @@ def rho_interval(rho: float, n: int, sds: float = 2.0) -> tuple[float, float]:
     return math.tanh(z - sds * se), math.tanh(z + sds * se)
 
 
-def setting(cfg, test_questions: int | None, d: int | str | None = None, seeds: int | Sequence[int] | None = None,
-            held_out: bool = True) -> str:
+def setting(
+    cfg,
+    test_questions: int | None,
+    d: int | str | None = None,
+    seeds: int | Sequence[int] | None = None,
+    held_out: bool = True,
+) -> str:
     """The 'setting' cell of a verdict row: the profile, how many test questions the number rests
     on, the embedding dimension and how many seeds (default `cfg.d` and `cfg.seeds`), e.g.
     'full profile; 1,203 test questions; d = 256; 3 seeds'. `test_questions` None: no held-out
@@ -146,11 +164,15 @@ class Claim:
             if not isinstance(value, str) or (f.name != "setting" and not value.strip()):
                 raise ValueError(f"Claim.{f.name}={value!r}; expected a non-empty string.")
         if not self.verdict.startswith(VERDICTS):
-            raise ValueError(f"Claim.verdict={self.verdict!r}; build it with verdicts.verdict or "
-                             f"verdicts.against, which start with one of {VERDICTS}.")
+            raise ValueError(
+                f"Claim.verdict={self.verdict!r}; build it with verdicts.verdict or "
+                f"verdicts.against, which start with one of {VERDICTS}."
+            )
         if "not available" in self.paper:
-            raise ValueError(f"Claim.paper={self.paper!r}; quote the paper with jeirt.book.paper.quote, or "
-                             "paper.no_number(place) where it prints no number.")
+            raise ValueError(
+                f"Claim.paper={self.paper!r}; quote the paper with jeirt.book.paper.quote, or "
+                "paper.no_number(place) where it prints no number."
+            )
 
 
 def paper_vs_book(claims: Sequence[Claim]) -> pd.DataFrame:
@@ -194,22 +216,34 @@ def show(name: str, claims: Sequence[Claim]) -> pd.DataFrame:
     if not name.endswith("_paper_vs_book"):
         raise ValueError(f"name={name!r}; expected '<page prefix>_paper_vs_book'.")
     table = paper_vs_book(claims)
-    glue(name, HTML(table.reset_index().to_html(index=False, border=0, classes="paper-vs-book")),
-         display=False)
+    glue(name, HTML(table.reset_index().to_html(index=False, border=0, classes="paper-vs-book")), display=False)
     folder = claims_dir()
     if folder is not None:
         from jeirt.files import write_json
 
         folder.mkdir(parents=True, exist_ok=True)
-        write_json(folder / f"{name.removesuffix('_paper_vs_book')}.json",
-                   {"name": name, "claims": [asdict(c) for c in claims]}, indent=1)
+        write_json(
+            folder / f"{name.removesuffix('_paper_vs_book')}.json",
+            {"name": name, "claims": [asdict(c) for c in claims]},
+            indent=1,
+        )
     return table
 
 
 # The glue prefix of each results page's table ('<prefix>_paper_vs_book') and the page's file in book/.
-PAGES = {"one": "one_number", "dim": "dimension", "onb": "onboarding", "ood": "ood", "dif": "difficulty",
-         "tax": "taxonomy", "geo": "geometry", "rt": "routing", "bey": "beyond", "eff": "efficient",
-         "kna": "known_answers"}
+PAGES = {
+    "one": "one_number",
+    "dim": "dimension",
+    "onb": "onboarding",
+    "ood": "ood",
+    "dif": "difficulty",
+    "tax": "taxonomy",
+    "geo": "geometry",
+    "rt": "routing",
+    "bey": "beyond",
+    "eff": "efficient",
+    "kna": "known_answers",
+}
 
 
 def scorecard(folder: str | Path, pages: dict[str, str] | None = None) -> pd.DataFrame:
@@ -217,7 +251,8 @@ def scorecard(folder: str | Path, pages: dict[str, str] | None = None) -> pd.Dat
     `save_claims` snapshot file), one row per
     claim with the page it comes from (`pages`: glue prefix -> page file, default `PAGES`), sorted into
     the paper's order (`jeirt.book.paper.position` of the claim, a row starting '...' kept beside the
-    one before it; within a place, page order, then row order). A page with no file there is a `FileNotFoundError` naming it."""
+    one before it; within a place, page order, then row order). A page with no file there is a
+    `FileNotFoundError` naming it."""
     from jeirt.book.paper import position
 
     folder, pages = Path(folder), PAGES if pages is None else pages
@@ -227,16 +262,23 @@ def scorecard(folder: str | Path, pages: dict[str, str] | None = None) -> pd.Dat
         found = {p.stem: json.loads(p.read_text()) for p in folder.glob("*.json")}
     missing = [prefix for prefix in pages if prefix not in found]
     if missing:
-        raise FileNotFoundError(f"no claim rows for {missing} in {folder}; build the book "
-                                f"(scripts/build_book.py writes them) or run those pages with JEIRT_CLAIMS_DIR set.")
+        raise FileNotFoundError(
+            f"no claim rows for {missing} in {folder}; build the book "
+            f"(scripts/build_book.py writes them) or run those pages with JEIRT_CLAIMS_DIR set."
+        )
     rows = []
     for prefix, page in pages.items():
         where = 9.0
         for claim in found[prefix]["claims"]:
             # a row that continues the one before ('... by about 10 points') stays beside it
             where = where if claim["claim"].startswith("...") else position(claim["claim"])
-            rows.append({"position": where, **{k: claim[k] for k in ("claim", "paper", "ours", "data", "setting",
-                                                                     "verdict")}, "page": page})
+            rows.append(
+                {
+                    "position": where,
+                    **{k: claim[k] for k in ("claim", "paper", "ours", "data", "setting", "verdict")},
+                    "page": page,
+                }
+            )
     return pd.DataFrame(rows).sort_values("position", kind="stable").reset_index(drop=True)
 
 

@@ -9,6 +9,13 @@ benchmark out). The core never imports them."""
 # usage error answer without loading the workflows and torch, pandas and scikit-learn behind them.
 RULES = ("random", "stratified", "kmeans", "adaptive", "adaptive-accuracy")  # evaluation's selection rules
 PRIORS = ("full", "isotropic")  # evaluation's priors on a new model's vector (`vector_prior`)
-METHOD_NAMES = ("je-irt", "embedllm-mf", "irt-net", "mirt", "knn", "benchmark-accuracy",
-                "model-accuracy")  # compare.METHODS, in its order
+METHOD_NAMES = (
+    "je-irt",
+    "embedllm-mf",
+    "irt-net",
+    "mirt",
+    "knn",
+    "benchmark-accuracy",
+    "model-accuracy",
+)  # compare.METHODS, in its order
 VARIANT_NAMES = ("je-irt+benchmark",)  # compare.VARIANTS: run only when named

@@ -15,6 +15,7 @@ JE-IRT runs with its default recipe plus its bounded search on the validation la
 its temperature is fitted on them too. `paired_margins` gives, per dataset and encoder, JE-IRT minus the
 best other method seed by seed: mean, sd and the seeds JE-IRT wins.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -22,10 +23,10 @@ import json
 import platform
 import time
 import warnings
+from collections.abc import Callable, Sequence
 from dataclasses import asdict
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Callable, Sequence
 
 import numpy as np
 import pandas as pd
@@ -41,20 +42,21 @@ from jeirt.baselines import (
     IRTNet,
     ModelAccuracy,
 )
+from jeirt.baselines.irt import PerQuestionIRT
 from jeirt.data import Dataset, load_dataset
 from jeirt.encoders import canonical_name
 from jeirt.estimator import JEIRT
 from jeirt.files import atomic_write_many, finite_json, json_number, protected
 from jeirt.metrics import ece, evaluate
-from jeirt.baselines.irt import PerQuestionIRT
 from jeirt.questions import known_question_split
 from jeirt.splits import Split, hold_out_models, split_by_question, split_leave_benchmark_out
 from jeirt.tasks import METHOD_NAMES, VARIANT_NAMES
 
 # name -> factory(encoder, seed) -> an unfitted estimator with fit(ds, split) and predict_proba(ds)
 METHODS: dict[str, Callable[[str, int], object]] = {
-    "je-irt": lambda encoder, seed: JEIRT(encoder=encoder, random_state=seed, progress=False, search=True,
-                                          search_budget=JEIRT_SEARCH_BUDGET),
+    "je-irt": lambda encoder, seed: JEIRT(
+        encoder=encoder, random_state=seed, progress=False, search=True, search_budget=JEIRT_SEARCH_BUDGET
+    ),
     "embedllm-mf": lambda encoder, seed: EmbedLLMMF(encoder=encoder, random_state=seed),
     "irt-net": lambda encoder, seed: IRTNet(encoder=encoder, random_state=seed),
     "mirt": lambda encoder, seed: MIRT(encoder=encoder, random_state=seed),
@@ -67,9 +69,14 @@ METHODS: dict[str, Callable[[str, int], object]] = {
 # fitted on the same answers (the neural baselines cannot onboard a model).
 KNOWN_QUESTION_METHODS: dict[str, Callable[[str, int], object]] = {
     "je-irt": METHODS["je-irt"],
-    "je-irt+corrections": lambda encoder, seed: JEIRT(encoder=encoder, random_state=seed, progress=False,
-                                                      search=True, search_budget=JEIRT_SEARCH_BUDGET,
-                                                      question_correction=True),
+    "je-irt+corrections": lambda encoder, seed: JEIRT(
+        encoder=encoder,
+        random_state=seed,
+        progress=False,
+        search=True,
+        search_budget=JEIRT_SEARCH_BUDGET,
+        question_correction=True,
+    ),
     "rasch": lambda encoder, seed: PerQuestionIRT("1pl"),
     "2pl": lambda encoder, seed: PerQuestionIRT("2pl"),
     "benchmark-accuracy": METHODS["benchmark-accuracy"],
@@ -80,18 +87,24 @@ KNOWN_QUESTION_METHODS: dict[str, Callable[[str, int], object]] = {
 # question's benchmark appended to its frozen features (`JEIRT(benchmark_feature=True)`), same search and
 # calibration, for datasets whose bare prompts carry less than their benchmark label (metabench).
 VARIANTS: dict[str, Callable[[str, int], object]] = {
-    "je-irt+benchmark": lambda encoder, seed: JEIRT(encoder=encoder, random_state=seed, progress=False, search=True,
-                                                    search_budget=JEIRT_SEARCH_BUDGET, benchmark_feature=True),
+    "je-irt+benchmark": lambda encoder, seed: JEIRT(
+        encoder=encoder,
+        random_state=seed,
+        progress=False,
+        search=True,
+        search_budget=JEIRT_SEARCH_BUDGET,
+        benchmark_feature=True,
+    ),
 }
-assert (tuple(METHODS), tuple(VARIANTS)) == (METHOD_NAMES, VARIANT_NAMES), \
+assert (tuple(METHODS), tuple(VARIANTS)) == (METHOD_NAMES, VARIANT_NAMES), (
     "jeirt.tasks.METHOD_NAMES / VARIANT_NAMES (what the command line offers) must list METHODS / VARIANTS"
+)
 METRICS = ("accuracy", "auc", "brier", "ece", "log_loss")
 # Seconds after which JE-IRT's search starts no new candidate: on 2 shared CPU cores the whole grid on
 # zeroeval, 3-5 candidates on mmlu_pro and 1-2 on metabench (a fit there takes 60-90 s). Each run
 # records how many it tried (`fitted.search_tried`).
 JEIRT_SEARCH_BUDGET = 120.0
-RUN_COLUMNS = ("dataset", "encoder", "split", "method", "seed", *METRICS, "n_test", "fit_seconds", "params",
-               "fitted")
+RUN_COLUMNS = ("dataset", "encoder", "split", "method", "seed", *METRICS, "n_test", "fit_seconds", "params", "fitted")
 KEYS = ["dataset", "encoder", "method"]
 
 
@@ -106,12 +119,19 @@ def method_params(estimator: object) -> dict:
 def fitted_summary(estimator: object) -> dict:
     """What fitting chose: epochs run and the best one (neural methods), k and weighting (k-NN)."""
     if hasattr(estimator, "history_"):
-        summary = {"epochs": len(estimator.history_.val_loss), "best_epoch": estimator.history_.best_epoch + 1,
-                   "best_val_loss": min(estimator.history_.val_loss)}
+        summary = {
+            "epochs": len(estimator.history_.val_loss),
+            "best_epoch": estimator.history_.best_epoch + 1,
+            "best_val_loss": min(estimator.history_.val_loss),
+        }
         if hasattr(estimator, "temperature_"):  # JE-IRT: what its search chose and its calibration
             chosen = min(estimator.search_results_, key=lambda r: r["val_loss"])
-            summary |= {"search_chosen": chosen["change"], "search_tried": len(estimator.search_results_),
-                        "temperature": estimator.temperature_, **estimator.calibration_}
+            summary |= {
+                "search_chosen": chosen["change"],
+                "search_tried": len(estimator.search_results_),
+                "temperature": estimator.temperature_,
+                **estimator.calibration_,
+            }
         return summary
     if hasattr(estimator, "k_"):
         return {"k": estimator.k_, "weighting": estimator.weighting_}
@@ -151,15 +171,30 @@ def run_one(ds: Dataset, split: Split, method: str, encoder: str, seed: int) -> 
         sel = split.test[:, test_items] & test.observed
         p = np.clip(probs[sel].astype(np.float64), 1e-12, 1 - 1e-12)
         fitted["test_ece_before"] = ece(1 / (1 + (p / (1 - p)) ** -fitted["temperature"]), test.labels[sel])
-    return {"dataset": ds.name, "encoder": encoder, "split": split.name, "method": method, "seed": seed,
-            **{m: overall[m] for m in METRICS}, "n_test": overall["n"], "fit_seconds": seconds,
-            "params": json.dumps(method_params(estimator), default=str, sort_keys=True),
-            "fitted": json.dumps(fitted, default=json_number)}
+    return {
+        "dataset": ds.name,
+        "encoder": encoder,
+        "split": split.name,
+        "method": method,
+        "seed": seed,
+        **{m: overall[m] for m in METRICS},
+        "n_test": overall["n"],
+        "fit_seconds": seconds,
+        "params": json.dumps(method_params(estimator), default=str, sort_keys=True),
+        "fitted": json.dumps(fitted, default=json_number),
+    }
 
 
-def compare(datasets: Sequence[str | Dataset], encoders: Sequence[str] = ("all-MiniLM-L6-v2",),
-            seeds: Sequence[int] = (0, 1, 2), methods: Sequence[str] | None = None, split: str = "question",
-            out: str | Path | None = None, encode_missing: bool = False, progress: bool = True) -> pd.DataFrame:
+def compare(
+    datasets: Sequence[str | Dataset],
+    encoders: Sequence[str] = ("all-MiniLM-L6-v2",),
+    seeds: Sequence[int] = (0, 1, 2),
+    methods: Sequence[str] | None = None,
+    split: str = "question",
+    out: str | Path | None = None,
+    encode_missing: bool = False,
+    progress: bool = True,
+) -> pd.DataFrame:
     """Every method x seed on every dataset x encoder; one row per run (columns `RUN_COLUMNS`).
 
     A dataset without precomputed embeddings for an encoder is skipped (with a warning, and listed in
@@ -171,16 +206,21 @@ def compare(datasets: Sequence[str | Dataset], encoders: Sequence[str] = ("all-M
     if methods is not None and not list(methods):
         raise ValueError(f"methods is empty; give at least one of {list(catalogue)}, or None for all of them.")
     methods = list(methods or catalogue)
-    for what, values in (("datasets", [d if isinstance(d, str) else d.name for d in datasets]),
-                         ("encoders", [canonical_name(e) for e in encoders]), ("seeds", [int(s) for s in seeds]),
-                         ("methods", methods)):
+    for what, values in (
+        ("datasets", [d if isinstance(d, str) else d.name for d in datasets]),
+        ("encoders", [canonical_name(e) for e in encoders]),
+        ("seeds", [int(s) for s in seeds]),
+        ("methods", methods),
+    ):
         repeated = sorted({str(v) for v in values if values.count(v) > 1})
         if repeated:
             raise ValueError(f"{what} names {repeated} more than once; a run counted twice would weigh double.")
     unknown = [m for m in methods if m not in catalogue and m not in VARIANTS]
     if unknown:
-        raise ValueError(f"methods={unknown}; known methods for split {split!r} are {list(catalogue)}, and the "
-                         f"variants beyond the paper {list(VARIANTS)}.")
+        raise ValueError(
+            f"methods={unknown}; known methods for split {split!r} are {list(catalogue)}, and the "
+            f"variants beyond the paper {list(VARIANTS)}."
+        )
     if not seeds:
         raise ValueError("seeds is empty; give at least one seed, e.g. (0, 1, 2).")
     if out is not None:  # before the first run, not after it
@@ -190,12 +230,20 @@ def compare(datasets: Sequence[str | Dataset], encoders: Sequence[str] = ("all-M
             if protected(path):
                 raise ValueError(f"out={str(out)!r}: {path} is {protected(path)}; jeirt never writes there.")
     encoders = [canonical_name(e) for e in encoders]
-    config = {"datasets": [d if isinstance(d, str) else d.name for d in datasets], "encoders": encoders,
-              "seeds": [int(s) for s in seeds], "methods": methods, "split": split, "skipped": [],
-              "jeirt_version": __version__, "torch_version": torch.__version__,
-              "python": platform.python_version(), "threads": torch.get_num_threads(),
-              "device": str(settings.default_device()),
-              "started": datetime.now(timezone.utc).isoformat(timespec="seconds")}
+    config = {
+        "datasets": [d if isinstance(d, str) else d.name for d in datasets],
+        "encoders": encoders,
+        "seeds": [int(s) for s in seeds],
+        "methods": methods,
+        "split": split,
+        "skipped": [],
+        "jeirt_version": __version__,
+        "torch_version": torch.__version__,
+        "python": platform.python_version(),
+        "threads": torch.get_num_threads(),
+        "device": str(settings.default_device()),
+        "started": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+    }
     rows: list[dict] = []
     total = len(datasets) * len(encoders) * len(seeds) * len(methods)
     bar = tqdm(total=total, desc="runs", disable=not progress)
@@ -245,8 +293,9 @@ def summarize(runs: pd.DataFrame) -> pd.DataFrame:
     return table[order].reset_index()
 
 
-def margins(summary: pd.DataFrame, reference: str = "je-irt",
-            metrics: Sequence[str] = ("accuracy", "auc")) -> pd.DataFrame:
+def margins(
+    summary: pd.DataFrame, reference: str = "je-irt", metrics: Sequence[str] = ("accuracy", "auc")
+) -> pd.DataFrame:
     """Per dataset, encoder and metric: `reference`'s mean minus the best other method's (> 0: it leads).
     Variants beyond the paper (`VARIANTS`) are never the best other method; pass one as `reference`."""
     rows = []
@@ -258,14 +307,23 @@ def margins(summary: pd.DataFrame, reference: str = "je-irt",
         for metric in metrics:
             best = others.loc[others[f"{metric}_mean"].idxmax()]
             ours = float(ref[f"{metric}_mean"].iloc[0])
-            rows.append({"dataset": dataset, "encoder": encoder, "metric": metric, reference: ours,
-                         "best_other": best["method"], "best_other_value": float(best[f"{metric}_mean"]),
-                         "margin": ours - float(best[f"{metric}_mean"])})
+            rows.append(
+                {
+                    "dataset": dataset,
+                    "encoder": encoder,
+                    "metric": metric,
+                    reference: ours,
+                    "best_other": best["method"],
+                    "best_other_value": float(best[f"{metric}_mean"]),
+                    "margin": ours - float(best[f"{metric}_mean"]),
+                }
+            )
     return pd.DataFrame(rows)
 
 
-def paired_margins(runs: pd.DataFrame, reference: str = "je-irt",
-                   metrics: Sequence[str] = ("accuracy", "auc")) -> pd.DataFrame:
+def paired_margins(
+    runs: pd.DataFrame, reference: str = "je-irt", metrics: Sequence[str] = ("accuracy", "auc")
+) -> pd.DataFrame:
     """Per dataset, encoder and metric: `reference` minus the best other method (best by its mean over
     seeds), seed by seed on the same splits: mean and sd of the differences, and seeds won (> 0). As in
     `margins`, variants beyond the paper are not among the other methods."""
@@ -280,15 +338,29 @@ def paired_margins(runs: pd.DataFrame, reference: str = "je-irt",
             best = others.loc[others[f"{metric}_mean"].idxmax(), "method"]
             wide = block.pivot_table(index="seed", columns="method", values=metric)[[reference, best]].dropna()
             diff = wide[reference] - wide[best]
-            rows.append({"dataset": dataset, "encoder": encoder, "metric": metric, "best_other": best,
-                         "margin_mean": float(diff.mean()), "margin_sd": float(diff.std(ddof=1)) if len(diff) > 1
-                         else float("nan"), "seeds_won": int((diff > 0).sum()), "seeds": len(diff)})
+            rows.append(
+                {
+                    "dataset": dataset,
+                    "encoder": encoder,
+                    "metric": metric,
+                    "best_other": best,
+                    "margin_mean": float(diff.mean()),
+                    "margin_sd": float(diff.std(ddof=1)) if len(diff) > 1 else float("nan"),
+                    "seeds_won": int((diff > 0).sum()),
+                    "seeds": len(diff),
+                }
+            )
     return pd.DataFrame(rows)
 
 
-def format_table(summary: pd.DataFrame, metrics: Sequence[str] = ("accuracy", "auc", "brier", "ece"),
-                 digits: int = 3, markdown: bool = False) -> str:
+def format_table(
+    summary: pd.DataFrame,
+    metrics: Sequence[str] = ("accuracy", "auc", "brier", "ece"),
+    digits: int = 3,
+    markdown: bool = False,
+) -> str:
     """A readable table: one row per dataset / encoder / method, cells `mean ± sd`; or a Markdown one."""
+
     def cell(mean: float, sd: float) -> str:
         return f"{mean:.{digits}f}" if np.isnan(sd) else f"{mean:.{digits}f} ± {sd:.{digits}f}"
 
@@ -311,11 +383,15 @@ def merge(*parts: pd.DataFrame) -> pd.DataFrame:
     runs = pd.concat(parts, ignore_index=True)
     dup = runs.duplicated(["dataset", "encoder", "split", "method", "seed"])
     if dup.any():
-        raise ValueError(f"{int(dup.sum())} runs appear in more than one part, e.g. "
-                         f"{runs.loc[dup, ['dataset', 'encoder', 'method', 'seed']].iloc[0].to_dict()}.")
+        raise ValueError(
+            f"{int(dup.sum())} runs appear in more than one part, e.g. "
+            f"{runs.loc[dup, ['dataset', 'encoder', 'method', 'seed']].iloc[0].to_dict()}."
+        )
     configs = [p.attrs.get("config", {}) for p in parts]
-    union = {key: list(dict.fromkeys(v for c in configs for v in c.get(key, [])))
-             for key in ("datasets", "encoders", "seeds", "methods", "skipped")}
+    union = {
+        key: list(dict.fromkeys(v for c in configs for v in c.get(key, [])))
+        for key in ("datasets", "encoders", "seeds", "methods", "skipped")
+    }
     splits = sorted({c["split"] for c in configs if "split" in c})
     runs.attrs["config"] = {**union, "split": splits[0] if len(splits) == 1 else splits, "parts": configs}
     return runs
@@ -330,10 +406,15 @@ def save(runs: pd.DataFrame, path: str | Path) -> tuple[Path, Path]:
     path.parent.mkdir(parents=True, exist_ok=True)
     table = runs.to_csv(index=False, float_format="%.6g").encode("utf-8")
     summary = summarize(runs) if len(runs) else pd.DataFrame()
-    blob = {"format": "jeirt-compare", "csv_sha256": hashlib.sha256(table).hexdigest(),
-            "config": runs.attrs.get("config", {}), "runs": records(runs),
-            "summary": records(summary), "margins": records(margins(summary)) if len(runs) else [],
-            "paired_margins": records(paired_margins(runs)) if len(runs) else []}
+    blob = {
+        "format": "jeirt-compare",
+        "csv_sha256": hashlib.sha256(table).hexdigest(),
+        "config": runs.attrs.get("config", {}),
+        "runs": records(runs),
+        "summary": records(summary),
+        "margins": records(margins(summary)) if len(runs) else [],
+        "paired_margins": records(paired_margins(runs)) if len(runs) else [],
+    }
     text = json.dumps(finite_json(blob), indent=1, default=json_number, allow_nan=False).encode("utf-8")
     json_path = path.with_suffix(".json")
     atomic_write_many([(path, lambda f: f.write(table)), (json_path, lambda f: f.write(text))])
@@ -354,9 +435,11 @@ def load(path: str | Path) -> pd.DataFrame:
         if not csv_path.is_file():
             raise ValueError(f"{csv_path}, the table written with {path.name}, is missing; run the comparison again.")
         if hashlib.sha256(csv_path.read_bytes()).hexdigest() != blob["csv_sha256"]:
-            raise ValueError(f"{csv_path} and {path} come from different writes (the CSV's SHA-256 differs from the "
-                             "one the JSON records): a comparison was interrupted between them or one was edited; "
-                             "run it again.")
+            raise ValueError(
+                f"{csv_path} and {path} come from different writes (the CSV's SHA-256 differs from the "
+                "one the JSON records): a comparison was interrupted between them or one was edited; "
+                "run it again."
+            )
     return _frame(blob["runs"], blob["config"])
 
 

@@ -9,6 +9,7 @@ questions (`best_dimension`) and which encoders a machine can use (`available_en
 Seed s sets the question split as well as the model's initialisation, so the spread over seeds
 covers both; every encoder and d sees the same splits.
 """
+
 from __future__ import annotations
 
 import time
@@ -40,15 +41,20 @@ class RunScores:
         """All rows of `parts`, in order."""
         if not parts:
             raise ValueError("no RunScores to concatenate; give at least one.")
-        return cls(*(pd.concat([getattr(p, name) for p in parts], ignore_index=True)
-                     for name in ("runs", "per_model", "per_benchmark")))
+        return cls(
+            *(
+                pd.concat([getattr(p, name) for p in parts], ignore_index=True)
+                for name in ("runs", "per_model", "per_benchmark")
+            )
+        )
 
 
 def sweep_runs(encoders: Sequence[str], d_grid: Sequence[int], seeds: Sequence[int]) -> list[tuple[str, int, int]]:
     """Figure 2's grid: every (encoder, d, seed), encoders outermost."""
     if not encoders or not d_grid or not seeds:
-        raise ValueError(f"encoders={list(encoders)}, d_grid={list(d_grid)}, seeds={list(seeds)}; "
-                         "each needs at least one entry.")
+        raise ValueError(
+            f"encoders={list(encoders)}, d_grid={list(d_grid)}, seeds={list(seeds)}; each needs at least one entry."
+        )
     if min(d_grid) < 1:
         raise ValueError(f"d_grid={list(d_grid)}; expected positive dimensions.")
     return [(encoder, int(d), int(seed)) for encoder in encoders for d in d_grid for seed in seeds]
@@ -62,11 +68,14 @@ def score_test(model: Estimator, ds: Dataset, split: Split, keys: dict, seconds:
     test = ds.subset(items=items)
     result = evaluate(model.predict_proba(test), test, split.test[:, items])
     history = getattr(model, "history_", None)
-    run = {**keys, **{m: result["overall"][m] for m in ("accuracy", "auc", "log_loss")},
-           "n": result["overall"]["n"],
-           "val_loss": min(history.val_loss) if history is not None else np.nan,
-           "epochs": len(history.val_loss) if history is not None else np.nan,
-           "fit_seconds": getattr(history, "seconds", None) or seconds}
+    run = {
+        **keys,
+        **{m: result["overall"][m] for m in ("accuracy", "auc", "log_loss")},
+        "n": result["overall"]["n"],
+        "val_loss": min(history.val_loss) if history is not None else np.nan,
+        "epochs": len(history.val_loss) if history is not None else np.nan,
+        "fit_seconds": getattr(history, "seconds", None) or seconds,
+    }
     tables = []
     for name in ("per_model", "per_benchmark"):
         table = result[name][["accuracy", "log_loss", "n"]].reset_index()
@@ -82,9 +91,13 @@ def fit_and_score(model: Estimator, ds: Dataset, split: Split, keys: dict) -> Ru
     return score_test(model, ds, split, keys, time.perf_counter() - start)
 
 
-def baseline_reference(ds: Dataset, encoders: Sequence[str], seeds: Sequence[int],
-                       max_epochs: int | None = None,
-                       split_for: Callable[[Dataset, int], Split] | None = None) -> RunScores:
+def baseline_reference(
+    ds: Dataset,
+    encoders: Sequence[str],
+    seeds: Sequence[int],
+    max_epochs: int | None = None,
+    split_for: Callable[[Dataset, int], Split] | None = None,
+) -> RunScores:
     """Figure 2's reference lines: EmbedLLM's matrix factorisation and KNN (`jeirt.baselines`), fitted
     on the splits the sweep uses (seed s: `split_for(ds, s)`, by default `split_by_question(ds,
     seed=s)`). `max_epochs` caps the factorisation's training as the sweep caps JE-IRT's (None: its
@@ -101,13 +114,17 @@ def baseline_reference(ds: Dataset, encoders: Sequence[str], seeds: Sequence[int
     splits = {int(seed): split_for(ds, int(seed)) for seed in seeds}
     runs = [(encoder, seed) for seed in splits for encoder in encoders]
     # The factorisations train: side by side, through the cache. KNN's fit is timed by the wall clock.
-    fits = fit_many([EmbedLLMMF(encoder=enc, training=training, random_state=seed) for enc, seed in runs],
-                    ds, [splits[seed] for _, seed in runs])
+    fits = fit_many(
+        [EmbedLLMMF(encoder=enc, training=training, random_state=seed) for enc, seed in runs],
+        ds,
+        [splits[seed] for _, seed in runs],
+    )
     parts = []
     for (encoder, seed), mf in zip(runs, fits):
         parts.append(score_test(mf, ds, splits[seed], {"method": "embedllm-mf", "encoder": encoder, "seed": seed}))
-        parts.append(fit_and_score(KNN(encoder=encoder), ds, splits[seed],
-                                   {"method": "knn", "encoder": encoder, "seed": seed}))
+        parts.append(
+            fit_and_score(KNN(encoder=encoder), ds, splits[seed], {"method": "knn", "encoder": encoder, "seed": seed})
+        )
     return RunScores.concat(parts)
 
 
@@ -131,8 +148,9 @@ def best_dimension(runs: pd.DataFrame) -> pd.Series:
     return mean.loc[mean.groupby("encoder")["val_loss"].idxmin()].set_index("encoder")["d"]
 
 
-def available_encoders(ds: Dataset, wanted: Sequence[str] = PAPER_ENCODERS,
-                       try_loading: bool = False) -> tuple[list[str], dict[str, str]]:
+def available_encoders(
+    ds: Dataset, wanted: Sequence[str] = PAPER_ENCODERS, try_loading: bool = False
+) -> tuple[list[str], dict[str, str]]:
     """Which of `wanted` encoders can be used on `ds`, and why each other one is skipped.
 
     An encoder with precomputed features (`ds.embeddings`) is always usable. Another one is usable only

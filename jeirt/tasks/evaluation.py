@@ -30,7 +30,8 @@ corrections), and 50 of the lowest-accuracy tenth 0.80 / 0.76 / 0.68 (with corre
 `results/new_models_before.json`). No formula can repair a choice that depends on nothing
 but the model's own beliefs, so the estimate is kept honest by design:
 
-- the adaptive rules (not "kmeans", a fixed design) draw `RANDOM_SHARE` of every prefix of their order at random (each batch opens
+- the adaptive rules (not "kmeans", a fixed design) draw `RANDOM_SHARE` of every prefix of their order
+  at random (each batch opens
   with its share of a seeded random order of the questions not yet asked; `random_positions` says
   which positions): whatever the adaptive picks do, these are a probability sample of the rest;
 - the model's misfit for this new model is a shift b ~ N(0, tau^2) of all its logits (tau from
@@ -83,17 +84,17 @@ its difficulty |E_Q| with its direction kept), and the refined embedding predict
 `few_item_experiment` and `question_onboarding_experiment` are the protocols of the book's chapter
 "Efficient evaluation"; `add_evaluation_parsers` adds the `jeirt estimate` and `jeirt suggest` verbs.
 """
+
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Sequence
 
 import numpy as np
 import pandas as pd
 from scipy.linalg import lapack
 from sklearn.cluster import KMeans
-from sklearn.covariance import ledoit_wolf
 from sklearn.decomposition import PCA
 from tqdm import (
     tqdm,  # plain tqdm: tqdm.auto warns on stderr in kernels without ipywidgets
@@ -105,8 +106,7 @@ from jeirt.estimator import JEIRT
 from jeirt.model import sigmoid
 from jeirt.onboard import PRIOR_WIDTHS, fit_model_vectors, vector_prior
 from jeirt.splits import sample_items
-from jeirt.tasks import PRIORS, RULES  # the names, where the command line reads them without this module
-
+from jeirt.tasks import RULES  # the names, where the command line reads them without this module
 
 RANDOM_SHARE = 0.5  # share of an adaptive rule's questions drawn at random: the sample its estimate checks itself on
 
@@ -208,19 +208,24 @@ class QuestionBank:
     def __post_init__(self) -> None:
         n, d = self.directions.shape
         if self.norms.shape != (n,) or len(self.item_ids) != n or len(self.groups) != n:
-            raise ValueError(f"directions {self.directions.shape}, norms {self.norms.shape}, "
-                             f"{len(self.item_ids)} ids and {len(self.groups)} groups must describe the "
-                             "same questions.")
+            raise ValueError(
+                f"directions {self.directions.shape}, norms {self.norms.shape}, "
+                f"{len(self.item_ids)} ids and {len(self.groups)} groups must describe the "
+                "same questions."
+            )
         if self.prior_mean.shape != (d,) or self.prior_cov.shape != (d, d):
-            raise ValueError(f"prior mean {self.prior_mean.shape} and covariance {self.prior_cov.shape} "
-                             f"must match the embedding dimension d = {d}.")
+            raise ValueError(
+                f"prior mean {self.prior_mean.shape} and covariance {self.prior_cov.shape} "
+                f"must match the embedding dimension d = {d}."
+            )
         widths = np.asarray(self.prior_widths, dtype=np.float64)
         if widths.ndim != 1 or not len(widths) or not (np.isfinite(widths) & (widths > 0)).all():
             raise ValueError(f"prior_widths={self.prior_widths!r}; expected one or more positive numbers.")
 
     @classmethod
-    def from_model(cls, model: "JEIRT", ds: Dataset, prior_models: Sequence[str] | None = None,
-                   prior: str = "full") -> "QuestionBank":
+    def from_model(
+        cls, model: JEIRT, ds: Dataset, prior_models: Sequence[str] | None = None, prior: str = "full"
+    ) -> QuestionBank:
         """The questions of `ds` embedded by a fitted `JEIRT`, with the prior fitted to the vectors of
         `prior_models` (default: every model `model` knows; leave out the ones under evaluation)."""
         names = model.models_ if prior_models is None else list(prior_models)
@@ -230,17 +235,30 @@ class QuestionBank:
         return cls(as_str("item_id"), as_str("benchmark"), as_str("text"), directions, norms, mean, cov)
 
     @classmethod
-    def from_embeddings(cls, embeddings: np.ndarray, model_vectors: np.ndarray, groups: Sequence[str] | None = None,
-                        item_ids: Sequence[str] | None = None, texts: Sequence[str] | None = None,
-                        prior: str = "full") -> "QuestionBank":
+    def from_embeddings(
+        cls,
+        embeddings: np.ndarray,
+        model_vectors: np.ndarray,
+        groups: Sequence[str] | None = None,
+        item_ids: Sequence[str] | None = None,
+        texts: Sequence[str] | None = None,
+        prior: str = "full",
+    ) -> QuestionBank:
         """A bank from question embeddings E_Q (n_items, d) and known model vectors (n_models, d)."""
         emb = np.asarray(embeddings, dtype=np.float64)
         norms = np.linalg.norm(emb, axis=1)
         n = len(emb)
         as_str = lambda values, default: np.asarray(default if values is None else values, dtype=str)  # noqa: E731
         mean, cov = vector_prior(model_vectors, prior)
-        return cls(as_str(item_ids, [f"q{i}" for i in range(n)]), as_str(groups, ["all"] * n),
-                   as_str(texts, [""] * n), emb / norms[:, None], norms, mean, cov)
+        return cls(
+            as_str(item_ids, [f"q{i}" for i in range(n)]),
+            as_str(groups, ["all"] * n),
+            as_str(texts, [""] * n),
+            emb / norms[:, None],
+            norms,
+            mean,
+            cov,
+        )
 
     @property
     def n_items(self) -> int:
@@ -274,8 +292,12 @@ class QuestionBank:
         """The posterior before any answer: z ~ N(0, c I), c the narrowest of `prior_widths` (a basis
         of no direction)."""
         d = self.directions.shape[1]
-        return Posterior(np.zeros((n_new, d)), np.zeros((n_new, 0, 0)), np.zeros((n_new, d, 0)),
-                         np.full(n_new, float(min(self.prior_widths))))
+        return Posterior(
+            np.zeros((n_new, d)),
+            np.zeros((n_new, 0, 0)),
+            np.zeros((n_new, d, 0)),
+            np.full(n_new, float(min(self.prior_widths))),
+        )
 
     def vectors(self, posterior: Posterior) -> tuple[np.ndarray, np.ndarray]:
         """Model-space vectors v = mu + L z (n_new, d) and covariances L Sigma_z L^T (n_new, d, d)."""
@@ -304,15 +326,16 @@ class QuestionBank:
         for k in np.unique(counts[few]):
             same = few[counts[few] == k]
             step = max(1, min(32, 1024 // int(k)))  # the stacked design is (block k, k): keep it small
-            blocks += [same[start:start + step] for start in range(0, len(same), step)]
+            blocks += [same[start : start + step] for start in range(0, len(same), step)]
         if len(few) == len(rows) and r <= d // 2:
             span = self.prior(n_new)  # the rows with nothing asked keep it
             span.cov, span.basis = np.zeros((n_new, r, r)), np.zeros((n_new, d, r))
             span.cov[:, np.arange(r), np.arange(r)] = 1.0  # padding: its basis columns are zero
             for part in blocks:
                 k = int(counts[part[0]])
-                span.mean[part], span.cov[part, :k, :k], span.basis[part, :, :k], span.floor[part] = \
+                span.mean[part], span.cov[part, :k, :k], span.basis[part, :, :k], span.floor[part] = (
                     self._posteriors_in_span(labels[part], asked[part])
+                )
             return span
         mean, cov = np.zeros((n_new, d)), np.empty((n_new, d, d))
         cov[~asked.any(axis=1)] = float(min(self.prior_widths)) * np.eye(d)  # the prior
@@ -320,13 +343,23 @@ class QuestionBank:
             block = Posterior(*self._posteriors_in_span(labels[part], asked[part]))
             mean[part], cov[part] = block.mean, block.dense()
         rows = np.setdiff1d(rows, few)
-        for start in tqdm(range(0, len(rows), chunk), desc="posteriors", unit="chunk",
-                          disable=not progress or len(rows) <= chunk):
-            part = rows[start:start + chunk]
+        for start in tqdm(
+            range(0, len(rows), chunk), desc="posteriors", unit="chunk", disable=not progress or len(rows) <= chunk
+        ):
+            part = rows[start : start + chunk]
             cols = np.flatnonzero(asked[part].any(axis=0))
-            fit = fit_model_vectors(self.features[cols], self.offsets[cols], labels[np.ix_(part, cols)],
-                                    asked[np.ix_(part, cols)], np.zeros(d), list(self.prior_widths),
-                                    chunk=len(part), device="cpu", covariances=True, select="each")
+            fit = fit_model_vectors(
+                self.features[cols],
+                self.offsets[cols],
+                labels[np.ix_(part, cols)],
+                asked[np.ix_(part, cols)],
+                np.zeros(d),
+                list(self.prior_widths),
+                chunk=len(part),
+                device="cpu",
+                covariances=True,
+                select="each",
+            )
             mean[part], cov[part] = fit.vectors, fit.covariances
         return Posterior(mean, cov)
 
@@ -348,11 +381,20 @@ class QuestionBank:
         answers = np.zeros((m, m * k))
         mask = np.zeros((m, m * k), dtype=bool)
         for i, c in enumerate(cols):
-            answers[i, i * k:(i + 1) * k] = labels[i, c]
-            mask[i, i * k:(i + 1) * k] = True
-        fit = fit_model_vectors(blocks.transpose(0, 2, 1).reshape(m * k, k), self.offsets[cols].ravel(),
-                                answers, mask, np.zeros(k), list(self.prior_widths), chunk=m, device="cpu",
-                                covariances=True, select="each")
+            answers[i, i * k : (i + 1) * k] = labels[i, c]
+            mask[i, i * k : (i + 1) * k] = True
+        fit = fit_model_vectors(
+            blocks.transpose(0, 2, 1).reshape(m * k, k),
+            self.offsets[cols].ravel(),
+            answers,
+            mask,
+            np.zeros(k),
+            list(self.prior_widths),
+            chunk=m,
+            device="cpu",
+            covariances=True,
+            select="each",
+        )
         widths = np.full(m, fit.prior_variance) if fit.prior_variances is None else fit.prior_variances
         mean = np.einsum("mdk,mk->md", q, fit.vectors.astype(np.float64))
         return mean, fit.covariances, q, widths
@@ -361,19 +403,29 @@ class QuestionBank:
         labels = np.atleast_2d(np.asarray(labels, dtype=np.float64))
         asked = np.atleast_2d(np.asarray(asked, dtype=bool))
         if labels.shape[1] != self.n_items or asked.shape != labels.shape:
-            raise ValueError(f"labels {labels.shape} and asked {asked.shape} must both be (n_new, n_items) "
-                             f"with n_items = {self.n_items}, the bank's questions.")
+            raise ValueError(
+                f"labels {labels.shape} and asked {asked.shape} must both be (n_new, n_items) "
+                f"with n_items = {self.n_items}, the bank's questions."
+            )
         if np.isnan(labels[asked]).any():
             raise ValueError("asked marks questions without an answer (NaN label); ask only answered ones.")
         return labels, asked
 
 
 # Estimated scores
-def estimate_scores(bank: QuestionBank, labels: np.ndarray, asked: np.ndarray,
-                    targets: np.ndarray | None = None, draws: int = 200, level: float = 0.9,
-                    seed: int = 0, models: Sequence[str] | None = None,
-                    posterior: Posterior | None = None, sampled: np.ndarray | None = None,
-                    progress: bool = False) -> pd.DataFrame:
+def estimate_scores(
+    bank: QuestionBank,
+    labels: np.ndarray,
+    asked: np.ndarray,
+    targets: np.ndarray | None = None,
+    draws: int = 200,
+    level: float = 0.9,
+    seed: int = 0,
+    models: Sequence[str] | None = None,
+    posterior: Posterior | None = None,
+    sampled: np.ndarray | None = None,
+    progress: bool = False,
+) -> pd.DataFrame:
     """Estimated accuracy of each new model overall and per benchmark, with a predictive interval.
 
     labels, asked: (n_new, n_items) answers and which of them were asked. targets: (n_new, n_items)
@@ -399,8 +451,9 @@ def estimate_scores(bank: QuestionBank, labels: np.ndarray, asked: np.ndarray,
         raise ValueError(f"{len(models)} model names for {n_new} rows of labels.")
     sampled = asked if sampled is None else np.atleast_2d(np.asarray(sampled, dtype=bool))
     if sampled.shape != asked.shape or (sampled & ~asked).any():
-        raise ValueError(f"sampled (shape {sampled.shape}) must mark asked questions only, shaped like asked "
-                         f"{asked.shape}.")
+        raise ValueError(
+            f"sampled (shape {sampled.shape}) must mark asked questions only, shaped like asked {asked.shape}."
+        )
     if posterior is None:
         posterior = bank.posterior(labels, asked, progress=progress)
     names = [OVERALL] + bank.benchmarks
@@ -420,8 +473,10 @@ def estimate_scores(bank: QuestionBank, labels: np.ndarray, asked: np.ndarray,
         # LAPACK's potrf directly: the factor of np.linalg.cholesky, in a third of its time at d = 256.
         chol, info = lapack.dpotrf(posterior.cov[i], lower=1, clean=1)
         if info:
-            raise np.linalg.LinAlgError(f"the posterior covariance of model {models[i]!r} is not positive "
-                                        "definite; its posterior cannot be sampled.")
+            raise np.linalg.LinAlgError(
+                f"the posterior covariance of model {models[i]!r} is not positive "
+                "definite; its posterior cannot be sampled."
+            )
         chol = chol.astype(np.float32)
         mean_logit = F @ posterior.mean[i].astype(np.float32) - o
         vector_logit = mean_logit  # without the benchmark shifts below
@@ -453,7 +508,7 @@ def estimate_scores(bank: QuestionBank, labels: np.ndarray, asked: np.ndarray,
         shift_mean, shift_var = np.zeros(G.shape[1] - 1), np.zeros(G.shape[1] - 1)
         if bank.group_sd > 0:
             left = np.bincount(group[at], resid - info * misfit, minlength=len(shift_mean))
-            shift_var = 1.0 / (1.0 / bank.group_sd ** 2 + np.bincount(group[at], info, minlength=len(shift_mean)))
+            shift_var = 1.0 / (1.0 / bank.group_sd**2 + np.bincount(group[at], info, minlength=len(shift_mean)))
             shift_mean = left * shift_var
         mean_logit = mean_logit + misfit + shift_mean[group]
         var_logit = var_logit + misfit_var + shift_var[group]
@@ -477,13 +532,21 @@ def estimate_scores(bank: QuestionBank, labels: np.ndarray, asked: np.ndarray,
             # The answers asked count as given, the others as drawn; the drawn ones are 0/1, so their
             # float32 sums per group are exact. acc: (draws, groups).
             acc = (known @ G + drawn.astype(np.float32) @ G.astype(np.float32)) / np.maximum(counts, 1)
-            spread = np.stack([acc.std(axis=0, ddof=1),
-                               *np.quantile(acc, [(1 - level) / 2, (1 + level) / 2], axis=0)])
+            spread = np.stack([acc.std(axis=0, ddof=1), *np.quantile(acc, [(1 - level) / 2, (1 + level) / 2], axis=0)])
         for g, name in enumerate(names):
             if counts[g]:
-                rows.append({"model": models[i], "group": name, "items": int(counts[g]),
-                             "asked": int(was_asked @ G[:, g]), "estimate": point[g], "sd": spread[0, g],
-                             "lower": spread[1, g], "upper": spread[2, g]})
+                rows.append(
+                    {
+                        "model": models[i],
+                        "group": name,
+                        "items": int(counts[g]),
+                        "asked": int(was_asked @ G[:, g]),
+                        "estimate": point[g],
+                        "sd": spread[0, g],
+                        "lower": spread[1, g],
+                        "upper": spread[2, g],
+                    }
+                )
     return pd.DataFrame(rows)
 
 
@@ -495,13 +558,14 @@ def _misfit(total: float, information: float, sds: Sequence[float]) -> tuple[flo
     if not sds:
         return 0.0, 0.0
     spread = [information + (t * information) ** 2 for t in sds]
-    tau = sds[int(np.argmax([-0.5 * np.log(v) - total ** 2 / (2 * v) if v > 0 else 0.0 for v in spread]))]
-    var = 1.0 / (1.0 / tau ** 2 + information)
+    tau = sds[int(np.argmax([-0.5 * np.log(v) - total**2 / (2 * v) if v > 0 else 0.0 for v in spread]))]
+    var = 1.0 / (1.0 / tau**2 + information)
     return total * var, var
 
 
-def plain_means(bank: QuestionBank, labels: np.ndarray, asked: np.ndarray,
-                models: Sequence[str] | None = None) -> pd.DataFrame:
+def plain_means(
+    bank: QuestionBank, labels: np.ndarray, asked: np.ndarray, models: Sequence[str] | None = None
+) -> pd.DataFrame:
     """The no-model baseline: each model's mean answer over the asked questions, overall and per
     benchmark (a benchmark with no asked question gets the overall mean). Columns as
     `estimate_scores` without the interval."""
@@ -515,8 +579,14 @@ def plain_means(bank: QuestionBank, labels: np.ndarray, asked: np.ndarray,
         rows.append({"model": name, "group": OVERALL, "asked": int(asked[i].sum()), "estimate": overall})
         for g in bank.benchmarks:
             sel = asked[i] & (bank.groups == g)
-            rows.append({"model": name, "group": g, "asked": int(sel.sum()),
-                         "estimate": labels[i, sel].mean() if sel.any() else overall})
+            rows.append(
+                {
+                    "model": name,
+                    "group": g,
+                    "asked": int(sel.sum()),
+                    "estimate": labels[i, sel].mean() if sel.any() else overall,
+                }
+            )
     return pd.DataFrame(rows)
 
 
@@ -540,14 +610,21 @@ def irt_estimates(irt: OnePL | TwoPL, new: Dataset, asked: np.ndarray) -> pd.Dat
         for g in [OVERALL] + list(pd.unique(groups)):
             sel = graded[i] & (True if g == OVERALL else groups == g)
             if sel.any():
-                rows.append({"model": name, "group": g, "asked": int((asked[i] & sel).sum()),
-                             "estimate": float(filled[i, sel].mean())})
+                rows.append(
+                    {
+                        "model": name,
+                        "group": g,
+                        "asked": int((asked[i] & sel).sum()),
+                        "estimate": float(filled[i, sel].mean()),
+                    }
+                )
     return pd.DataFrame(rows)
 
 
 # Which questions to ask
-def _candidates(bank: QuestionBank, candidates: np.ndarray | None, labels: np.ndarray | None,
-                n_new: int, k: int) -> np.ndarray:
+def _candidates(
+    bank: QuestionBank, candidates: np.ndarray | None, labels: np.ndarray | None, n_new: int, k: int
+) -> np.ndarray:
     """(n_new, n_items) bool: the questions each new model may be asked, at least k of them."""
     if candidates is None:
         candidates = ~np.isnan(labels) if labels is not None else np.ones((n_new, bank.n_items), dtype=bool)
@@ -562,9 +639,20 @@ def _candidates(bank: QuestionBank, candidates: np.ndarray | None, labels: np.nd
     return candidates
 
 
-def select_items(bank: QuestionBank, k: int, rule: str = "adaptive", *, candidates: np.ndarray | None = None,
-                 labels: np.ndarray | None = None, n_new: int = 1, seed: int = 0, step: int = 5,
-                 growth: float = 0.25, random_share: float = RANDOM_SHARE, progress: bool = False) -> np.ndarray:
+def select_items(
+    bank: QuestionBank,
+    k: int,
+    rule: str = "adaptive",
+    *,
+    candidates: np.ndarray | None = None,
+    labels: np.ndarray | None = None,
+    n_new: int = 1,
+    seed: int = 0,
+    step: int = 5,
+    growth: float = 0.25,
+    random_share: float = RANDOM_SHARE,
+    progress: bool = False,
+) -> np.ndarray:
     """Which k questions to ask each new model, in asking order: (n_new, k) question positions.
 
     Rules: "random"; "stratified" (each benchmark's share of the candidates); "kmeans" (k-means with
@@ -588,21 +676,42 @@ def select_items(bank: QuestionBank, k: int, rule: str = "adaptive", *, candidat
     if rule == "random":
         return np.stack([rng.choice(np.flatnonzero(row), size=k, replace=False) for row in cand])
     if rule == "stratified":
-        return np.stack([rng.permutation(np.flatnonzero(row)[sample_items(bank.groups[row], k, rng)])
-                         for row in cand])
+        return np.stack([rng.permutation(np.flatnonzero(row)[sample_items(bank.groups[row], k, rng)]) for row in cand])
     if rule == "kmeans":
         return _kmeans_items(bank, k, cand, seed)
     if labels is None:
-        raise ValueError(f"rule={rule!r} chooses each question from the answers so far: pass labels, the "
-                         "answers it may reveal (or call next_items for one batch from a posterior).")
-    return adaptive_selection(bank, k, labels, rule, candidates=cand, step=step, growth=growth,
-                              random_share=random_share, seed=seed, progress=progress)[0]
+        raise ValueError(
+            f"rule={rule!r} chooses each question from the answers so far: pass labels, the "
+            "answers it may reveal (or call next_items for one batch from a posterior)."
+        )
+    return adaptive_selection(
+        bank,
+        k,
+        labels,
+        rule,
+        candidates=cand,
+        step=step,
+        growth=growth,
+        random_share=random_share,
+        seed=seed,
+        progress=progress,
+    )[0]
 
 
-def adaptive_selection(bank: QuestionBank, k: int, labels: np.ndarray, rule: str = "adaptive", *,
-                       candidates: np.ndarray | None = None, step: int = 5, growth: float = 0.25,
-                       random_share: float = RANDOM_SHARE, seed: int = 0, keep: Sequence[int] = (),
-                       progress: bool = False) -> tuple[np.ndarray, dict[int, Posterior]]:
+def adaptive_selection(
+    bank: QuestionBank,
+    k: int,
+    labels: np.ndarray,
+    rule: str = "adaptive",
+    *,
+    candidates: np.ndarray | None = None,
+    step: int = 5,
+    growth: float = 0.25,
+    random_share: float = RANDOM_SHARE,
+    seed: int = 0,
+    keep: Sequence[int] = (),
+    progress: bool = False,
+) -> tuple[np.ndarray, dict[int, Posterior]]:
     """`select_items` for the adaptive rules, with the posteriors the selection fits on its way.
 
     Each batch starts with its random picks (`random_positions`): for each model the next questions of
@@ -629,7 +738,7 @@ def adaptive_selection(bank: QuestionBank, k: int, labels: np.ndarray, rule: str
     bar = tqdm(total=k, desc=f"{rule} selection", disable=not progress)
     while order.shape[1] < k:
         batch = _batch(order.shape[1], k, step, growth)
-        n_random = int(drawn[order.shape[1]:order.shape[1] + batch].sum())  # the batch's first n_random picks
+        n_random = int(drawn[order.shape[1] : order.shape[1] + batch].sum())  # the batch's first n_random picks
         picked = np.zeros((n_new, batch), dtype=np.int64)  # (n_new, batch)
         for i, perm in enumerate(shuffled):
             picked[i, :n_random] = perm[~asked[i, perm]][:n_random]
@@ -661,13 +770,19 @@ def random_positions(k: int, random_share: float = RANDOM_SHARE, step: int = 5, 
     while done < k:
         batch = _batch(done, k, step, growth)
         n_random = int(round(random_share * (done + batch))) - int(drawn[:done].sum())
-        drawn[done:done + max(0, min(batch, n_random))] = True
+        drawn[done : done + max(0, min(batch, n_random))] = True
         done += batch
     return drawn
 
 
-def next_items(bank: QuestionBank, posterior: Posterior, k: int, candidates: np.ndarray,
-               target: str = "vector", progress: bool = False) -> np.ndarray:
+def next_items(
+    bank: QuestionBank,
+    posterior: Posterior,
+    k: int,
+    candidates: np.ndarray,
+    target: str = "vector",
+    progress: bool = False,
+) -> np.ndarray:
     """The next k questions for each model (n_new, k), chosen greedily from its current posterior.
 
     Asking q adds Fisher information w_q f_q f_q^T, w_q = p_q (1 - p_q), to the posterior precision.
@@ -707,7 +822,7 @@ def next_items(bank: QuestionBank, posterior: Posterior, k: int, candidates: np.
             np.multiply(w, s, out=gain)  # "vector": w f^T Sigma f
             if hf is not None:  # "accuracy": w (f^T Sigma g)^2 / (1 + w f^T Sigma f)
                 gain += 1.0
-                np.divide(w * hf ** 2, gain, out=gain)
+                np.divide(w * hf**2, gain, out=gain)
             np.copyto(gain, -np.inf, where=taken)
             q = np.argmax(gain, axis=1)  # (m,)
             picks[at, j], taken[rows, q] = q, True
@@ -736,7 +851,7 @@ def _kmeans_items(bank: QuestionBank, k: int, candidates: np.ndarray, seed: int)
     if x.shape[1] > 32:
         x = PCA(32, random_state=seed).fit_transform(x)
     centres = KMeans(n_clusters=k, n_init=1, random_state=seed).fit(x).cluster_centers_  # (k, p)
-    dist = (x ** 2).sum(1)[:, None] - 2 * x @ centres.T + (centres ** 2).sum(1)[None]  # (n_pool, k)
+    dist = (x**2).sum(1)[:, None] - 2 * x @ centres.T + (centres**2).sum(1)[None]  # (n_pool, k)
     dist = np.ascontiguousarray(dist.T)  # (k, n_pool): a centre's distances lie together
     picks = np.zeros((len(candidates), k), dtype=np.int64)
     done: dict[bytes, int] = {}  # models with the same candidates get the same questions

@@ -16,6 +16,7 @@ by a page of the book and by a script of `benchmarks/`, so that both run the sam
 - the held-out models of both efficient-evaluation pages (`metabench_held_out`) and the fit that
   learns the questions without onboarding the held-out models (`training_only`).
 """
+
 from __future__ import annotations
 
 import time
@@ -100,8 +101,9 @@ class Asked:
     posterior: Posterior | None  # the adaptive run's posterior at k, if one of its batches ended there
 
 
-def questions_asked(bank: QuestionBank, labels: np.ndarray, rule: str, ks: Sequence[int],
-                    seed: int = 0) -> dict[int, Asked]:
+def questions_asked(
+    bank: QuestionBank, labels: np.ndarray, rule: str, ks: Sequence[int], seed: int = 0
+) -> dict[int, Asked]:
     """k -> the questions `rule` asks each new model (rows of `labels`, NaN = not graded) at budget k.
 
     The rules in `NESTED` choose one order to the largest k and read every k as its prefix; the
@@ -146,8 +148,16 @@ def true_scores(bank: QuestionBank, labels: np.ndarray, models: Sequence[str]) -
     with np.errstate(invalid="ignore"):
         for i, m in enumerate(models):
             rows.append({"model": m, "group": OVERALL, "true": np.nanmean(labels[i])})
-            rows += [{"model": m, "group": g, "true": np.nanmean(labels[i, bank.groups == g])
-                      if (~np.isnan(labels[i, bank.groups == g])).any() else np.nan} for g in bank.benchmarks]
+            rows += [
+                {
+                    "model": m,
+                    "group": g,
+                    "true": np.nanmean(labels[i, bank.groups == g])
+                    if (~np.isnan(labels[i, bank.groups == g])).any()
+                    else np.nan,
+                }
+                for g in bank.benchmarks
+            ]
     return pd.DataFrame(rows).set_index(["model", "group"])
 
 
@@ -159,8 +169,16 @@ def score_rows(est: pd.DataFrame, truth: pd.DataFrame, rule: str, k: int, seed: 
     is_overall = table["group"] == OVERALL
     overall = table[is_overall].set_index("model")
     benches = table[~is_overall].groupby("model", sort=False)
-    out = pd.DataFrame({"rule": rule, "k": k, "seed": seed, "model": overall.index, "true": overall["true"].to_numpy(),
-                        "estimate": overall["estimate"].to_numpy()})
+    out = pd.DataFrame(
+        {
+            "rule": rule,
+            "k": k,
+            "seed": seed,
+            "model": overall.index,
+            "true": overall["true"].to_numpy(),
+            "estimate": overall["estimate"].to_numpy(),
+        }
+    )
     out["error"] = out["estimate"] - out["true"]
     out["abs_error"] = out["error"].abs()
     out["bench_mae"] = benches["abs_error"].mean().reindex(overall.index).to_numpy()
@@ -169,8 +187,13 @@ def score_rows(est: pd.DataFrame, truth: pd.DataFrame, rule: str, k: int, seed: 
         inside[table["lower"].isna() | table["true"].isna()] = np.nan  # no interval (draws=0) or no truth
         out["sd"] = overall["sd"].to_numpy()
         out["covered"] = inside[is_overall].to_numpy()
-        out["bench_covered"] = inside[~is_overall].groupby(table.loc[~is_overall, "model"], sort=False).mean() \
-            .reindex(overall.index).to_numpy()
+        out["bench_covered"] = (
+            inside[~is_overall]
+            .groupby(table.loc[~is_overall, "model"], sort=False)
+            .mean()
+            .reindex(overall.index)
+            .to_numpy()
+        )
     return out.to_dict("records")
 
 
@@ -181,8 +204,9 @@ def summarize_few_item(results: pd.DataFrame) -> pd.DataFrame:
     if results.empty:
         raise ValueError("no results to summarise.")
     grouped = results.groupby(["rule", "k"], sort=False)
-    table = grouped.agg(mae=("abs_error", "mean"), bias=("error", "mean"), bench_mae=("bench_mae", "mean"),
-                        runs=("abs_error", "size"))
+    table = grouped.agg(
+        mae=("abs_error", "mean"), bias=("error", "mean"), bench_mae=("bench_mae", "mean"), runs=("abs_error", "size")
+    )
     if "sd" in results:
         table["mean_sd"] = grouped["sd"].mean()
         table["coverage"] = grouped["covered"].mean()
@@ -212,9 +236,15 @@ def expected_errors(bank: QuestionBank, labels: np.ndarray, ks: Sequence[int]) -
     rows = []
     for k in ks:
         fpc = np.clip(1 - k / n, 0, 1)
-        rows.append({"k": int(k), "plain mean": float(np.mean(np.sqrt(2 / np.pi * acc * (1 - acc) / k * fpc))),
-                     "model, answers only": float(np.mean(np.sqrt(2 / np.pi * noise / k * fpc))),
-                     "mean p(1-p)": float(noise.mean()), "a(1-a)": float((acc * (1 - acc)).mean())})
+        rows.append(
+            {
+                "k": int(k),
+                "plain mean": float(np.mean(np.sqrt(2 / np.pi * acc * (1 - acc) / k * fpc))),
+                "model, answers only": float(np.mean(np.sqrt(2 / np.pi * noise / k * fpc))),
+                "mean p(1-p)": float(noise.mean()),
+                "a(1-a)": float((acc * (1 - acc)).mean()),
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -222,9 +252,16 @@ def expected_errors(bank: QuestionBank, labels: np.ndarray, ks: Sequence[int]) -
 # A new question, a few models
 
 
-def question_onboarding_experiment(model: JEIRT, ds: Dataset, benchmark: str, ns: Sequence[int] = (0, 1, 3, 5, 10),
-                                   prior_scales: Sequence[float] = (1.0,), whats: Sequence[str] = ("embedding",),
-                                   seeds: Sequence[int] = (0,), progress: bool = True) -> pd.DataFrame:
+def question_onboarding_experiment(
+    model: JEIRT,
+    ds: Dataset,
+    benchmark: str,
+    ns: Sequence[int] = (0, 1, 3, 5, 10),
+    prior_scales: Sequence[float] = (1.0,),
+    whats: Sequence[str] = ("embedding",),
+    seeds: Sequence[int] = (0,),
+    progress: bool = True,
+) -> pd.DataFrame:
     """How well a new benchmark's answers are predicted from its texts plus n known models' answers.
 
     `model` is a JEIRT fitted without `benchmark` (e.g. on `split_leave_benchmark_out`) that knows
@@ -250,13 +287,14 @@ def question_onboarding_experiment(model: JEIRT, ds: Dataset, benchmark: str, ns
     typical = np.linalg.norm(E0, axis=1).mean() / np.sqrt(E0.shape[1])
     labels, observed = sub.labels, sub.observed
     runs = [(what, s) for what in whats for s in prior_scales]
-    bar = tqdm(total=len(seeds) * len(ns) * (len(runs) + 1), desc=f"onboard {benchmark} questions",
-               disable=not progress)
+    bar = tqdm(
+        total=len(seeds) * len(ns) * (len(runs) + 1), desc=f"onboard {benchmark} questions", disable=not progress
+    )
     rows = []
     for seed in seeds:
         order = np.random.default_rng(seed).permutation(ds.n_models)
         scored = np.zeros((ds.n_models, 1), dtype=bool)
-        scored[order[ns[-1]:]] = True
+        scored[order[ns[-1] :]] = True
         test = scored & observed  # (n_models, n_q)
         truth = np.array([labels[m, test[m]].mean() for m in range(ds.n_models) if test[m].any()])
         for n in ns:
@@ -273,10 +311,19 @@ def question_onboarding_experiment(model: JEIRT, ds: Dataset, benchmark: str, ns
             for (what, s), probs in preds.items():
                 pred_acc = np.array([probs[m, test[m]].mean() for m in range(ds.n_models) if test[m].any()])
                 scores = score(probs[test], labels[test])
-                rows.append({"method": what, "prior_scale": s, "n": n, "seed": seed,
-                             "accuracy": scores["accuracy"], "log_loss": scores["log_loss"],
-                             "auc": scores["auc"], "acc_mae": float(np.abs(pred_acc - truth).mean()),
-                             "pairs": scores["n"]})
+                rows.append(
+                    {
+                        "method": what,
+                        "prior_scale": s,
+                        "n": n,
+                        "seed": seed,
+                        "accuracy": scores["accuracy"],
+                        "log_loss": scores["log_loss"],
+                        "auc": scores["auc"],
+                        "acc_mae": float(np.abs(pred_acc - truth).mean()),
+                        "pairs": scores["n"],
+                    }
+                )
                 bar.update()
     bar.close()
     return pd.DataFrame(rows)
@@ -288,9 +335,15 @@ def question_onboarding_experiment(model: JEIRT, ds: Dataset, benchmark: str, ns
 KNOWN_METHODS = ("plain mean", "je-irt", "je-irt + corrections", "rasch (per question)", "2pl (per question)")
 
 
-def known_question_onboarding(ds: Dataset, make_model: Callable[[int], Estimator], held_out: int,
-                              fractions: Sequence[float] = (0.01, 0.1, 1.0), seeds: Sequence[int] = (0,),
-                              joint: bool = True, progress: bool = True) -> pd.DataFrame:
+def known_question_onboarding(
+    ds: Dataset,
+    make_model: Callable[[int], Estimator],
+    held_out: int,
+    fractions: Sequence[float] = (0.01, 0.1, 1.0),
+    seeds: Sequence[int] = (0,),
+    joint: bool = True,
+    progress: bool = True,
+) -> pd.DataFrame:
     """New LLMs onboarded onto questions the other LLMs answered, against the per-question IRT baseline.
 
     Per seed s: the question split (seed s), `held_out` LLMs drawn with seed s leave training and the
@@ -310,23 +363,40 @@ def known_question_onboarding(ds: Dataset, make_model: Callable[[int], Estimator
 
     def row(seed, method, setting, probs, labels, mask, seconds, n, answers, **extra) -> dict:
         s = score(probs[mask], labels[mask])
-        return {"seed": int(seed), "method": method, "setting": setting, "accuracy": s["accuracy"], "auc": s["auc"],
-                "log_loss": s["log_loss"], "n_test": int(mask.sum()), "answers_per_model": answers,
-                "seconds": seconds, "seconds_per_model": seconds / n, **extra}
+        return {
+            "seed": int(seed),
+            "method": method,
+            "setting": setting,
+            "accuracy": s["accuracy"],
+            "auc": s["auc"],
+            "log_loss": s["log_loss"],
+            "n_test": int(mask.sum()),
+            "answers_per_model": answers,
+            "seconds": seconds,
+            "seconds_per_model": seconds / n,
+            **extra,
+        }
 
     rows = []
     helds = {int(seed): hold_out_models(ds, split_by_question(ds, seed=seed), held_out, seed) for seed in seeds}
     knowns = {seed: known_question_split(held) for seed, held in helds.items()}
-    boths = {seed: Split(known.train | helds[seed].onboard, known.val, known.test, f"{known.name}-joint")
-             for seed, known in knowns.items()}
+    boths = {
+        seed: Split(known.train | helds[seed].onboard, known.val, known.test, f"{known.name}-joint")
+        for seed, known in knowns.items()
+    }
     # Every JE-IRT fit (per seed; with `joint` also the one with every LLM) is independent: made side
     # by side on the cores and kept (`jeirt.fitcache.fit_many`); `seconds` of a fit is its training time.
     # The known-question fit is `training_only` (the held-out LLMs are onboarded below, at each share):
     # the same fit as `few_question_comparison`'s, which reads it from the cache.
-    jobs = ([(seed, training_only(knowns[seed])) for seed in helds]
-            + ([(seed, boths[seed]) for seed in helds] if joint else []))
-    fits = dict(zip(((seed, split.name) for seed, split in jobs),
-                    fit_many([make_model(seed) for seed, _ in jobs], ds, [split for _, split in jobs])))
+    jobs = [(seed, training_only(knowns[seed])) for seed in helds] + (
+        [(seed, boths[seed]) for seed in helds] if joint else []
+    )
+    fits = dict(
+        zip(
+            ((seed, split.name) for seed, split in jobs),
+            fit_many([make_model(seed) for seed, _ in jobs], ds, [split for _, split in jobs]),
+        )
+    )
     for seed in tqdm(seeds, desc="known-question onboarding", disable=not progress):
         held, known = helds[int(seed)], knowns[int(seed)]
         names = list(held.held_out)
@@ -345,32 +415,80 @@ def known_question_onboarding(ds: Dataset, make_model: Callable[[int], Estimator
             start = time.perf_counter()
             mean = (labels * mask).sum(axis=1) / mask.sum(axis=1)
             plain = np.broadcast_to(mean[:, None], labels.shape)
-            rows.append(row(seed, "plain mean", setting, plain, labels, test_mask, time.perf_counter() - start,
-                            len(names), answers))
+            rows.append(
+                row(
+                    seed,
+                    "plain mean",
+                    setting,
+                    plain,
+                    labels,
+                    test_mask,
+                    time.perf_counter() - start,
+                    len(names),
+                    answers,
+                )
+            )
             for method, corr in (("je-irt", None), ("je-irt + corrections", corrections)):
                 model.corrections_ = corr
                 start = time.perf_counter()
                 model.onboard(new, mask, replace=True)
                 seconds = time.perf_counter() - start
-                rows.append(row(seed, method, setting, model.predict_proba(new), labels, test_mask, seconds,
-                                len(names), answers, prior_scale=model.onboard_prior_scale_))
+                rows.append(
+                    row(
+                        seed,
+                        method,
+                        setting,
+                        model.predict_proba(new),
+                        labels,
+                        test_mask,
+                        seconds,
+                        len(names),
+                        answers,
+                        prior_scale=model.onboard_prior_scale_,
+                    )
+                )
             for kind, irt in irts.items():
                 start = time.perf_counter()
                 irt.onboard(new, mask, replace=True)
                 seconds = time.perf_counter() - start
-                rows.append(row(seed, f"{'rasch' if kind == '1pl' else '2pl'} (per question)", setting,
-                                irt.predict_proba(new), labels, test_mask, seconds, len(names), answers))
+                rows.append(
+                    row(
+                        seed,
+                        f"{'rasch' if kind == '1pl' else '2pl'} (per question)",
+                        setting,
+                        irt.predict_proba(new),
+                        labels,
+                        test_mask,
+                        seconds,
+                        len(names),
+                        answers,
+                    )
+                )
         if joint:  # every LLM trained together, the held-out ones on their training answers
             both = boths[int(seed)]
             full = fits[int(seed), both.name]
             seconds = full.history_.seconds
             answers = float(held.onboard[idx].sum(axis=1).mean())
-            rows.append(row(seed, "je-irt", "All", full.predict_proba(new), labels, test_mask, seconds, len(names),
-                            answers))
+            rows.append(
+                row(seed, "je-irt", "All", full.predict_proba(new), labels, test_mask, seconds, len(names), answers)
+            )
             full.fit_corrections(ds, both.train)
-            rows.append(row(seed, "je-irt + corrections", "All", full.predict_proba(new), labels, test_mask, seconds,
-                            len(names), answers, correction_seconds=correction_seconds,
-                            offset_scale=corrections.offset_scale, shift_scale=corrections.shift_scale))
+            rows.append(
+                row(
+                    seed,
+                    "je-irt + corrections",
+                    "All",
+                    full.predict_proba(new),
+                    labels,
+                    test_mask,
+                    seconds,
+                    len(names),
+                    answers,
+                    correction_seconds=correction_seconds,
+                    offset_scale=corrections.offset_scale,
+                    shift_scale=corrections.shift_scale,
+                )
+            )
     return pd.DataFrame(rows)
 
 
@@ -398,10 +516,17 @@ def known_question_table(runs: pd.DataFrame, metric: str = "accuracy") -> pd.Dat
 FEW_METHODS = ("plain mean", "je-irt", "je-irt + corrections", "rasch (per question)")
 
 
-def few_question_comparison(ds: Dataset | Sequence[Dataset], make_model: Callable[[int], JEIRT],
-                            held_out: int | Sequence[int], ks: Sequence[int] = (50, 100, 300),
-                            seeds: Sequence[int] = (0,), n_models: int | None = None, draws: int = 200,
-                            progress: bool = True, n_jobs: int = 1) -> pd.DataFrame:
+def few_question_comparison(
+    ds: Dataset | Sequence[Dataset],
+    make_model: Callable[[int], JEIRT],
+    held_out: int | Sequence[int],
+    ks: Sequence[int] = (50, 100, 300),
+    seeds: Sequence[int] = (0,),
+    n_models: int | None = None,
+    draws: int = 200,
+    progress: bool = True,
+    n_jobs: int = 1,
+) -> pd.DataFrame:
     """Few-question scores of new LLMs on questions the other LLMs answered, with the baselines.
 
     Per seed s: LLMs with at least 2 max(k) graded answers (a seeded sample of `n_models` of them, if
@@ -432,8 +557,15 @@ def few_question_comparison(ds: Dataset | Sequence[Dataset], make_model: Callabl
     return pd.concat([f for part in parts for f in part], ignore_index=True).rename(columns={"rule": "method"})
 
 
-def _few_question_seed(ds: Dataset, make_model: Callable[[int], JEIRT], held_out: int, ks: Sequence[int],
-                       n_models: int | None, draws: int, seed: int) -> list[pd.DataFrame]:
+def _few_question_seed(
+    ds: Dataset,
+    make_model: Callable[[int], JEIRT],
+    held_out: int,
+    ks: Sequence[int],
+    n_models: int | None,
+    draws: int,
+    seed: int,
+) -> list[pd.DataFrame]:
     """The rows of `few_question_comparison` for one seed, one frame per (k, method)."""
     from jeirt.baselines.irt import OnePL
 
@@ -459,8 +591,10 @@ def _few_question_seed(ds: Dataset, make_model: Callable[[int], JEIRT], held_out
     truth = true_scores(banks["je-irt"], labels, names)
     for k, q in questions_asked(banks["je-irt"], labels, "random", ks, seed).items():  # a draw per LLM
         out = [(PLAIN, plain_means(banks["je-irt"], labels, q.asked, names))]
-        out += [(m, estimate_scores(b, labels, q.asked, targets=graded, draws=draws, seed=seed, models=names))
-                for m, b in banks.items()]
+        out += [
+            (m, estimate_scores(b, labels, q.asked, targets=graded, draws=draws, seed=seed, models=names))
+            for m, b in banks.items()
+        ]
         out.append(("rasch (per question)", irt_estimates(irt, new, q.asked)))
         for method, est in out:
             frames.append(pd.DataFrame(score_rows(est, truth, method, k, seed)).assign(dataset=ds.name))
@@ -472,8 +606,12 @@ def few_question_table(runs: pd.DataFrame) -> pd.DataFrame:
     estimate, per-benchmark MAE, and the coverage of the 90% intervals overall and per benchmark
     (methods with an interval)."""
     grouped = runs.groupby(["dataset", "method", "k"], sort=False)
-    table = grouped.agg(mae=("abs_error", "mean"), bias=("error", "mean"), bench_mae=("bench_mae", "mean"),
-                        estimates=("abs_error", "size"))
+    table = grouped.agg(
+        mae=("abs_error", "mean"),
+        bias=("error", "mean"),
+        bench_mae=("bench_mae", "mean"),
+        estimates=("abs_error", "size"),
+    )
     if "covered" in runs:
         table["coverage"] = grouped["covered"].mean()
         table["bench_coverage"] = grouped["bench_covered"].mean()

@@ -10,6 +10,7 @@ Onboarding page). `joint_scores` scores the same LLMs when they were trained joi
 "All" column); `onboarding_table`, `onboarding_gap` and `rate_table` / `rate_summary` aggregate
 the rows. The library holds the step, not the loop, so that the page shows the protocol.
 """
+
 from __future__ import annotations
 
 import time
@@ -31,21 +32,39 @@ RATE_DIMS = (4, 16, 64)  # dimensions compared for the rate: the answers needed 
 # Public release month of each mmlu_pro model (vendor announcements and model cards; month
 # precision), to pick "recent" models for the analogue of Table 2.
 MMLU_PRO_RELEASES = {
-    "Llama-2-7b-hf": "2023-07", "Llama-2-13b-hf": "2023-07", "Llama-2-70b-hf": "2023-07",
-    "Mistral-7B-v0.1": "2023-09", "Mistral-7B-Instruct-v0.1": "2023-09",
-    "Yi-6B": "2023-11", "Yi-6b-Chat": "2023-11", "Yi-34B": "2023-11",
-    "Mistral-7B-Instruct-v0.2": "2023-12", "Mixtral-8x7B-v0.1": "2023-12",
+    "Llama-2-7b-hf": "2023-07",
+    "Llama-2-13b-hf": "2023-07",
+    "Llama-2-70b-hf": "2023-07",
+    "Mistral-7B-v0.1": "2023-09",
+    "Mistral-7B-Instruct-v0.1": "2023-09",
+    "Yi-6B": "2023-11",
+    "Yi-6b-Chat": "2023-11",
+    "Yi-34B": "2023-11",
+    "Mistral-7B-Instruct-v0.2": "2023-12",
+    "Mixtral-8x7B-v0.1": "2023-12",
     "Mixtral-8x7B-Instruct-v0.1": "2023-12",
-    "Qwen1.5-7B-Chat": "2024-02", "Qwen1.5-72B-Chat": "2024-02", "gemma-7b": "2024-02",
-    "Mistral-7B-v0.2-hf": "2024-03", "c4ai-command-r-v01": "2024-03",
-    "Qwen1.5-110B": "2024-04", "Meta-Llama-3-8B": "2024-04", "Meta-Llama-3-8B-Instruct": "2024-04",
-    "Meta-Llama-3-70B": "2024-04", "llama-3-8b-quantized": "2024-04",
+    "Qwen1.5-7B-Chat": "2024-02",
+    "Qwen1.5-72B-Chat": "2024-02",
+    "gemma-7b": "2024-02",
+    "Mistral-7B-v0.2-hf": "2024-03",
+    "c4ai-command-r-v01": "2024-03",
+    "Qwen1.5-110B": "2024-04",
+    "Meta-Llama-3-8B": "2024-04",
+    "Meta-Llama-3-8B-Instruct": "2024-04",
+    "Meta-Llama-3-70B": "2024-04",
+    "llama-3-8b-quantized": "2024-04",
     "Phi-3-mini-4k-instruct": "2024-04",
-    "gpt-4o(2024-05-13)": "2024-05", "deepseek-chat(2024-05)": "2024-05",
+    "gpt-4o(2024-05-13)": "2024-05",
+    "deepseek-chat(2024-05)": "2024-05",
     "DeepSeek-Coder-V2": "2024-06",
-    "mathstral-7B": "2024-07", "Meta-Llama-3_1-8B": "2024-07", "Meta-Llama-3_1-8B-Instruct": "2024-07",
-    "Meta-Llama-3_1-70B": "2024-07", "Meta-Llama-3_1-70B-Instruct": "2024-07",
-    "jamba-1.5-large": "2024-08", "gemini-1.5-flash-002": "2024-09", "gemini-1.5-pro-002": "2024-09",
+    "mathstral-7B": "2024-07",
+    "Meta-Llama-3_1-8B": "2024-07",
+    "Meta-Llama-3_1-8B-Instruct": "2024-07",
+    "Meta-Llama-3_1-70B": "2024-07",
+    "Meta-Llama-3_1-70B-Instruct": "2024-07",
+    "jamba-1.5-large": "2024-08",
+    "gemini-1.5-flash-002": "2024-09",
+    "gemini-1.5-pro-002": "2024-09",
 }
 
 
@@ -71,8 +90,9 @@ def new_models(ds: Dataset, split: Split, held_out: int | Sequence[str], seed: i
     data = ds.subset(models=names)
     items = np.flatnonzero(split.test[rows].any(axis=0))
     test = data.subset(items=items)
-    return NewModels(held, split.name, names, data, held.onboard[rows],
-                     test, split.test[np.ix_(rows, items)] & test.observed)
+    return NewModels(
+        held, split.name, names, data, held.onboard[rows], test, split.test[np.ix_(rows, items)] & test.observed
+    )
 
 
 def complete_models(ds: Dataset, n: int, seed: int = 0) -> list[str]:
@@ -80,14 +100,20 @@ def complete_models(ds: Dataset, n: int, seed: int = 0) -> list[str]:
     budget of answers is then available to each of them)."""
     complete = np.flatnonzero(ds.observed.all(axis=1))
     if not 0 < n <= len(complete) - 2:
-        raise ValueError(f"n={n}; {len(complete)} LLMs of {ds.name!r} are graded on every item, so "
-                         f"draw between 1 and {len(complete) - 2} (two must stay to train).")
+        raise ValueError(
+            f"n={n}; {len(complete)} LLMs of {ds.name!r} are graded on every item, so "
+            f"draw between 1 and {len(complete) - 2} (two must stay to train)."
+        )
     rng = np.random.default_rng(seed)
     return [ds.models[i] for i in np.sort(rng.choice(complete, size=n, replace=False))]
 
 
-def joint_models(ds: Dataset, make_model: Callable[[int], Estimator], seeds: Sequence[int],
-                 split_for: Callable[[Dataset, int], Split] | None = None) -> dict[int, Estimator]:
+def joint_models(
+    ds: Dataset,
+    make_model: Callable[[int], Estimator],
+    seeds: Sequence[int],
+    split_for: Callable[[Dataset, int], Split] | None = None,
+) -> dict[int, Estimator]:
     """Table 1's "All" column: one model per seed trained on every LLM (`split_for(ds, seed)`, by
     default `split_by_question(ds, seed=seed)`); the fits run side by side through the cache
     (`jeirt.fitcache.fit_many`)."""
@@ -116,8 +142,9 @@ def first_items(mask: np.ndarray, n: int, seed: int = 0) -> np.ndarray:
     return out
 
 
-def score_new(model: Estimator, new: NewModels, items: np.ndarray, reference: np.ndarray | None = None,
-              **keys) -> pd.DataFrame:
+def score_new(
+    model: Estimator, new: NewModels, items: np.ndarray, reference: np.ndarray | None = None, **keys
+) -> pd.DataFrame:
     """One row per new LLM with a test label: `keys`, its test accuracy and log loss (as `jeirt.metrics`
     defines them, vectorised over LLMs), `items` (answers it was fitted from), n (test labels) and
     kl, the mean over its test questions of KL(reference || this fit) (`reference`: predictions of
@@ -130,14 +157,31 @@ def score_new(model: Estimator, new: NewModels, items: np.ndarray, reference: np
     right = ((probs >= 0.5) == (labels >= 0.5)) & mask
     loss = -(labels * np.log(p) + (1 - labels) * np.log(1 - p)) * mask
     kl = np.zeros(len(n)) if reference is None else (bernoulli_kl(reference, probs) * mask).sum(axis=1)
-    return pd.DataFrame([{**keys, "model": m, "accuracy": right[i].sum() / n[i],
-                          "log_loss": loss[i].sum() / n[i], "items": int(items[i]), "n": int(n[i]),
-                          "kl": kl[i] / n[i]}
-                         for i, m in enumerate(new.names) if n[i] > 0])
+    return pd.DataFrame(
+        [
+            {
+                **keys,
+                "model": m,
+                "accuracy": right[i].sum() / n[i],
+                "log_loss": loss[i].sum() / n[i],
+                "items": int(items[i]),
+                "n": int(n[i]),
+                "kl": kl[i] / n[i],
+            }
+            for i, m in enumerate(new.names)
+            if n[i] > 0
+        ]
+    )
 
 
-def onboard_and_score(model: Estimator, new: NewModels, mask: np.ndarray, reference: np.ndarray | None = None,
-                      prior_scale: float | str = "auto", **keys) -> pd.DataFrame:
+def onboard_and_score(
+    model: Estimator,
+    new: NewModels,
+    mask: np.ndarray,
+    reference: np.ndarray | None = None,
+    prior_scale: float | str = "auto",
+    **keys,
+) -> pd.DataFrame:
     """One step of the onboarding experiment: fit the vectors of the new LLMs from their answers under
     `mask` (all at once, everything else frozen: `JEIRT.onboard`, replacing earlier fits) and score
     them on their test labels (`score_new`). The rows add seconds (onboarding all of them) and
@@ -145,8 +189,10 @@ def onboard_and_score(model: Estimator, new: NewModels, mask: np.ndarray, refere
     if mask.shape != new.answers.shape:
         raise ValueError(f"mask has shape {mask.shape}; expected the new LLMs' answers' {new.answers.shape}.")
     if (mask & ~new.answers).any():
-        raise ValueError("mask selects labels outside the new LLMs' training answers; take a subset of "
-                         "`new.answers` (subsample_items, first_items).")
+        raise ValueError(
+            "mask selects labels outside the new LLMs' training answers; take a subset of "
+            "`new.answers` (subsample_items, first_items)."
+        )
     start = time.perf_counter()
     model.onboard(new.data, mask, replace=True, prior_scale=prior_scale)
     seconds = time.perf_counter() - start
@@ -159,8 +205,10 @@ def joint_scores(joint: Estimator, new: NewModels, **keys) -> pd.DataFrame:
     a model fitted with every LLM on the split they were held out of (seconds: its training time)."""
     trained_on = getattr(joint, "split_name_", new.trained_on)
     if trained_on != new.trained_on:
-        raise ValueError(f"the joint model was fitted on split {trained_on!r}; expected {new.trained_on!r} "
-                         "(fit it with joint_models on the same dataset and seeds).")
+        raise ValueError(
+            f"the joint model was fitted on split {trained_on!r}; expected {new.trained_on!r} "
+            "(fit it with joint_models on the same dataset and seeds)."
+        )
     seconds = getattr(getattr(joint, "history_", None), "seconds", np.nan)
     rows = score_new(joint, new, new.answers.sum(axis=1), **{"setting": "All", **keys})
     return rows.assign(seconds=seconds, prior_scale=np.nan)
@@ -173,13 +221,15 @@ def onboarding_table(curve: pd.DataFrame, metric: str = "accuracy") -> pd.DataFr
         raise ValueError(f"metric={metric!r} is not a column of the curve; it has {list(curve.columns)}.")
     order = list(dict.fromkeys(curve["setting"]))  # settings in the order they were run
     grouped = curve.groupby("setting", sort=False)
-    table = pd.DataFrame({"mean": grouped[metric].mean(), "sd": grouped[metric].std(ddof=1),
-                          "items": grouped["items"].mean()}).T
+    table = pd.DataFrame(
+        {"mean": grouped[metric].mean(), "sd": grouped[metric].std(ddof=1), "items": grouped["items"].mean()}
+    ).T
     return table[order]
 
 
-def onboarding_gap(curve: pd.DataFrame, setting: str = "100%", reference: str = "All",
-                   metric: str = "accuracy") -> pd.Series:
+def onboarding_gap(
+    curve: pd.DataFrame, setting: str = "100%", reference: str = "All", metric: str = "accuracy"
+) -> pd.Series:
     """`setting` minus `reference` for each (seed, held-out LLM): paired, so the spread is the LLMs'."""
     wide = curve.pivot_table(index=["seed", "model"], columns="setting", values=metric)
     missing = [s for s in (setting, reference) if s not in wide.columns]
@@ -188,13 +238,16 @@ def onboarding_gap(curve: pd.DataFrame, setting: str = "100%", reference: str = 
     return (wide[setting] - wide[reference]).rename(f"{setting} - {reference}")
 
 
-def recent_models(models: Sequence[str], since: str = "2024-05",
-                  releases: dict[str, str] = MMLU_PRO_RELEASES) -> list[str]:
+def recent_models(
+    models: Sequence[str], since: str = "2024-05", releases: dict[str, str] = MMLU_PRO_RELEASES
+) -> list[str]:
     """The `models` released in month `since` ("YYYY-MM") or later, by `releases`; unknown names raise."""
     unknown = [m for m in models if m not in releases]
     if unknown:
-        raise KeyError(f"no release month for model(s) {unknown[:5]}; add them to `releases` "
-                       f"(known: {len(releases)} models, e.g. {list(releases)[:3]}).")
+        raise KeyError(
+            f"no release month for model(s) {unknown[:5]}; add them to `releases` "
+            f"(known: {len(releases)} models, e.g. {list(releases)[:3]})."
+        )
     return [m for m in models if releases[m] >= since]
 
 
@@ -223,11 +276,18 @@ def rate_summary(rate: pd.DataFrame) -> pd.DataFrame:
     """Per budget n: mean items seen, accuracy (and sd), accuracy gap, excess log loss and KL over the
     held-out LLMs, and the seconds it took to onboard all of them."""
     grouped = rate.groupby("budget", sort=False)
-    return pd.DataFrame({"items": grouped["items"].mean(), "accuracy": grouped["accuracy"].mean(),
-                         "accuracy_sd": grouped["accuracy"].std(ddof=1),
-                         "accuracy_gap": grouped["accuracy_gap"].mean(),
-                         "excess_log_loss": grouped["excess_log_loss"].mean(), "kl": grouped["kl"].mean(),
-                         "models": grouped.size(), "seconds": grouped["seconds"].first()})
+    return pd.DataFrame(
+        {
+            "items": grouped["items"].mean(),
+            "accuracy": grouped["accuracy"].mean(),
+            "accuracy_sd": grouped["accuracy"].std(ddof=1),
+            "accuracy_gap": grouped["accuracy_gap"].mean(),
+            "excess_log_loss": grouped["excess_log_loss"].mean(),
+            "kl": grouped["kl"].mean(),
+            "models": grouped.size(),
+            "seconds": grouped["seconds"].first(),
+        }
+    )
 
 
 def rate_slope(summary: pd.DataFrame, lo: float, hi: float) -> float:

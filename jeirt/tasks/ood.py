@@ -8,6 +8,7 @@ test part of a question split: "all", fitted on that split (it trained on B's ot
 runs (one row per benchmark, and the pooled "overall"); `leave_benchmark_out` is the whole loop.
 Whether a benchmark's directional alignment (`jeirt.analysis.alignment`) predicts its drop is the
 paper's reading; `spread_pick` chooses a few benchmarks that still span the range of alignment."""
+
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
@@ -24,8 +25,9 @@ from jeirt.splits import Split, split_leave_benchmark_out
 COLUMNS = ["questions", "pairs", "leave-out", "all", "diff", "base", "bias", "best epoch"]
 
 
-def left_out_pairs(ds: Dataset, benchmark: str, split: Split, held: Split, model: Estimator,
-                   full_probs: np.ndarray) -> dict:
+def left_out_pairs(
+    ds: Dataset, benchmark: str, split: Split, held: Split, model: Estimator, full_probs: np.ndarray
+) -> dict:
     """One leave-out run, on `benchmark`'s test-part pairs of the question split `split`.
 
     `model` was fitted on `held` (the split that leaves `benchmark` out); `full_probs`
@@ -35,25 +37,33 @@ def left_out_pairs(ds: Dataset, benchmark: str, split: Split, held: Split, model
     "questions" (how many) and "best epoch" (of the leave-out fit, NaN when it keeps no history).
     """
     if split.test.shape != ds.labels.shape or held.train.shape != ds.labels.shape:
-        raise ValueError(f"split masks have shapes {split.test.shape} and {held.train.shape}; the "
-                         f"dataset's labels have {ds.labels.shape}. Make both splits from this dataset.")
+        raise ValueError(
+            f"split masks have shapes {split.test.shape} and {held.train.shape}; the "
+            f"dataset's labels have {ds.labels.shape}. Make both splits from this dataset."
+        )
     if np.shape(full_probs) != ds.labels.shape:
         raise ValueError(f"full_probs has shape {np.shape(full_probs)}; expected {ds.labels.shape}.")
     in_bench = (ds.items["benchmark"].to_numpy() == benchmark)[None, :]
     test = split.test & in_bench  # (n_models, n_items): the benchmark's test-part pairs
     if not test.any():
-        raise ValueError(f"benchmark {benchmark!r} has no question in the test part of split "
-                         f"{split.name!r}; use a larger dataset or another split.")
+        raise ValueError(
+            f"benchmark {benchmark!r} has no question in the test part of split "
+            f"{split.name!r}; use a larger dataset or another split."
+        )
     if (held.train & in_bench).any():
-        raise ValueError(f"held trains on questions of {benchmark!r}; make it with "
-                         "split_leave_benchmark_out(ds, benchmark).")
+        raise ValueError(
+            f"held trains on questions of {benchmark!r}; make it with split_leave_benchmark_out(ds, benchmark)."
+        )
     rate = _model_rates(ds.labels, held.train)  # (n_models,) each model's accuracy without it
     history = getattr(model, "history_", None)
-    return {"labels": ds.labels[test], "leave-out": model.predict_proba(ds)[test],
-            "all": np.asarray(full_probs)[test],
-            "base": np.broadcast_to(rate[:, None], ds.labels.shape)[test],
-            "questions": int(test.any(axis=0).sum()),
-            "best epoch": getattr(history, "best_epoch", np.nan)}
+    return {
+        "labels": ds.labels[test],
+        "leave-out": model.predict_proba(ds)[test],
+        "all": np.asarray(full_probs)[test],
+        "base": np.broadcast_to(rate[:, None], ds.labels.shape)[test],
+        "questions": int(test.any(axis=0).sum()),
+        "best epoch": getattr(history, "best_epoch", np.nan),
+    }
 
 
 def left_out_table(runs: dict[str, dict], metric: str = "accuracy") -> pd.DataFrame:
@@ -71,8 +81,7 @@ def left_out_table(runs: dict[str, dict], metric: str = "accuracy") -> pd.DataFr
     parts = ("leave-out", "all", "base")
 
     def row(run: dict) -> dict:
-        out = {"questions": run["questions"], "pairs": len(run["labels"]),
-               "best epoch": run["best epoch"]}
+        out = {"questions": run["questions"], "pairs": len(run["labels"]), "best epoch": run["best epoch"]}
         out |= {name: score(run[name], run["labels"]) for name in parts}
         return out | {"bias": float(run["leave-out"].mean() - run["labels"].mean())}
 
@@ -84,9 +93,15 @@ def left_out_table(runs: dict[str, dict], metric: str = "accuracy") -> pd.DataFr
     return table[COLUMNS]
 
 
-def leave_benchmark_out(ds: Dataset, make_model: Callable[[], Estimator], split: Split, full: Estimator,
-                        benchmarks: Sequence[str] | None = None, metric: str = "accuracy",
-                        seed: int = 0) -> pd.DataFrame:
+def leave_benchmark_out(
+    ds: Dataset,
+    make_model: Callable[[], Estimator],
+    split: Split,
+    full: Estimator,
+    benchmarks: Sequence[str] | None = None,
+    metric: str = "accuracy",
+    seed: int = 0,
+) -> pd.DataFrame:
     """Table 3: for each benchmark (default all), a fresh `make_model()` fitted on
     `split_leave_benchmark_out(ds, benchmark, seed)` (side by side, through the fit cache), scored
     with `full` (fitted on `split`) on the benchmark's test-part pairs (`left_out_table`)."""
@@ -99,8 +114,10 @@ def leave_benchmark_out(ds: Dataset, make_model: Callable[[], Estimator], split:
     helds = [split_leave_benchmark_out(ds, bench, seed=seed) for bench in benchmarks]
     models = fit_many([make_model() for _ in benchmarks], ds, helds)
     full_probs = full.predict_proba(ds)  # (n_models, n_items)
-    runs = {bench: left_out_pairs(ds, bench, split, held, model, full_probs)
-            for bench, held, model in zip(benchmarks, helds, models)}
+    runs = {
+        bench: left_out_pairs(ds, bench, split, held, model, full_probs)
+        for bench, held, model in zip(benchmarks, helds, models)
+    }
     return left_out_table(runs, metric)
 
 

@@ -37,12 +37,13 @@ lambda in (1) from 0 to where every question goes to its cheapest graded model: 
 question against accuracy; `cheapest_within` finds the cheapest point within a tolerance of a target
 accuracy (e.g. the best single model's).
 """
+
 from __future__ import annotations
 
 import importlib.resources
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -56,9 +57,16 @@ INPUT_TOKENS = 400  # assumed prompt tokens per question: instructions, question
 OUTPUT_TOKENS = 300  # assumed answer tokens per question: a short chain of thought and the answer
 # Open-weight models: a typical serverless price (USD per million tokens, input and output alike) by
 # parameter count, after the tiers of hosted inference providers in 2024 (e.g. Together AI).
-OPEN_WEIGHT_RULE = {"up to 4B": 0.10, "4.1B-8B": 0.20, "8.1B-21B": 0.30, "21.1B-41B": 0.80,
-                    "41.1B-80B": 0.90, "80.1B-110B": 1.80, "mixture of experts up to 56B": 0.60,
-                    "405B": 5.00}
+OPEN_WEIGHT_RULE = {
+    "up to 4B": 0.10,
+    "4.1B-8B": 0.20,
+    "8.1B-21B": 0.30,
+    "21.1B-41B": 0.80,
+    "41.1B-80B": 0.90,
+    "80.1B-110B": 1.80,
+    "mixture of experts up to 56B": 0.60,
+    "405B": 5.00,
+}
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -81,21 +89,27 @@ class RoutingSet:
         object.__setattr__(self, "benchmarks", np.asarray(self.benchmarks, dtype=object))
         object.__setattr__(self, "item_ids", np.asarray(self.item_ids, dtype=object))
         if labels.ndim != 2 or labels.shape[1] == 0:
-            raise ValueError(f"labels has shape {labels.shape}; expected (n_models, n_questions) with at "
-                             "least one question: the question set is empty.")
+            raise ValueError(
+                f"labels has shape {labels.shape}; expected (n_models, n_questions) with at "
+                "least one question: the question set is empty."
+            )
         if labels.shape[0] != len(self.models):
             raise ValueError(f"labels has {labels.shape[0]} rows but {len(self.models)} models are named.")
         n = labels.shape[1]
         if self.benchmarks.shape != (n,) or self.item_ids.shape != (n,):
-            raise ValueError(f"benchmarks {self.benchmarks.shape} and item_ids {self.item_ids.shape} must "
-                             f"have one entry per question ({n},).")
+            raise ValueError(
+                f"benchmarks {self.benchmarks.shape} and item_ids {self.item_ids.shape} must "
+                f"have one entry per question ({n},)."
+            )
         seen = labels[~np.isnan(labels)]
         if seen.size and (seen.min() < 0 or seen.max() > 1):
             raise ValueError(f"labels must lie in [0, 1] (NaN = not graded); found [{seen.min()}, {seen.max()}].")
         orphans = ~self.graded.any(axis=0)
         if orphans.any():
-            raise ValueError(f"{int(orphans.sum())} question(s) have no graded model, e.g. "
-                             f"{list(self.item_ids[orphans][:3])}; drop them from the question set.")
+            raise ValueError(
+                f"{int(orphans.sum())} question(s) have no graded model, e.g. "
+                f"{list(self.item_ids[orphans][:3])}; drop them from the question set."
+            )
 
     @property
     def graded(self) -> np.ndarray:
@@ -107,7 +121,7 @@ class RoutingSet:
         return self.labels.shape[1]
 
     @classmethod
-    def from_dataset(cls, ds: Dataset, mask: np.ndarray) -> "RoutingSet":
+    def from_dataset(cls, ds: Dataset, mask: np.ndarray) -> RoutingSet:
         """The questions with a graded pair under `mask` (e.g. `split.test`), labels outside it NaN."""
         mask = np.asarray(mask, dtype=bool)
         if mask.shape != ds.labels.shape:
@@ -117,8 +131,9 @@ class RoutingSet:
         if len(cols) == 0:
             raise ValueError("the mask selects no graded pair: the question set is empty.")
         labels = np.where(mask, ds.labels, np.nan)[:, cols]
-        return cls(tuple(ds.models), labels, ds.items["benchmark"].to_numpy()[cols],
-                   ds.items["item_id"].to_numpy()[cols])
+        return cls(
+            tuple(ds.models), labels, ds.items["benchmark"].to_numpy()[cols], ds.items["item_id"].to_numpy()[cols]
+        )
 
     def columns_of(self, ds: Dataset) -> np.ndarray:
         """Positions of these questions among `ds`'s items (to cut a prediction to them)."""
@@ -155,8 +170,10 @@ def check_prices(table: pd.DataFrame, where: str = "the price table") -> pd.Data
     table["model"] = table["model"].astype(str)
     padded = table.loc[table["model"].str.strip() != table["model"], "model"].tolist()
     if padded:
-        raise ValueError(f"{where} has model name(s) {padded[:3]} with spaces before or after them; write each "
-                         "name exactly as the model file has it.")
+        raise ValueError(
+            f"{where} has model name(s) {padded[:3]} with spaces before or after them; write each "
+            "name exactly as the model file has it."
+        )
     repeated = table.loc[table["model"].duplicated(), "model"].unique()
     if len(repeated):
         raise ValueError(f"{where} lists model(s) {list(repeated[:5])} more than once; keep one row each.")
@@ -164,23 +181,32 @@ def check_prices(table: pd.DataFrame, where: str = "the price table") -> pd.Data
         values = pd.to_numeric(table[column], errors="coerce")
         bad = table.loc[values.isna(), "model"].tolist()
         if bad:
-            raise ValueError(f"{where}: {column} is missing, NaN or not a number for {bad[:5]}; give a "
-                             "price in USD per million tokens.")
+            raise ValueError(
+                f"{where}: {column} is missing, NaN or not a number for {bad[:5]}; give a "
+                "price in USD per million tokens."
+            )
         negative = table.loc[values < 0, "model"].tolist()
         if negative:
             raise ValueError(f"{where}: {column} is negative for {negative[:5]}; prices must be >= 0.")
         infinite = table.loc[np.isinf(values), "model"].tolist()  # inf/inf is NaN, which argmax would pick
         if infinite:
-            raise ValueError(f"{where}: {column} is infinite for {infinite[:5]}; give a finite price, or "
-                             "leave the model out of the routing.")
+            raise ValueError(
+                f"{where}: {column} is infinite for {infinite[:5]}; give a finite price, or "
+                "leave the model out of the routing."
+            )
         table[column] = values.astype(float)
     for column in PRICE_COLUMNS[3:]:
         table[column] = table[column].fillna("").astype(str) if column in table.columns else ""
     return table
 
 
-def question_costs(prices: pd.DataFrame, models: Sequence[str], input_tokens: int = INPUT_TOKENS,
-                   output_tokens: int = OUTPUT_TOKENS, strict: bool = False) -> pd.Series:
+def question_costs(
+    prices: pd.DataFrame,
+    models: Sequence[str],
+    input_tokens: int = INPUT_TOKENS,
+    output_tokens: int = OUTPUT_TOKENS,
+    strict: bool = False,
+) -> pd.Series:
     """USD per 1,000 questions for each of `models` (indexed by name), from a checked price table.
 
     Every model needs a row. Rows for other models are ignored (one table serves several datasets)
@@ -194,11 +220,15 @@ def question_costs(prices: pd.DataFrame, models: Sequence[str], input_tokens: in
     missing = [m for m in models if m not in table.index]
     extra = [m for m in table.index if m not in set(models)]
     if missing:
-        raise ValueError(f"no price for model(s) {missing[:5]} ({len(missing)} in all); add rows for them to "
-                         f"the price table (it has rows for other names, e.g. {extra[:3]}: a typo?).")
+        raise ValueError(
+            f"no price for model(s) {missing[:5]} ({len(missing)} in all); add rows for them to "
+            f"the price table (it has rows for other names, e.g. {extra[:3]}: a typo?)."
+        )
     if strict and extra:
-        raise ValueError(f"the price table names model(s) {extra[:5]} that are not among the "
-                         f"{len(models)} models routed; remove them or pass strict=False.")
+        raise ValueError(
+            f"the price table names model(s) {extra[:5]} that are not among the "
+            f"{len(models)} models routed; remove them or pass strict=False."
+        )
     per_token = (input_tokens * table["usd_per_mtok_input"] + output_tokens * table["usd_per_mtok_output"]) / 1e6
     return (1000 * per_token).loc[models].rename("usd_per_1k_questions")
 
@@ -209,8 +239,10 @@ def align_costs(costs: Mapping[str, float] | pd.Series, models: Sequence[str]) -
     models = [str(m) for m in models]
     unknown = [m for m in costs.index if m not in set(models)]
     if unknown:
-        raise ValueError(f"costs name unknown model(s) {unknown[:5]}; the models routed are {models[:5]}"
-                         f"{' ...' if len(models) > 5 else ''}.")
+        raise ValueError(
+            f"costs name unknown model(s) {unknown[:5]}; the models routed are {models[:5]}"
+            f"{' ...' if len(models) > 5 else ''}."
+        )
     missing = [m for m in models if m not in costs.index]
     if missing:
         raise ValueError(f"no cost for model(s) {missing[:5]} ({len(missing)} in all); give every model a cost.")
@@ -218,14 +250,15 @@ def align_costs(costs: Mapping[str, float] | pd.Series, models: Sequence[str]) -
         raise ValueError(f"costs repeat model(s) {list(costs.index[costs.index.duplicated()][:5])}.")
     values = costs.loc[models].to_numpy(dtype=np.float64)
     if np.isnan(values).any():
-        raise ValueError(f"cost is NaN for {[m for m, v in zip(models, values) if np.isnan(v)][:5]}; "
-                         "give a number.")
+        raise ValueError(f"cost is NaN for {[m for m, v in zip(models, values) if np.isnan(v)][:5]}; give a number.")
     if (values < 0).any():
-        raise ValueError(f"cost is negative for {[m for m, v in zip(models, values) if v < 0][:5]}; "
-                         "costs must be >= 0.")
+        raise ValueError(
+            f"cost is negative for {[m for m, v in zip(models, values) if v < 0][:5]}; costs must be >= 0."
+        )
     if np.isinf(values).any():
-        raise ValueError(f"cost is infinite for {[m for m, v in zip(models, values) if np.isinf(v)][:5]}; "
-                         "give a finite cost.")
+        raise ValueError(
+            f"cost is infinite for {[m for m, v in zip(models, values) if np.isinf(v)][:5]}; give a finite cost."
+        )
     return values
 
 
@@ -233,8 +266,9 @@ def align_costs(costs: Mapping[str, float] | pd.Series, models: Sequence[str]) -
 # Routing: Eq. (1)
 
 
-def choose(probs: np.ndarray, allowed: np.ndarray | None = None, costs: np.ndarray | None = None,
-           lam: float = 0.0) -> np.ndarray:
+def choose(
+    probs: np.ndarray, allowed: np.ndarray | None = None, costs: np.ndarray | None = None, lam: float = 0.0
+) -> np.ndarray:
     """(n_questions,) row of the chosen model: argmax of probs - lam * costs over `allowed` models.
 
     probs: (n_models, n_questions) in [0, 1]; allowed: same shape, bool (default: all); costs:
@@ -242,12 +276,16 @@ def choose(probs: np.ndarray, allowed: np.ndarray | None = None, costs: np.ndarr
     """
     probs = np.asarray(probs, dtype=np.float64)
     if probs.ndim != 2 or probs.shape[1] == 0:
-        raise ValueError(f"probs has shape {probs.shape}; expected (n_models, n_questions) with at least one "
-                         "question: the question set is empty.")
+        raise ValueError(
+            f"probs has shape {probs.shape}; expected (n_models, n_questions) with at least one "
+            "question: the question set is empty."
+        )
     allowed = np.ones(probs.shape, dtype=bool) if allowed is None else np.asarray(allowed, dtype=bool)
     if allowed.shape != probs.shape:
-        raise ValueError(f"probs has shape {probs.shape} but the graded mask has {allowed.shape}; "
-                         "predict the same models and questions.")
+        raise ValueError(
+            f"probs has shape {probs.shape} but the graded mask has {allowed.shape}; "
+            "predict the same models and questions."
+        )
     if np.isnan(probs[allowed]).any():
         raise ValueError("probs has NaN for a model the router may choose; predict every graded pair.")
     if (probs[allowed] < 0).any() or (probs[allowed] > 1).any():
@@ -276,8 +314,10 @@ def _check_probs(probs: np.ndarray, test: RoutingSet) -> np.ndarray:
     """`probs` as float64, refused unless it has the test set's shape."""
     probs = np.asarray(probs, dtype=np.float64)
     if probs.shape != test.labels.shape:
-        raise ValueError(f"probs has shape {probs.shape}; the test set has {test.labels.shape} (models x "
-                         "questions). Cut the prediction to the test questions (RoutingSet.columns_of).")
+        raise ValueError(
+            f"probs has shape {probs.shape}; the test set has {test.labels.shape} (models x "
+            "questions). Cut the prediction to the test questions (RoutingSet.columns_of)."
+        )
     return probs
 
 
@@ -289,16 +329,19 @@ def outcome(choice: np.ndarray, test: RoutingSet, costs: np.ndarray | None = Non
     cols = np.arange(test.n_questions)
     picked = test.labels[choice, cols]
     if np.isnan(picked).any():
-        raise ValueError(f"{int(np.isnan(picked).sum())} choice(s) fall on ungraded pairs; route among "
-                         "graded models only (choose(..., allowed=test.graded)).")
+        raise ValueError(
+            f"{int(np.isnan(picked).sum())} choice(s) fall on ungraded pairs; route among "
+            "graded models only (choose(..., allowed=test.graded))."
+        )
     result = {"accuracy": float(picked.mean())}
     if costs is not None:
         result["cost"] = float(np.asarray(costs, dtype=np.float64)[choice].mean())
     return result
 
 
-def route(probs: np.ndarray, test: RoutingSet, costs: Mapping[str, float] | pd.Series | None = None,
-          lam: float = 0.0) -> dict[str, float]:
+def route(
+    probs: np.ndarray, test: RoutingSet, costs: Mapping[str, float] | pd.Series | None = None, lam: float = 0.0
+) -> dict[str, float]:
     """Route the test questions by Eq. (1) among graded models: accuracy and mean cost."""
     probs = _check_probs(probs, test)
     cost = None if costs is None else align_costs(costs, test.models)
@@ -315,8 +358,9 @@ def default_lambdas(costs: np.ndarray, n: int = 60) -> np.ndarray:
     return np.concatenate([[0.0], np.geomspace(low, high, n - 1)])
 
 
-def frontier(probs: np.ndarray, test: RoutingSet, costs: Mapping[str, float] | pd.Series,
-             lambdas: Sequence[float] | None = None) -> pd.DataFrame:
+def frontier(
+    probs: np.ndarray, test: RoutingSet, costs: Mapping[str, float] | pd.Series, lambdas: Sequence[float] | None = None
+) -> pd.DataFrame:
     """Accuracy and mean cost per question of Eq. (1) for each lambda (default `default_lambdas`).
 
     The mean cost never rises with lambda (each question's choice moves to cheaper models).
@@ -366,8 +410,10 @@ def _best_complete(accuracy: pd.Series, graded: np.ndarray, models: Sequence[str
     scores = accuracy.reindex(list(models)).to_numpy(dtype=np.float64)
     scores = np.where(complete & ~np.isnan(scores), scores, -np.inf)
     if not np.isfinite(scores).any():
-        raise ValueError(f"no model was graded on every test question of {where} and has training labels; "
-                         "a single model cannot cover it. Restrict the question set or the models.")
+        raise ValueError(
+            f"no model was graded on every test question of {where} and has training labels; "
+            "a single model cannot cover it. Restrict the question set or the models."
+        )
     return int(np.argmax(scores))
 
 
@@ -392,20 +438,27 @@ def reference_choices(ds: Dataset, train_mask: np.ndarray, test: RoutingSet) -> 
     """(n_questions,) rows chosen by the best single model and by the per-benchmark best."""
     rows = {m: i for i, m in enumerate(test.models)}
     per_bench = best_per_benchmark(ds, train_mask, test)
-    return {"best single model": np.full(test.n_questions, rows[best_single(ds, train_mask, test)]),
-            "per-benchmark best": np.array([rows[per_bench[b]] for b in test.benchmarks])}
+    return {
+        "best single model": np.full(test.n_questions, rows[best_single(ds, train_mask, test)]),
+        "per-benchmark best": np.array([rows[per_bench[b]] for b in test.benchmarks]),
+    }
 
 
-def references(ds: Dataset, train_mask: np.ndarray, test: RoutingSet,
-               costs: Mapping[str, float] | pd.Series | None = None) -> pd.DataFrame:
+def references(
+    ds: Dataset, train_mask: np.ndarray, test: RoutingSet, costs: Mapping[str, float] | pd.Series | None = None
+) -> pd.DataFrame:
     """Accuracy (and mean cost) of best single, per-benchmark best, random and oracle on `test`."""
     cost = None if costs is None else align_costs(costs, test.models)
     choices = reference_choices(ds, train_mask, test)
     single, per_bench = choices["best single model"], choices["per-benchmark best"]
     first = {b: np.flatnonzero(test.benchmarks == b)[0] for b in pd.unique(test.benchmarks)}  # one question each
-    out = {"best single model": {**outcome(single, test, cost), "choice": test.models[single[0]]},
-           "per-benchmark best": {**outcome(per_bench, test, cost),
-                                  "choice": ", ".join(f"{b}: {test.models[per_bench[q]]}" for b, q in first.items())}}
+    out = {
+        "best single model": {**outcome(single, test, cost), "choice": test.models[single[0]]},
+        "per-benchmark best": {
+            **outcome(per_bench, test, cost),
+            "choice": ", ".join(f"{b}: {test.models[per_bench[q]]}" for b, q in first.items()),
+        },
+    }
     graded, labels = test.graded, test.labels
     random = {"accuracy": float(np.nanmean(labels, axis=0).mean()), "choice": "uniform over graded models"}
     right = np.nan_to_num(labels, nan=-1.0)
@@ -423,19 +476,28 @@ def references(ds: Dataset, train_mask: np.ndarray, test: RoutingSet,
 def single_models(test: RoutingSet, costs: Mapping[str, float] | pd.Series | None = None) -> pd.DataFrame:
     """Test accuracy (and cost) of each model graded on every test question, routed all questions."""
     complete = np.flatnonzero(test.graded.all(axis=1))
-    table = pd.DataFrame({"accuracy": test.labels[complete].mean(axis=1)},
-                         index=pd.Index([test.models[i] for i in complete], name="model"))
+    table = pd.DataFrame(
+        {"accuracy": test.labels[complete].mean(axis=1)},
+        index=pd.Index([test.models[i] for i in complete], name="model"),
+    )
     if costs is not None:
         table["cost"] = align_costs(costs, test.models)[complete]
     return table.sort_values("accuracy", ascending=False)
 
 
-def compare(predictions: Mapping[str, np.ndarray], ds: Dataset, train_mask: np.ndarray, test: RoutingSet,
-            costs: Mapping[str, float] | pd.Series | None = None) -> pd.DataFrame:
+def compare(
+    predictions: Mapping[str, np.ndarray],
+    ds: Dataset,
+    train_mask: np.ndarray,
+    test: RoutingSet,
+    costs: Mapping[str, float] | pd.Series | None = None,
+) -> pd.DataFrame:
     """One row per router (lam = 0, from `predictions`: name -> (n_models, n_questions) probs on `test`)
     and per reference policy: accuracy, mean cost (when `costs`) and what each chooses."""
-    rows = {name: {**route(probs, test, costs), "choice": "argmax predicted P(correct)"}
-            for name, probs in predictions.items()}
+    rows = {
+        name: {**route(probs, test, costs), "choice": "argmax predicted P(correct)"}
+        for name, probs in predictions.items()
+    }
     routers = pd.DataFrame(rows).T.rename_axis("policy")
     table = pd.concat([routers, references(ds, train_mask, test, costs)])
     return table.astype({c: float for c in table.columns if c != "choice"})
@@ -490,8 +552,13 @@ class RoutingRun:
         return refs[name]
 
 
-def fit_routers(ds: Dataset, split: Split, factories: Mapping[str, Callable[[], object]],
-                progress: bool = False, n_jobs: int | None = None) -> RoutingRun:
+def fit_routers(
+    ds: Dataset,
+    split: Split,
+    factories: Mapping[str, Callable[[], object]],
+    progress: bool = False,
+    n_jobs: int | None = None,
+) -> RoutingRun:
     """Fit each `factories[name]()` (fit(ds, split), predict_proba(ds)) and route its test questions.
 
     n_jobs None fits them here, one after the other; a number fits them through the fitted-model cache
