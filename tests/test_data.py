@@ -191,6 +191,9 @@ def test_hold_out_models_and_subsample(small_sim):
     sub = subsample_items(split.onboard, 0.1, seed=0)
     assert (sub <= split.onboard).all()
     assert sub[rows].sum(axis=1).tolist() == [48] * 5
+    more = subsample_items(split.onboard, 0.3, seed=0)
+    assert (sub <= more).all() and (more <= split.onboard).all()  # nested: more answers add, never swap
+    assert not (subsample_items(split.onboard, 0.1, seed=1) == sub).all()
     with pytest.raises(ValueError, match="fraction"):
         subsample_items(split.onboard, 0)
 

@@ -79,6 +79,7 @@ class NewModels:
     answers: np.ndarray  # (n_new, n_items) their training labels, to onboard from
     test: Dataset  # their rows on the test items
     test_mask: np.ndarray  # (n_new, n_test_items) their observed test labels
+    validation: np.ndarray | None = None  # (n_new, n_items) their validation labels: pick the prior's width
 
 
 def new_models(ds: Dataset, split: Split, held_out: int | Sequence[str], seed: int = 0) -> NewModels:
@@ -90,8 +91,9 @@ def new_models(ds: Dataset, split: Split, held_out: int | Sequence[str], seed: i
     data = ds.subset(models=names)
     items = np.flatnonzero(split.test[rows].any(axis=0))
     test = data.subset(items=items)
+    test_mask = split.test[np.ix_(rows, items)] & test.observed
     return NewModels(
-        held, split.name, names, data, held.onboard[rows], test, split.test[np.ix_(rows, items)] & test.observed
+        held, split.name, names, data, held.onboard[rows], test, test_mask, split.val[rows] & data.observed
     )
 
 
@@ -184,8 +186,10 @@ def onboard_and_score(
 ) -> pd.DataFrame:
     """One step of the onboarding experiment: fit the vectors of the new LLMs from their answers under
     `mask` (all at once, everything else frozen: `JEIRT.onboard`, replacing earlier fits) and score
-    them on their test labels (`score_new`). The rows add seconds (onboarding all of them) and
-    prior_scale (the prior's width used; "auto": chosen by Laplace evidence)."""
+    them on their test labels (`score_new`). With `prior_scale="auto"` the width is the one that best
+    predicts the new LLMs' validation answers (`new.validation`; the Laplace evidence when there are none):
+    with more answers the evidence widens the prior past what new questions want (DECISIONS.md). The rows
+    add seconds (onboarding all of them) and prior_scale (the width used, the most common one)."""
     if mask.shape != new.answers.shape:
         raise ValueError(f"mask has shape {mask.shape}; expected the new LLMs' answers' {new.answers.shape}.")
     if (mask & ~new.answers).any():
@@ -194,7 +198,8 @@ def onboard_and_score(
             "`new.answers` (subsample_items, first_items)."
         )
     start = time.perf_counter()
-    model.onboard(new.data, mask, replace=True, prior_scale=prior_scale)
+    validation = new.validation if prior_scale == "auto" else None
+    model.onboard(new.data, mask, replace=True, prior_scale=prior_scale, val_mask=validation)
     seconds = time.perf_counter() - start
     rows = score_new(model, new, mask.sum(axis=1), reference, **keys)
     return rows.assign(seconds=seconds, prior_scale=model.onboard_prior_scale_)
