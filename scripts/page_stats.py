@@ -1,5 +1,5 @@
-"""What a reader of each page sees of its code: glue calls, visible and hidden code lines, the longest
-visible cell, lines wider than the rendered column.
+"""What a reader of each page sees of its code: glue calls, shown, folded and removed code lines, the
+longest shown cell, lines wider than the rendered column.
 
     python scripts/page_stats.py [--width 88] [--json FILE]
 
@@ -40,7 +40,7 @@ def page_stats(path: Path, width: int = 88) -> dict:
             folded += len(lines)
         else:
             shown += len(lines)
-        longest = max(longest, len(lines))
+            longest = max(longest, len(lines))
         wide += sum(len(line) > width for line in lines)
     return {
         "page": path.stem,
@@ -48,7 +48,7 @@ def page_stats(path: Path, width: int = 88) -> dict:
         "shown lines": shown,
         "folded lines": folded,
         "removed lines": removed,
-        "longest visible cell": longest,
+        "longest shown cell": longest,
         f"lines > {width}": wide,
     }
 
