@@ -41,6 +41,7 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 
 from jeirt import settings as _settings
 
@@ -272,6 +273,13 @@ def glue(name: str, value, display: bool = False) -> None:
         folder = Path(folder).expanduser()
         folder.mkdir(parents=True, exist_ok=True)
         write_json(folder / f"{name}.json", record, indent=1)
+
+
+def for_people(table: pd.DataFrame | pd.Series, digits: int = 3) -> pd.DataFrame | pd.Series:
+    """A table as a page shows it: numbers rounded to `digits` decimals, a missing value as "–" (no
+    `NaN`), the rest unchanged."""
+    rounded = table.round(digits)
+    return rounded.astype(object).where(rounded.notna(), "–")
 
 
 def glue_numbers(prefix: str, numbers: dict) -> None:
