@@ -3,13 +3,28 @@
 from __future__ import annotations
 
 import os
+import sys
+from pathlib import Path
 
+import jupytext
 import pytest
 import torch
 
 from jeirt import settings
 from jeirt.data import load_local, local_datasets
 from jeirt.simulate import simulate
+
+
+def nbval_command(page: Path, folder: Path) -> list[str]:
+    """The command that runs book page `page` as a notebook under nbval in `folder` (jupytext writes the
+    notebook there, with a pytest.ini that keeps the project's pytest options out): a cell fails only
+    if it raises."""
+    notebook = folder / f"{page.stem}.ipynb"
+    jupytext.write(jupytext.read(page), notebook)
+    (folder / "pytest.ini").write_text("[pytest]\n")
+    return [sys.executable, "-m", "pytest", "--nbval-lax", "--current-env", "--nbval-cell-timeout=600",
+            "-p", "no:cacheprovider", "-q", "-c", str(folder / "pytest.ini"), "--rootdir", str(folder),
+            str(notebook)]  # fmt: skip
 
 
 def require_dataset(name: str):

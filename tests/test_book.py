@@ -22,6 +22,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import nbval_command
 
 from jeirt import book
 from jeirt.book import figures, intro
@@ -478,25 +479,7 @@ def chapter_env() -> dict:
 @pytest.mark.slow
 @pytest.mark.parametrize("doc", CHAPTERS)
 def test_chapter_runs(doc, tmp_path):
-    notebook = tmp_path / f"{Path(doc).name}.ipynb"
-    jupytext.write(read_chapter(doc), notebook)
-    (tmp_path / "pytest.ini").write_text("[pytest]\n")  # keep the project's pytest options out
-    cmd = [
-        sys.executable,
-        "-m",
-        "pytest",
-        "--nbval-lax",
-        "--current-env",
-        "--nbval-cell-timeout=600",
-        "-p",
-        "no:cacheprovider",
-        "-q",
-        "-c",
-        str(tmp_path / "pytest.ini"),
-        "--rootdir",
-        str(tmp_path),
-        str(notebook),
-    ]
+    cmd = nbval_command(ROOT / f"{doc}.md", tmp_path)
     result = subprocess.run(cmd, cwd=tmp_path, env=chapter_env(), capture_output=True, text=True, timeout=1800)
     assert result.returncode == 0, f"{doc}.md failed under nbval:\n{result.stdout[-6000:]}\n{result.stderr[-2000:]}"
 

@@ -10,8 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-import jupytext
 import pytest
+from conftest import nbval_command
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -43,26 +43,8 @@ def test_a_fresh_clone_has_its_data_and_runs_the_data_page(tmp_path):
     verified = run(jeirt + ["data", "verify"], env, tmp_path)
     assert verified.returncode == 0 and "12 files match" in verified.stdout, verified.stdout + verified.stderr
 
-    notebook = tmp_path / "data.ipynb"
-    jupytext.write(jupytext.read(clone / "book" / "data.md"), notebook)
-    (tmp_path / "pytest.ini").write_text("[pytest]\n")
     page = run(
-        [
-            sys.executable,
-            "-m",
-            "pytest",
-            "--nbval-lax",
-            "--current-env",
-            "--nbval-cell-timeout=600",
-            "-p",
-            "no:cacheprovider",
-            "-q",
-            "-c",
-            str(tmp_path / "pytest.ini"),
-            "--rootdir",
-            str(tmp_path),
-            str(notebook),
-        ],
+        nbval_command(clone / "book" / "data.md", tmp_path),
         env,
         tmp_path,
     )
