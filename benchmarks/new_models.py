@@ -30,6 +30,10 @@ overall accuracy.
 
 from __future__ import annotations
 
+import itertools
+import zlib
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 
@@ -40,26 +44,27 @@ from jeirt.files import comma_list, results_parser, run_record, write_json
 from jeirt.fitcache import fit_cached
 from jeirt.questions import known_question_split
 from jeirt.splits import hold_out_models, split_by_question
-from jeirt.tasks.evaluation import (
-    PLAIN,
-    QuestionBank,
-    adaptive_selection,
-    estimate_scores,
-    irt_estimates,
-    plain_means,
-    random_positions,
-    select_items,
-)
-from jeirt.tasks.new_models import score_rows, training_only, true_scores
+from jeirt.tasks.evaluation import PLAIN, QuestionBank, estimate_scores, irt_estimates, plain_means
+from jeirt.tasks.new_models import NESTED, questions_asked, score_rows, training_only, true_scores
 
 RULES = ("random", "stratified", "adaptive")
 RASCH = "rasch (per question)"
 
 
 def fold_rows(
-    ds: Dataset, held: list[str], seed: int, ks: list[int], rules: list[str], draws: int, fold: str
+    ds: Dataset,
+    held: list[str],
+    seed: int,
+    ks: list[int],
+    rules: list[str],
+    draws: int,
+    fold: str,
+    repeats: int = 1,
 ) -> list[dict]:
-    """Every estimate of the models `held` of `ds`, held out of a JE-IRT fitted on the others."""
+    """Every estimate of the models `held` of `ds`, held out of a JE-IRT fitted on the others: each rule
+    asks `repeats` draws of questions, seeded by (seed, fold, repeat) so that no two folds share a draw
+    (with one seed for all, every mmlu_pro fold's one model was asked the same questions, and the
+    models' mean error measured that one draw's difficulty, not the estimator's bias)."""
     split = known_question_split(hold_out_models(ds, split_by_question(ds, seed=seed), held))
     trained = [m for m in ds.models if m not in set(held)]
     rows = ds.model_index(trained)
@@ -77,59 +82,31 @@ def fold_rows(
 
     def add(est: pd.DataFrame, rule: str, method: str, corrections: bool | None, k: int) -> None:
         for r in score_rows(est, truth, rule, k, seed):
-            out.append({"dataset": ds.name, "fold": fold, **r, "method": method, "corrections": corrections})
-
-    def asked_of(order: np.ndarray, k: int) -> np.ndarray:
-        asked = np.zeros_like(graded)
-        np.put_along_axis(asked, order[:, :k], True, axis=1)
-        return asked
-
-    for rule in rules:
-        if rule == "adaptive":  # the questions depend on the bank that chooses them
-            drawn = random_positions(max(ks))  # which of the order's questions were drawn at random
-            for corrections, bank in banks.items():
-                order, posteriors = adaptive_selection(bank, max(ks), labels, rule, seed=seed, keep=ks)
-                for k in ks:
-                    asked = asked_of(order, k)
-                    sampled = np.zeros_like(asked)
-                    np.put_along_axis(sampled, order[:, :k][:, drawn[:k]], True, axis=1)
-                    add(
-                        estimate_scores(
-                            bank,
-                            labels,
-                            asked,
-                            targets=graded,
-                            draws=draws,
-                            seed=seed,
-                            models=held,
-                            posterior=posteriors.get(k),
-                            sampled=sampled,
-                        ),
-                        rule,
-                        "je-irt",
-                        corrections,
-                        k,
-                    )
-                    add(irt_estimates(irt, new, asked), rule, RASCH, corrections, k)
-                    add(plain_means(bank, labels, asked, held), rule, PLAIN, corrections, k)
-            continue
-        order = select_items(banks[False], max(ks), "random", labels=labels, seed=seed) if rule == "random" else None
-        for k in ks:
-            asked = (
-                asked_of(order, k)
-                if rule == "random"
-                else asked_of(select_items(banks[False], k, rule, labels=labels, seed=seed), k)
+            out.append(
+                {"dataset": ds.name, "fold": fold, **r, "repeat": repeat, "method": method, "corrections": corrections}
             )
-            for corrections, bank in banks.items():
-                add(
-                    estimate_scores(bank, labels, asked, targets=graded, draws=draws, seed=seed, models=held),
-                    rule,
-                    "je-irt",
-                    corrections,
-                    k,
-                )
-            add(irt_estimates(irt, new, asked), rule, RASCH, None, k)
-            add(plain_means(banks[False], labels, asked, held), rule, PLAIN, None, k)
+
+    for rule, repeat in itertools.product(rules, range(repeats)):
+        draw_seed = int(np.random.SeedSequence([seed, zlib.crc32(fold.encode()), repeat]).generate_state(1)[0])
+        # The adaptive questions depend on the bank that chooses them; the other rules' do not.
+        choosers = banks if rule in NESTED and rule != "random" else {None: banks[False]}
+        for corrections, chooser in choosers.items():
+            for k, picked in questions_asked(chooser, labels, rule, ks, seed=draw_seed).items():
+                for with_corrections in banks if corrections is None else [corrections]:
+                    estimate = estimate_scores(
+                        banks[with_corrections],
+                        labels,
+                        picked.asked,
+                        targets=graded,
+                        draws=draws,
+                        seed=draw_seed,
+                        models=held,
+                        posterior=picked.posterior,
+                        sampled=picked.sampled,
+                    )
+                    add(estimate, rule, "je-irt", with_corrections, k)
+                add(irt_estimates(irt, new, picked.asked), rule, RASCH, corrections, k)
+                add(plain_means(banks[False], labels, picked.asked, held), rule, PLAIN, corrections, k)
     return out
 
 
@@ -165,15 +142,98 @@ def metabench_folds(n_held: int, n_train: int, seed: int) -> list[tuple[str, Dat
 def summarize(runs: pd.DataFrame) -> pd.DataFrame:
     """MAE, bias and 90% coverage of the overall estimate per dataset, group, rule, method,
     corrections and k (the metabench groups apart; mmlu_pro's folds together)."""
-    runs = runs.assign(
-        group=np.where(runs["dataset"] == "metabench", runs["fold"], "leave one out"),
-        corrections=runs["corrections"].map({True: "with", False: "without"}).fillna("-"),
-    )
-    grouped = runs.groupby(["dataset", "group", "rule", "method", "corrections", "k"], sort=False)
+    runs = labelled(runs)
+    grouped = runs.groupby(CELL[:3] + ["method"] + CELL[3:], sort=False)
     table = grouped.agg(mae=("abs_error", "mean"), bias=("error", "mean"), estimates=("abs_error", "size"))
     if "covered" in runs:
         table["coverage"] = grouped["covered"].mean()
     return table.reset_index()
+
+
+CELL = ["dataset", "group", "rule", "corrections", "k"]  # one cell of the goal table
+BIAS_GOAL, COVERAGE_GOAL, GOAL_K = 0.01, (0.85, 0.95), 100
+
+
+def labelled(runs: pd.DataFrame) -> pd.DataFrame:
+    """`runs` with a `group` (the metabench tenth, or mmlu_pro's leave one out) and corrections as text."""
+    return runs.assign(
+        group=np.where(runs["dataset"] == "metabench", runs["fold"], "leave one out"),
+        corrections=runs["corrections"].map({True: "with", False: "without"}).fillna("-"),
+    )
+
+
+def verdict(value: float, low: float, high: float, goal: tuple[float, float]) -> str:
+    """'met' when `value` is inside `goal`, 'within noise' when only its 95% interval [low, high] reaches
+    it, 'missed' when the interval lies outside."""
+    if goal[0] <= value <= goal[1]:
+        return "met"
+    return "within noise" if high >= goal[0] and low <= goal[1] else "missed"
+
+
+def wilson(hits: float, n: int, z: float = 1.96) -> tuple[float, float]:
+    """The Wilson 95% interval of a proportion `hits` / `n`."""
+    p = hits / n
+    centre, half = (p + z * z / (2 * n)), z * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
+    return (centre - half) / (1 + z * z / n), (centre + half) / (1 + z * z / n)
+
+
+def goals(runs: pd.DataFrame, resamples: int = 2000, seed: int = 0) -> pd.DataFrame:
+    """The goals per JE-IRT cell, each judged on its spread (each model's errors first averaged over
+    its draws of the questions): bias (mean error) with a bootstrap 95% interval over the held-out
+    models, |bias| <= 0.01; 90% coverage with its Wilson interval over the models, 0.85-0.95; and at
+    k = 100 the paired gap of the absolute errors to the Rasch estimate from the same answers
+    (bootstrap over models), at most 0: JE-IRT no worse than Rasch."""
+    runs = labelled(runs)
+    rng = np.random.default_rng(seed)
+    rows = []
+    runs = per_model(runs)
+    rasch = runs[runs["method"] == RASCH]
+    for cell, part in runs[runs["method"] == "je-irt"].groupby(CELL, sort=False):
+        keys = dict(zip(CELL, cell))
+        errors = part["error"].to_numpy()
+        boot = rng.integers(0, len(errors), (resamples, len(errors)))
+        low, high = np.quantile(errors[boot].mean(axis=1), [0.025, 0.975])
+        row = {**keys, "models": len(errors), "bias": errors.mean(), "bias_lo": low, "bias_hi": high}
+        row["bias_verdict"] = verdict(row["bias"], low, high, (-BIAS_GOAL, BIAS_GOAL))
+        covered = part["covered"].to_numpy()
+        row["coverage"] = covered.mean()
+        row["coverage_lo"], row["coverage_hi"] = wilson(covered.sum(), len(covered))
+        row["coverage_verdict"] = verdict(row["coverage"], row["coverage_lo"], row["coverage_hi"], COVERAGE_GOAL)
+        if keys["k"] == GOAL_K:
+            # The Rasch estimate from the same questions: the adaptive ones were chosen by this bank.
+            same = rasch[(rasch[CELL[:3] + ["k"]] == pd.Series(keys)[CELL[:3] + ["k"]]).all(axis=1)]
+            if keys["rule"] in NESTED and keys["rule"] != "random":
+                same = same[same["corrections"] == keys["corrections"]]
+            theirs = same.set_index(["fold", "seed", "model"])["abs_error"]
+            gap = part.set_index(["fold", "seed", "model"])["abs_error"] - theirs.reindex(
+                part.set_index(["fold", "seed", "model"]).index
+            )
+            gap = gap.to_numpy()
+            low, high = np.quantile(gap[boot].mean(axis=1), [0.025, 0.975])
+            row.update(
+                mae=part["abs_error"].mean(), rasch_mae=part["abs_error"].mean() - gap.mean(), gap_lo=low, gap_hi=high
+            )
+            row["mae_verdict"] = verdict(gap.mean(), low, high, (-np.inf, 0.0))
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def per_model(runs: pd.DataFrame) -> pd.DataFrame:
+    """Each model's error, absolute error and coverage averaged over its draws of the questions (one row
+    per model and cell: the models, not the draws, are what a bootstrap resamples)."""
+    keys = CELL + ["method", "fold", "seed", "model"]
+    if "repeat" not in runs:
+        return runs
+    return runs.groupby(keys, sort=False)[["error", "abs_error", "covered"]].mean().reset_index()
+
+
+def goal_counts(table: pd.DataFrame) -> pd.DataFrame:
+    """How many cells met, met within noise or missed each goal, per dataset and group."""
+    verdicts = [c for c in ("bias_verdict", "coverage_verdict", "mae_verdict") if c in table]
+    long = table.melt(id_vars=["dataset", "group"], value_vars=verdicts, var_name="goal").dropna()
+    long["goal"] = long["goal"].str.replace("_verdict", "")
+    counts = long.groupby(["dataset", "group", "goal", "value"]).size().unstack("value", fill_value=0)
+    return counts.reindex(columns=["met", "within noise", "missed"], fill_value=0)
 
 
 def main() -> None:
@@ -184,15 +244,23 @@ def main() -> None:
     parser.add_argument("--metabench-held", type=int, default=50, help="evaluated models of each tenth")
     parser.add_argument("--metabench-train", type=int, default=600, help="training models sampled")
     parser.add_argument("--draws", type=int, default=200)
+    parser.add_argument("--repeats", type=int, default=3, help="draws of the questions per rule and model")
+    parser.add_argument("--report", action="store_true", help="only rewrite <out>.json and the tables from <out>")
     args = parser.parse_args()
     unknown = [r for r in args.rules if r not in RULES]
     if unknown:
         parser.error(f"--rules {unknown}; expected some of {list(RULES)}.")
     config = {**vars(args), **run_record("benchmarks/new_models.py")}
+    if args.report:  # the goal table of an earlier run, its settings kept
+        import json
+
+        earlier = json.loads(Path(args.out.replace(".csv", ".json")).read_text())["config"]
+        report(pd.read_csv(args.out, keep_default_na=False, na_values=[""]), earlier, args.out)
+        return
     rows = []
 
     def run_fold(ds: Dataset, held: list[str], seed: int, name: str) -> None:
-        rows.extend(fold_rows(ds, held, seed, args.ks, args.rules, args.draws, name))
+        rows.extend(fold_rows(ds, held, seed, args.ks, args.rules, args.draws, name, args.repeats))
         pd.DataFrame(rows).to_csv(args.out, index=False, float_format="%.6g")  # every fold so far
         print(f"{ds.name} {name} (seed {seed}) done", flush=True)
 
@@ -204,15 +272,32 @@ def main() -> None:
         if "metabench" in args.datasets:
             for group, sub, held in metabench_folds(args.metabench_held, args.metabench_train, seed):
                 run_fold(sub, held, seed, group)
-    runs = pd.DataFrame(rows)
-    summary = summarize(runs)
-    records = summary.astype(object).where(summary.notna(), None).to_dict("records")
+    report(pd.DataFrame(rows), config, args.out)
+
+
+def records(table: pd.DataFrame) -> list[dict]:
+    return table.astype(object).where(table.notna(), None).to_dict("records")
+
+
+def report(runs: pd.DataFrame, config: dict, out: str) -> None:
+    """Write `<out>.json` (settings, summary, the goal table and its counts) and print them."""
+    summary, table = summarize(runs), goals(runs)
+    counts = goal_counts(table)
     write_json(
-        args.out.replace(".csv", ".json"),
-        {"format": "jeirt-new-models", "config": config, "summary": records},
+        out.replace(".csv", ".json"),
+        {
+            "format": "jeirt-new-models",
+            "config": config,
+            "summary": records(summary),
+            "goals": records(table),
+            "goal_counts": records(counts.reset_index()),
+        },
         indent=1,
     )
-    print(summary.to_string(index=False, float_format=lambda x: f"{x:.4f}"))
+    number = lambda x: f"{x:.4f}"  # noqa: E731
+    print(summary.to_string(index=False, float_format=number))
+    print(table.to_string(index=False, float_format=number))
+    print(counts.to_string())
 
 
 if __name__ == "__main__":

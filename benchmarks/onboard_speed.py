@@ -1,9 +1,11 @@
 """Onboarding speed: the current solver (`jeirt.onboard.fit_model_vectors`) against the previous one.
 
 On mmlu_pro (question split, seed 0), `--models` LLMs are held out of a JE-IRT fit (d = 256 by
-default); both solvers then fit those LLMs' vectors from all their training answers with the
-onboarding prior of `JEIRT.onboard` and prior_scale="auto" (every width of `onboard.PRIOR_SCALES`,
-the best by summed Laplace evidence), and the vectors are scored on the LLMs' test answers.
+default); both solvers then fit those LLMs' vectors from all their training answers under the
+isotropic prior N(mean, s var I) of `onboard.prior_from_vectors`, every width s of
+`onboard.PRIOR_SCALES` and the best by summed Laplace evidence, and the vectors are scored on the
+LLMs' test answers. (`JEIRT.onboard` now uses N(mu, c S) of `onboard.vector_prior`, solved by the same
+`fit_model_vectors` in whitened coordinates, where that prior is isotropic: this measures that solver.)
 
 The previous solver is kept below as `reference_fit_model_vectors`: one full float64 Newton solve per
 width from the prior mean, an (m, n, d) einsum Hessian per step plus one more at the end, and

@@ -89,7 +89,7 @@ class EnvironmentFailure(CLIError):
 # ----------------------------------------------------------------------------------------------------
 # Checks made before any work starts
 
-INPUT_OPTIONS = ("model", "questions", "results", "items", "prices")  # paths a command reads
+INPUT_OPTIONS = ("model", "questions", "results", "validation", "items", "prices")  # paths a command reads
 RANGES = {  # option: (lowest, highest, what it is); ints unless the bound is a float
     "d": (1, 65536, "an embedding dimension"),
     "max_epochs": (1, 100_000, "a number of epochs"),
@@ -596,9 +596,43 @@ def cmd_predict(args: argparse.Namespace) -> None:
     _emit(summary, args)
 
 
+def _validation_table(args: argparse.Namespace, table: pd.DataFrame) -> pd.DataFrame:
+    """`jeirt onboard --validation`: the new models' answers held out of the fit, each of a model in
+    --results and none an answer --results already gives."""
+    from jeirt.data import read_results_table
+
+    try:
+        held = read_results_table(args.validation)
+    except ValueError as err:
+        raise DataError(f"--validation {err}") from None
+    strangers = sorted(set(held["model"]) - set(table["model"]))
+    if strangers:
+        raise DataError(
+            f"--validation {args.validation}: model(s) {strangers[:5]} have no answers in --results "
+            f"{args.results}; validation answers choose the prior of models being onboarded."
+        )
+    pairs = ["model", "item_id"]
+    both = held[pairs].merge(table[pairs].drop_duplicates(), on=pairs)
+    if len(both):
+        raise DataError(
+            f"--validation {args.validation}: {len(both)} answer(s) are also in --results {args.results} "
+            f"(e.g. {both.head(2).to_dict('records')}); an answer is fitted or held out, not both."
+        )
+    return held
+
+
+def _answer_mask(ds, table: pd.DataFrame) -> np.ndarray:
+    """(models, items) bool: the (model, item_id) pairs of `table` in `ds`."""
+    mask = np.zeros(ds.labels.shape, dtype=bool)
+    mask[ds.model_index(table["model"].astype(str)), ds._item_index(table["item_id"].astype(str))] = True
+    return mask
+
+
 def cmd_onboard(args: argparse.Namespace) -> None:
     """`jeirt onboard`: fit vectors for the new models of --results, everything else frozen; the questions
     come from --dataset, --items or the results' own columns."""
+    import pandas as pd
+
     from jeirt.data import from_long, read_items_csv, read_results_table
     from jeirt.metrics import score
 
@@ -616,10 +650,15 @@ def cmd_onboard(args: argparse.Namespace) -> None:
         table = read_results_table(args.results)
     except ValueError as err:
         raise DataError(f"--results {err}") from None
+    held = _validation_table(args, table) if args.validation else table.iloc[:0]
     try:
-        new = from_long(table, items, name=Path(args.results).stem, duplicates=args.duplicates)
+        new = from_long(pd.concat([table, held]), items, name=Path(args.results).stem, duplicates=args.duplicates)
     except (ValueError, KeyError) as err:
         raise DataError(f"--results {args.results}: {err.args[0] if err.args else err}") from err
+    fit_mask, val_mask = new.observed, None
+    if args.validation:  # the prior's width on these answers, the vectors on --results
+        val_mask = _answer_mask(new, held)
+        fit_mask = new.observed & ~val_mask
     new.embeddings = embeddings
     blank = int((new.items["text"].str.strip() == "").sum())
     if blank and model.encoder_ not in new.embeddings:
@@ -628,19 +667,21 @@ def cmd_onboard(args: argparse.Namespace) -> None:
             "--dataset (whose item table has the texts) or --items, or add a 'text' column."
         )
     try:
-        model.onboard(new, replace=args.replace)
+        model.onboard(new, mask=fit_mask, replace=args.replace, val_mask=val_mask)
     except ValueError as err:
         raise DataError(f"--results {args.results}: {str(err).replace('pass replace=True', 'pass --replace')}") from err
     probs = model.predict_proba(new)
-    labels = new.labels[new.observed]
-    fit = score(probs[new.observed], labels)
+    fit = score(probs[fit_mask], new.labels[fit_mask])
     summary = {
         "onboarded": new.models,
         "items": new.n_items,
-        "labels": int(new.observed.sum()),
+        "labels": int(fit_mask.sum()),
         "prior_scale": model.onboard_prior_scale_,
         "fit_on_own_labels": fit,
     }
+    if val_mask is not None:
+        summary["validation_labels"] = int(val_mask.sum())
+        summary["fit_on_validation"] = score(probs[val_mask], new.labels[val_mask])
     if not np.isfinite(fit.get("auc", 0.0)):
         summary["note"] = "auc is undefined: the labels are all of one class (null in --json)"
     summary["saved"] = str(args.model if args.in_place else args.out)
@@ -1190,6 +1231,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--items", help="item table CSV (item_id,benchmark,subject,text) if not in --results")
     p.add_argument("--duplicates", choices=["error", "mean", "first"], default="error")
     p.add_argument("--replace", action="store_true", help="refit models the model already knows")
+    p.add_argument(
+        "--validation",
+        help="long CSV of more answers of the same models, held out of the fit, best on questions the model "
+        "did not train on: the prior's width is the one that predicts them best (without: each model's most "
+        "evident width, which widens as answers on the training questions accumulate)",
+    )
     p.add_argument("--out", help="save the extended model to this new file (or give --in-place)")
     p.add_argument(
         "--in-place",

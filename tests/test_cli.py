@@ -337,6 +337,53 @@ def test_onboard_and_estimate_fit_one_posterior(corrected, workdir, capsys, mmlu
     assert np.linalg.norm(got - model.model_vectors_.mean(axis=0)) > 1e-3  # the answers moved it
 
 
+def test_onboard_validation_answers_choose_the_width_and_are_not_fitted(corrected, workdir, capsys, mmlu_pro):
+    """`jeirt onboard --validation`: the width is the one of `VALIDATION_WIDTHS` that predicts the held-out
+    answers best (`JEIRT.onboard(val_mask=...)`), the vector is fitted on --results alone; an answer in both
+    files, or a validation model without results, is refused naming the file."""
+    from jeirt.data import from_long
+    from jeirt.estimator import JEIRT
+    from jeirt.onboard import VALIDATION_WIDTHS
+
+    rows = mmlu_pro.to_long().query("model == 'gpt-4o(2024-05-13)'").assign(model="newcomer")
+    fit, held = rows.iloc[:400], rows.iloc[400:800]
+    fit.to_csv(workdir / "fit.csv", index=False)
+    held.to_csv(workdir / "held.csv", index=False)
+    common = ["onboard", "--model", str(corrected), "--results", str(workdir / "fit.csv"), "--dataset", "mmlu_pro"]
+    out = str(workdir / "validated.pt")
+    summary_file = workdir / "validated.json"
+    code, _, err = run(
+        capsys, *common, "--validation", str(workdir / "held.csv"), "--out", out, "--json", str(summary_file)
+    )
+    assert code == 0, err
+    summary = json.loads(summary_file.read_text())
+    assert summary["prior_scale"] in VALIDATION_WIDTHS and summary["validation_labels"] == len(held)
+    assert summary["labels"] == len(fit)
+    onboarded = JEIRT.load(out)
+    # The same as the API with the same split of the answers.
+    model = JEIRT.load(corrected)
+    ds = from_long(pd.concat([fit, held]), mmlu_pro.items, name="check")
+    ds.embeddings = mmlu_pro.embeddings
+    val_mask = np.zeros(ds.labels.shape, dtype=bool)
+    val_mask[0, ds._item_index(held["item_id"])] = True
+    model.onboard(ds, mask=ds.observed & ~val_mask, val_mask=val_mask)
+    assert model.onboard_prior_scale_ in VALIDATION_WIDTHS
+    got = onboarded.model_vectors_[onboarded.model_index(["newcomer"])]
+    want = model.model_vectors_[model.model_index(["newcomer"])]
+    assert np.linalg.norm(got - want) < 1e-5 * np.linalg.norm(want)
+    # Refused: an answer in both files; a model only in --validation.
+    pd.concat([held, fit.head(2)]).to_csv(workdir / "overlap.csv", index=False)
+    code, _, err = run(
+        capsys, *common, "--validation", str(workdir / "overlap.csv"), "--out", str(workdir / "refused.pt")
+    )
+    assert code == 3 and "overlap.csv" in err and "2 answer(s) are also in --results" in err, err
+    held.assign(model="stranger").to_csv(workdir / "stranger.csv", index=False)
+    code, _, err = run(
+        capsys, *common, "--validation", str(workdir / "stranger.csv"), "--out", str(workdir / "refused.pt")
+    )
+    assert code == 3 and "'stranger'" in err, err
+
+
 def test_estimate_warns_about_a_known_model_name(corrected, workdir, capsys, mmlu_pro):
     known = mmlu_pro.models[0]
     rows = mmlu_pro.to_long()

@@ -40,6 +40,9 @@ but the model's own beliefs, so the estimate is kept honest by design:
   leave-one-out residuals y_q - sigmoid(z_q + h_q (p_q - y_q) / (1 - w_q h_q)), h_q = f_q^T Sigma f_q
   (one Newton step without answer q, by Sherman-Morrison): how the fit predicts questions it did not
   fit. The shifts' posterior means move every unasked logit and their variances widen the interval.
+  The residuals are weighted to the targets' benchmark shares (`_design_weights`, post-stratification):
+  a sample heavy on one benchmark (a user's own choice of questions) would otherwise let its residuals
+  set the shift of every question.
 
 With the random share those coverages are 0.96 / 0.94 / 0.92 and 0.78 / 0.94 / 0.90, and the adaptive
 rule's error without corrections at k = 50 fell from 0.054 to 0.036 on the random tenth
@@ -53,10 +56,13 @@ adaptive estimates are +0.021 high at k = 50), and the measured tables say where
 
 The prior is N(mu, c S) with mu the mean of the trained vectors and S their covariance shrunk towards
 a multiple of the identity (Ledoit-Wolf): with a few dozen trained models in d = 256 dimensions the
-vectors vary along few directions, and a new model most likely does too. The width c is picked for
-each new model from `PRIOR_WIDTHS` by the Laplace evidence of its own answers (empirical Bayes): a
-new model weaker (or stronger) than every trained one gets a wider prior instead of being pulled
-towards their mean. All fits run in whitened coordinates z, v = mu + L z with S = L L^T, where the
+vectors vary along few directions, and a new model most likely does too. Along the first of them, the
+general ability that moves nearly every logit together, S is widened `jeirt.onboard.ABILITY_WIDTH`
+times: a few dozen answers pin a model's level down well, and a prior as narrow as the trained models'
+spread pulled a model weaker than all of them up (+0.011 at k = 50 on metabench's lowest tenth).
+The width c is picked for each new model from `PRIOR_WIDTHS` by the Laplace evidence of its own
+answers (empirical Bayes): a new model unlike every trained one gets a wider prior in every direction.
+All fits run in whitened coordinates z, v = mu + L z with S = L L^T, where the
 prior is N(0, c I) and question q becomes the feature f_q = L^T u_q with offset o_q = r_q - u_q . mu,
 so that P = sigmoid(f_q . z - o_q).
 
@@ -81,8 +87,9 @@ adapter. When some models' answers to it are known, `refine_questions` moves it 
 posteriori under N(text embedding, tau^2 I) with every model vector frozen (or, `what="norm"`, only
 its difficulty |E_Q| with its direction kept), and the refined embedding predicts the other models.
 
-`few_item_experiment` and `question_onboarding_experiment` are the protocols of the book's chapter
-"Efficient evaluation"; `add_evaluation_parsers` adds the `jeirt estimate` and `jeirt suggest` verbs.
+The protocols of the book's chapter "Efficient evaluation" that use this module (`questions_asked`,
+`question_onboarding_experiment`, the few-question comparison) are in `jeirt.tasks.new_models`; the
+`jeirt estimate` and `jeirt suggest` verbs in `jeirt.cli` (`add_evaluation_parsers`).
 """
 
 from __future__ import annotations
@@ -504,7 +511,8 @@ def estimate_scores(
         # Sherman-Morrison; h_q = f_q^T Sigma f_q): the residual it would have had, had it not been asked.
         p_out = sigmoid(mean_logit[at] + h_at * (p_at - y_at) / np.maximum(1.0 - w_at * h_at, 1e-6))
         resid, info = y_at - p_out, p_out * (1 - p_out)
-        misfit, misfit_var = _misfit(resid.sum(), info.sum(), bank.misfit_sds)
+        weight = _design_weights(group, at, G.shape[1] - 1)
+        misfit, misfit_var = _misfit(weight @ resid, weight @ info, bank.misfit_sds, noise=(weight**2) @ info)
         shift_mean, shift_var = np.zeros(G.shape[1] - 1), np.zeros(G.shape[1] - 1)
         if bank.group_sd > 0:
             left = np.bincount(group[at], resid - info * misfit, minlength=len(shift_mean))
@@ -550,17 +558,39 @@ def estimate_scores(
     return pd.DataFrame(rows)
 
 
-def _misfit(total: float, information: float, sds: Sequence[float]) -> tuple[float, float]:
-    """Posterior mean and variance of a shift b ~ N(0, tau^2) of every logit from residuals summing to
-    `total` with Fisher information `information` (one Newton step from 0), tau the one of `sds` under
-    which that sum is most likely (empirical Bayes: the sum is N(0, I + tau^2 I^2))."""
+def _design_weights(group: np.ndarray, sampled: np.ndarray, n_groups: int) -> np.ndarray:
+    """Weights (summing to the number sampled) that make the sampled questions stand for the targets
+    benchmark by benchmark (post-stratification): (N_g / N) / (n_g / n) for a question of benchmark g,
+    N_g of the N targets and n_g of the n sampled questions in it. A sample heavy on one benchmark (a
+    user's own choice of questions, or a random share drawn after the adaptive picks took many of one
+    benchmark's questions) would otherwise let that benchmark's residuals set the model's shift on
+    every question. For the random and stratified rules (each benchmark its share) the weights are
+    near 1. Benchmarks with no sampled question share out their weight over the others."""
+    targets = np.bincount(group, minlength=n_groups).astype(np.float64)
+    drawn = np.bincount(group[sampled], minlength=n_groups).astype(np.float64)
+    if not drawn.sum():
+        return np.zeros(0)
+    share = np.where(drawn > 0, targets, 0.0)
+    per_group = np.divide(share / share.sum() * drawn.sum(), drawn, out=np.zeros(n_groups), where=drawn > 0)
+    return per_group[group[sampled]]
+
+
+def _misfit(total: float, information: float, sds: Sequence[float], noise: float | None = None) -> tuple[float, float]:
+    """Posterior mean and variance of a shift b ~ N(0, tau^2) of every logit from (weighted) residuals
+    summing to `total` with Fisher information `information` (one Newton step from 0): the sum is
+    N(information b, noise), noise its variance without a shift (default `information`: unit weights),
+    and tau the one of `sds` under which the sum is most likely (empirical Bayes: the sum is
+    N(0, noise + tau^2 information^2))."""
     sds = [float(t) for t in sds if t > 0]
+    noise = information if noise is None else noise
     if not sds:
         return 0.0, 0.0
-    spread = [information + (t * information) ** 2 for t in sds]
-    tau = sds[int(np.argmax([-0.5 * np.log(v) - total**2 / (2 * v) if v > 0 else 0.0 for v in spread]))]
-    var = 1.0 / (1.0 / tau**2 + information)
-    return total * var, var
+    if noise <= 0:  # no answer drawn at random: the narrowest shift, unlearnt, still widens the interval
+        return 0.0, sds[0] ** 2
+    spread = [noise + (t * information) ** 2 for t in sds]
+    tau = sds[int(np.argmax([-0.5 * np.log(v) - total**2 / (2 * v) for v in spread]))]
+    var = 1.0 / (1.0 / tau**2 + information**2 / noise)
+    return total * information / noise * var, var
 
 
 def plain_means(
