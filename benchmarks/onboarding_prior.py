@@ -12,6 +12,9 @@ it; it is scored on its answers to the test questions. Priors:
 - `evidence`: N(mu, c S), S the trained vectors' Ledoit-Wolf covariance, each model's c its most evident
   of `onboard.PRIOR_WIDTHS` (`JEIRT.onboard`'s default, the posterior `jeirt estimate` uses);
 - `c = 1`: the same prior, c fixed at 1 (the trained vectors' own spread);
+- `own fifth`: the same prior, c of `onboard.VALIDATION_WIDTHS` chosen on a random fifth of the
+  onboarding answers held out, then fitted on all of them (what a user without answers to other
+  questions could do);
 - `validation`: the same prior, c of `onboard.VALIDATION_WIDTHS` chosen on the held-out models' answers
   to the validation questions (`JEIRT.onboard(val_mask=...)`): all of them at every share (one number for
   all held-out models; with the same share of them as of the training answers, 5 answers a model at 5%
@@ -45,7 +48,7 @@ from jeirt.onboard import PRIOR_SCALES, fit_model_vectors, prior_from_vectors
 from jeirt.splits import hold_out_models, split_by_question
 
 SHARES = (0.01, 0.02, 0.05, 0.1, 0.25, 0.5, 1.0)
-PRIORS = ("before", "evidence", "c = 1", "validation")
+PRIORS = ("before", "evidence", "c = 1", "own fifth", "validation")
 
 
 def first_share(mask: np.ndarray, share: float, seed: int) -> np.ndarray:
@@ -109,6 +112,16 @@ def fold_rows(
         model.onboard(new, mask, replace=True, prior_scale=scale, val_mask=val)
         return time.perf_counter() - start, model.onboard_prior_scale_, model.predict_proba(new)
 
+    def own_fifth(mask: np.ndarray) -> tuple:
+        """c chosen on a random fifth of the onboarding answers themselves, then a fit on all of them."""
+        start = time.perf_counter()
+        inner = mask & (np.random.default_rng(seed + 2).random(mask.shape) < 0.2)
+        if not inner.any():  # too few answers to spare a fifth: the evidence's choice
+            return onboarded(mask, None)
+        model.onboard(new, mask & ~inner, replace=True, val_mask=inner)
+        seconds, width, probs = onboarded(mask, None, model.onboard_prior_scale_)
+        return time.perf_counter() - start, width, probs
+
     for share in SHARES:
         mask = first_share(split.onboard[idx], share, seed)
         val = first_share(val_all, share, seed + 1) if val_share else val_all
@@ -130,6 +143,7 @@ def fold_rows(
         )
         add("evidence", share, False, *onboarded(mask, None), mask)
         add("c = 1", share, False, *onboarded(mask, None, 1.0), mask)
+        add("own fifth", share, False, *own_fifth(mask), mask)
         add("validation", share, False, *onboarded(mask, val), mask)
     if corrections:
         model.fit_corrections(
