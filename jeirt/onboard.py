@@ -62,7 +62,8 @@ _BLOCK = 64  # rows of a block of a float32 Hessian's lower triangle (one matrix
 # well, while the other directions keep the known models' spread. On metabench's lowest-accuracy tenth
 # (50 held-out models, 3 draws of the questions each) the few-question estimate's bias at k = 50 random
 # fell from +0.0107 to +0.0043 (stratified +0.0226 to +0.0163) at an unchanged error (MAE 0.0297 ->
-# 0.0289); on a random tenth nothing moved (bias -0.0045 -> -0.0042, MAE 0.0442 -> 0.0438).
+# 0.0289); on a random tenth nothing moved (bias -0.0045 -> -0.0042, MAE 0.0442 -> 0.0438). Its cost, onboarding
+# from under 15 answers, and the width 3 tried instead: DECISIONS.md.
 ABILITY_WIDTH = 10.0
 
 

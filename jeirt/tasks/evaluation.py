@@ -44,15 +44,15 @@ but the model's own beliefs, so the estimate is kept honest by design:
   a sample heavy on one benchmark (a user's own choice of questions) would otherwise let its residuals
   set the shift of every question.
 
-With the random share those coverages are 0.96 / 0.94 / 0.92 and 0.78 / 0.94 / 0.90, and the adaptive
-rule's error without corrections at k = 50 fell from 0.054 to 0.036 on the random tenth
-(`benchmarks/new_models.py`, `results/new_models.json`, which has every dataset, rule and k, with and
-without corrections, beside the plain mean and Rasch). The leave-one-out residuals move the shifts
+With the random share (and the prior below) those coverages are 0.91 / 0.95 / 0.95 and 0.94 / 0.92 /
+0.92, and 0.89-1.00 in every cell of `benchmarks/new_models.py` (`results/new_models.json`: mmlu_pro
+leave-one-out and both metabench tenths, every rule and k, with and without corrections, beside the
+plain mean and Rasch, each goal judged on its spread). The leave-one-out residuals move the shifts
 little (the leverages w_q h_q are about 0.03: the fit absorbs few degrees of freedom), so unless the
 random answers' residuals are far off, the narrowest width is kept and the misfit mainly widens the
 interval. What the random share cannot do is make 25 random answers say more than 25 answers do: a
 model far from every trained one keeps part of the prior's pull at small k (the low-accuracy tenth's
-adaptive estimates are +0.021 high at k = 50), and the measured tables say where.
+adaptive estimates are +0.014 high at k = 50 without corrections), and the measured tables say where.
 
 The prior is N(mu, c S) with mu the mean of the trained vectors and S their covariance shrunk towards
 a multiple of the identity (Ledoit-Wolf): with a few dozen trained models in d = 256 dimensions the
