@@ -623,8 +623,11 @@ def _validation_table(args: argparse.Namespace, table: pd.DataFrame) -> pd.DataF
 
 def _answer_mask(ds, table: pd.DataFrame) -> np.ndarray:
     """(models, items) bool: the (model, item_id) pairs of `table` in `ds`."""
+    import pandas as pd
+
     mask = np.zeros(ds.labels.shape, dtype=bool)
-    mask[ds.model_index(table["model"].astype(str)), ds._item_index(table["item_id"].astype(str))] = True
+    columns = pd.Index(ds.items["item_id"]).get_indexer(table["item_id"].astype(str))
+    mask[ds.model_index(table["model"].astype(str)), columns] = True
     return mask
 
 
@@ -650,15 +653,15 @@ def cmd_onboard(args: argparse.Namespace) -> None:
         table = read_results_table(args.results)
     except ValueError as err:
         raise DataError(f"--results {err}") from None
-    held = _validation_table(args, table) if args.validation else table.iloc[:0]
+    held = _validation_table(args, table) if args.validation else None
+    answers = table if held is None else pd.concat([table, held])
     try:
-        new = from_long(pd.concat([table, held]), items, name=Path(args.results).stem, duplicates=args.duplicates)
+        new = from_long(answers, items, name=Path(args.results).stem, duplicates=args.duplicates)
     except (ValueError, KeyError) as err:
         raise DataError(f"--results {args.results}: {err.args[0] if err.args else err}") from err
-    fit_mask, val_mask = new.observed, None
-    if args.validation:  # the prior's width on these answers, the vectors on --results
-        val_mask = _answer_mask(new, held)
-        fit_mask = new.observed & ~val_mask
+    # With --validation, the prior's width on those answers and the vectors on --results alone.
+    val_mask = None if held is None else _answer_mask(new, held)
+    fit_mask = new.observed if held is None else new.observed & ~val_mask
     new.embeddings = embeddings
     blank = int((new.items["text"].str.strip() == "").sum())
     if blank and model.encoder_ not in new.embeddings:

@@ -73,13 +73,14 @@ def estimates_with_intervals(
 VERDICTS = ["bias_verdict", "coverage_verdict", "mae_verdict"]  # the goal columns of the stored table
 
 
-def stored_goals() -> tuple[str, pd.DataFrame, pd.DataFrame]:
+def stored_goals() -> tuple[dict, pd.DataFrame, pd.DataFrame]:
     """The stored run of `benchmarks/new_models.py` (results/new_models.json), which the build does not
-    rerun: the command that made it, the cells per goal and verdict, and every JE-IRT cell's goals."""
+    rerun: its settings (with the command that made it), the cells per goal and verdict, and every
+    JE-IRT cell's goals."""
     import json
 
     from jeirt.settings import REPO_ROOT
 
     stored = json.loads((REPO_ROOT / "results" / "new_models.json").read_text())
     counts = pd.DataFrame(stored["goal_counts"]).set_index(["dataset", "group", "goal"])
-    return stored["config"]["command"], counts, pd.DataFrame(stored["goals"])
+    return stored["config"], counts, pd.DataFrame(stored["goals"])
