@@ -141,16 +141,41 @@ def children_cpu_seconds() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def execute_page(page: str, timeout: int, workers: int | None = None) -> tuple[str, str, float, float, str | None]:
+# The thread counts of BLAS (OpenBLAS reads OMP_NUM_THREADS too), MKL and torch (it reads OMP_NUM_THREADS at
+# start). Unset, each page kernel took a thread per core: two pages side by side on 2 cores ran 16-19
+# threads each, and two threads each made chapter kernels run 4x slower (the Makefile's test target).
+THREAD_VARIABLES = ("OMP_NUM_THREADS", "MKL_NUM_THREADS")
+
+
+def page_threads(at_once: int, cores: int, environ: dict[str, str] | None = None) -> dict[str, str]:
+    """The thread variables a page kernel gets when `at_once` pages share `cores`: its share of the
+    cores, at least 1, for each of `THREAD_VARIABLES` that `environ` (default: os.environ) leaves unset,
+    so that pages x threads <= cores. The kernel's own worker processes run one thread each
+    (jeirt.parallel)."""
+    environ = os.environ if environ is None else environ
+    threads = str(max(1, cores // max(1, at_once)))
+    return {name: threads for name in THREAD_VARIABLES if not environ.get(name)}
+
+
+def enter_page_worker(workers: int | None, threads: dict[str, str] | None) -> None:
+    """Set this (pool) process's environment for the page kernel it starts, which inherits it."""
+    if workers is not None:
+        os.environ["JEIRT_WORKERS"] = str(workers)
+    os.environ.update(threads or {})
+
+
+def execute_page(
+    page: str, timeout: int, workers: int | None = None, threads: dict[str, str] | None = None
+) -> tuple[str, str, float, float, str | None]:
     """Run one page in book/ as myst-nb's cache mode does (with per-cell times, book/_ext/cell_timing.py),
-    its kernel allowed `workers` worker processes (`JEIRT_WORKERS`; None: as this process has it); the
-    executed notebook comes back as JSON for the parent to cache (one writer for the cache), with the
-    page's wall seconds and CPU seconds (its kernel's and the kernel's worker processes')."""
+    its kernel allowed `workers` worker processes (`JEIRT_WORKERS`; None: as this process has it) and
+    `threads` (`page_threads`); the executed notebook comes back as JSON for the parent to cache (one
+    writer for the cache), with the page's wall seconds and CPU seconds (its kernel's and the kernel's
+    worker processes')."""
     import nbformat
     from jupyter_cache.executors.utils import single_nb_execution
 
-    if workers is not None:  # the kernel is a child of this (pool) process: it inherits the setting
-        os.environ["JEIRT_WORKERS"] = str(workers)
+    enter_page_worker(workers, threads)
     cpu = children_cpu_seconds()
     for attempt in (1, 2):
         notebook = read_page(Path(page))
@@ -244,8 +269,9 @@ def execute_missing(
     failed, start = 0, time.perf_counter()
     for wave, at_once in waves:
         workers = None if fixed else max(1, cores // at_once)
+        threads = page_threads(at_once, cores)
         with concurrent.futures.ProcessPoolExecutor(max_workers=at_once) as pool:
-            futures = [pool.submit(execute_page, str(page), timeout, workers) for page in wave]
+            futures = [pool.submit(execute_page, str(page), timeout, workers, threads) for page in wave]
             for future in concurrent.futures.as_completed(futures):
                 page, text, seconds, cpu, error = future.result()
                 name = Path(page).relative_to(ROOT).as_posix() if Path(page).is_relative_to(ROOT) else page
@@ -268,6 +294,27 @@ def execute_missing(
         if failed:
             break
     return failed, time.perf_counter() - start
+
+
+# The packages whose versions move the pages' numbers (a snapshot made under other versions differs in every
+# value a trained JE-IRT model gives: DECISIONS.md, "Glued values across machines"); build_info.json records them.
+PACKAGES = ("torch", "numpy", "scipy", "scikit-learn", "pandas", "matplotlib", "jupyter-book")
+
+
+def package_versions() -> dict[str, str | None]:
+    """The installed version of each of `PACKAGES` (None: not installed), and torch's CPU kernels."""
+    from importlib import metadata
+
+    import torch
+
+    found = {}
+    for name in PACKAGES:
+        try:
+            found[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            found[name] = None
+    found["torch_cpu_capability"] = torch.backends.cpu.get_cpu_capability()
+    return found
 
 
 # What `make book` builds unless the environment says otherwise.
@@ -361,6 +408,9 @@ def main(argv=None) -> int:
         "cpu_cores": os.cpu_count(),
         "platform": platform.platform(),
         "python": platform.python_version(),
+        "packages": package_versions(),
+        "threads": {name: os.environ.get(name) for name in THREAD_VARIABLES}
+        | page_threads(args.jobs, os.cpu_count() or 1),
         "finished": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
     }
     write_json(BUILD / "build_info.json", info, indent=1)

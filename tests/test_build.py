@@ -75,13 +75,18 @@ def test_pages_run_in_parallel_are_found_in_the_cache_with_cell_times(tmp_path):
 
 
 def test_pages_with_much_work_run_alone_with_every_core(tmp_path, monkeypatch, capsys):
+    """A page alone gets every core as worker processes and as its kernel's threads; pages side by side
+    share them (pages x threads <= cores)."""
     from jupyter_cache import get_cache
 
-    monkeypatch.delenv("JEIRT_WORKERS", raising=False)
+    for name in ("JEIRT_WORKERS", *build_book.THREAD_VARIABLES):
+        monkeypatch.delenv(name, raising=False)
     pages = []
     for value in (1, 2, 3, 4):
         page = tmp_path / f"page{value}.md"
-        page.write_text(PAGE.format(value=f'int(__import__("os").environ["JEIRT_WORKERS"])  # page {value}'))
+        # the kernel's environment as one number: workers, OMP threads and MKL threads as digits
+        env = 'int(e["JEIRT_WORKERS"]) * 100 + int(e["OMP_NUM_THREADS"]) * 10 + int(e["MKL_NUM_THREADS"])'
+        page.write_text(PAGE.format(value=f'(lambda e: {env})(__import__("os").environ)  # page {value}'))
         pages.append(page)
     expected = {pages[0]: 1.0, pages[1]: 30.0, pages[2]: 2.0, pages[3]: 20.0}  # one-core seconds last time
     failed, _ = build_book.execute_missing(
@@ -95,11 +100,20 @@ def test_pages_with_much_work_run_alone_with_every_core(tmp_path, monkeypatch, c
     for page, workers in zip(pages, (2, 4, 2, 4)):
         record = cache.match_cache_notebook(build_book.read_page(page))
         nb = cache.get_cache_bundle(record.pk).nb
-        assert [c for c in nb.cells if c.cell_type == "code"][1].outputs[0]["text"] == f"{workers + 1}\n"
+        handed = workers * 111  # 4 workers and 4 threads alone, 2 and 2 side by side on 4 cores
+        assert [c for c in nb.cells if c.cell_type == "code"][1].outputs[0]["text"] == f"{handed + 1}\n"
         assert record.data["workers"] == workers  # kept, so that the next build knows the page's work
     # Without a threshold (times guessed from sizes) no page goes alone.
     build_book.execute_missing(pages, tmp_path / "guessed", jobs=2, timeout=120, expected=expected, cores=4)
     assert "4 pages: 4 2 at a time" in capsys.readouterr().out
+
+
+def test_page_threads_share_the_cores_unless_the_user_set_them():
+    assert build_book.page_threads(2, 2, {}) == {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+    assert build_book.page_threads(2, 16, {}) == {"OMP_NUM_THREADS": "8", "MKL_NUM_THREADS": "8"}
+    assert build_book.page_threads(4, 2, {}) == {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}  # at least one
+    assert build_book.page_threads(2, 16, {"OMP_NUM_THREADS": "3"}) == {"MKL_NUM_THREADS": "8"}  # the user's 3 kept
+    assert build_book.page_threads(1, 2, {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "2"}) == {}
 
 
 def test_expected_seconds_count_the_workers_a_page_had(tmp_path, monkeypatch):
