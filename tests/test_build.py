@@ -338,6 +338,135 @@ def test_smoke_values_are_held_against_the_snapshot(tmp_path, monkeypatch):
     assert glued_values.main(["--check", str(tmp_path / "snapshot.json"), "--log", str(tmp_path / "log")]) == 1
 
 
+OTHER_MACHINE = ROOT / "tests" / "fixtures" / "other_machine"
+
+
+def other_machine() -> tuple[dict, dict[str, dict], dict]:
+    """The caed064 snapshot, what another machine glued at caed064 as a test run's log, and the snapshot's
+    noise. That machine's verdict tables were not kept: the log holds the snapshot's verdicts."""
+    import json
+
+    snapshot = glued_values.pages_of(json.loads((OTHER_MACHINE / "snapshot_caed064.json").read_text()))
+    values = json.loads((OTHER_MACHINE / "values_caed064.json").read_text())["values"]
+    logged = {name: {"text": text} for name, text in values.items() if not name.endswith("_paper_vs_book")}
+    for page in snapshot.values():
+        for name, rows in page["verdicts"].items():
+            logged[name] = {"text": "", "html": claims_table(rows)}
+    noise = json.loads(glued_values.noise_path(OTHER_MACHINE / "snapshot_caed064.json").read_text())
+    assert noise["snapshot_sha256"] == glued_values.snapshot_key(snapshot)
+    return snapshot, logged, noise["spread"]
+
+
+def claims_table(rows: list[list[str]]) -> str:
+    """A paper-vs-book table's HTML with these [claim, verdict] rows."""
+    import pandas as pd
+
+    table = pd.DataFrame(rows, columns=["claim", "verdict"]).assign(paper="Table 1: 1.0")
+    return table.to_html(index=False, border=0, classes="paper-vs-book")
+
+
+def test_values_of_another_machine_pass_within_their_noise():
+    """At caed064, another machine's 44 glued numbers beyond rtol 1e-3 of the snapshot (and a 45th inside a
+    verdict's reason, not kept) are within K spreads."""
+    snapshot, logged, noise = other_machine()
+    assert len(glued_values.check(snapshot, logged)) == 44  # the floor alone: what `make test` failed on
+    assert glued_values.check(snapshot, logged, noise=noise) == []
+
+
+def test_a_planted_change_of_three_spreads_fails():
+    """Every number moved by 3 of its spreads (beyond the floor) is found, by name; 1 spread passes."""
+    snapshot, logged, noise = other_machine()
+    texts = {name: text for page in snapshot.values() for name, text in page["glue"].items()}
+    planted = {}
+    for name, spread in noise.items():
+        if spread == glued_values.VARIES or not spread or name not in logged:
+            continue
+        old = float(glued_values.NUMBER.findall(texts[name])[0])
+        if 3 * spread[0] > glued_values.tolerance(old, old + 3 * spread[0]) and name not in planted:
+            planted[name] = (old, spread[0])
+    assert len(planted) > 100, "the spreads of most trained models' numbers are above the floor"
+    for sds, fails in ((3.0, True), (1.0, False)):
+        moved = dict(logged)
+        for name, (old, sd) in planted.items():
+            moved[name] = {"text": glued_values.NUMBER.sub(repr(old + sds * sd), texts[name], count=1)}
+        found = {line.split(": ")[1] for line in glued_values.check(snapshot, moved, noise=noise)}
+        assert found == (set(planted) if fails else set()), sorted(found ^ set(planted))[:5]
+
+
+def test_verdicts_and_numbers_inside_phrases_are_held_within_noise():
+    """A verdict by its category word (the numbers of its reason move with the machine); a phrase's
+    words exactly and each of its numbers within its own spread."""
+    snapshot = {
+        "x": {
+            "glue": {"x_note": "'64.77% at d = 2'", "x_seeded": "'math'", "x_paper_vs_book": "<HTML>"},
+            "verdicts": {"x_paper_vs_book": [["a gap", "does not hold: the gap of -1.86 points"], ["b", "odd"]]},
+            "figures": [],
+        }
+    }
+    noise = {"x_note": [0.5, 0.0], "x_seeded": glued_values.VARIES}
+
+    def run(note: str, gap_verdict: str, other: str = "odd", seeded: str = "'law'") -> list[str]:
+        logged = {
+            "x_note": {"text": note},
+            "x_seeded": {"text": seeded},
+            "x_paper_vs_book": {"text": "", "html": claims_table([["a gap", gap_verdict], ["b", other]])},
+        }
+        return glued_values.check(snapshot, logged, noise=noise)
+
+    assert run("'65.70% at d = 2'", "does not hold: the gap of -1.67 points") == []  # 0.93 < 2.5 x 0.5
+    assert run("'66.30% at d = 2'", "does not hold: the gap of -1.86 points") == [
+        "x: x_note: \"'64.77% at d = 2'\" -> \"'66.30% at d = 2'\""
+    ]  # 1.53 > 2.5 x 0.5
+    assert len(run("'64.77% at d = 3'", "does not hold: the gap of -1.86 points")) == 1  # no spread: the floor
+    assert len(run("'64.77% at k = 2'", "does not hold: the gap of -1.86 points")) == 1  # words exactly
+    assert run("'64.77% at d = 2'", "holds in direction: the gap of -1.86 points") == [
+        "x: x_paper_vs_book: 'a gap': 'does not hold: the gap of -1.86 points' -> "
+        "'holds in direction: the gap of -1.86 points'"
+    ]
+    assert len(run("'64.77% at d = 2'", "does not hold: the gap of -1.86 points", other="odder")) == 1  # no category
+
+
+def test_noise_file_is_made_from_seed_logs_and_names_its_snapshot(tmp_path, capsys):
+    """--noise writes each value's spread over the snapshot's seed and the logs' (VARIES where the words
+    change); --check uses it, and refuses a noise file made for another snapshot."""
+    import json
+
+    snapshot = {
+        "build": {"settings": {"profile": "smoke", "seed": 0}},
+        "pages": {"x": {"glue": {"x_acc": "0.60", "x_word": "'a'", "x_fit_s": "3"}, "verdicts": {}, "figures": []}},
+    }
+    (tmp_path / "snap.json").write_text(json.dumps(snapshot))
+    for seed, (acc, word) in {1: ("0.62", "'a'"), 2: ("0.64", "'b'")}.items():
+        (tmp_path / f"log{seed}").mkdir()
+        for name, text in {"x_acc": acc, "x_word": word, "x_fit_s": "9"}.items():
+            (tmp_path / f"log{seed}" / f"{name}.json").write_text(json.dumps({"name": name, "text": text}))
+    logs = ["--log", str(tmp_path / "log1"), "--log", str(tmp_path / "log2")]
+    assert glued_values.main(["--noise", str(tmp_path / "snap.json"), *logs, "--seeds", "1", "2"]) == 0
+    noise = json.loads((tmp_path / "snap.noise.json").read_text())
+    assert noise["seeds"] == [0, 1, 2] and set(noise["spread"]) == {"x_acc", "x_word"}
+    assert noise["spread"]["x_acc"][0] == pytest.approx(0.02) and noise["spread"]["x_word"] == glued_values.VARIES
+    with pytest.raises(SystemExit):
+        glued_values.main(["--noise", str(tmp_path / "snap.json"), *logs, "--seeds", "1"])
+    assert "one seed per log: 2 logs, seeds [1]" in capsys.readouterr().err
+    check = ["--check", str(tmp_path / "snap.json"), "--log", str(tmp_path / "log2")]
+    assert glued_values.main(check) == 0  # 0.64 is 2 spreads from 0.60; 'b' varies with the seed
+    snapshot["pages"]["x"]["glue"]["x_acc"] = "0.50"
+    (tmp_path / "snap.json").write_text(json.dumps(snapshot))
+    assert glued_values.main(check) == 1
+    assert "made for another snapshot" in capsys.readouterr().out
+
+
+def test_the_snapshot_has_its_noise_file():
+    """results/glued_smoke_mmlu_pro.json comes with the noise file made for it (`make snapshot`)."""
+    import json
+
+    snapshot = ROOT / "results" / "glued_smoke_mmlu_pro.json"
+    noise = json.loads(glued_values.noise_path(snapshot).read_text())
+    pages = glued_values.pages_of(json.loads(snapshot.read_text()))
+    assert noise["snapshot_sha256"] == glued_values.snapshot_key(pages), "run `make snapshot`"
+    assert len(noise["seeds"]) >= 3 and noise["settings"]["profile"] == "smoke"
+
+
 def test_results_scripts_share_their_options():
     """The scripts that write results/ parse --seeds and --datasets as lists (jeirt.files.results_parser)."""
     from jeirt.files import results_parser
@@ -456,9 +585,10 @@ def test_make_book_builds_the_full_profile_on_the_shipped_data(monkeypatch):
     assert ci.rstrip().endswith("make test\nmake book")  # CI runs the README's two commands
 
 
-def test_the_publishing_workflow_passes_actionlint(tmp_path):
-    """One workflow in .github/workflows/, without a finding of actionlint (which finds a planted one),
-    building the site as the README does (make book, torch pinned as in the Makefile)."""
+def test_the_workflows_pass_actionlint(tmp_path):
+    """Two workflows in .github/workflows/ without a finding of actionlint (which finds a planted one):
+    publish.yml builds the site as the README does (make book), test.yml runs make test on Linux x86-64
+    and macOS arm64; both install from the lock file, as make setup does."""
     import re
     import subprocess
 
@@ -467,7 +597,7 @@ def test_the_publishing_workflow_passes_actionlint(tmp_path):
     actionlint = Path(sys.executable).with_name("actionlint")
     assert actionlint.is_file(), "actionlint is missing: pip install -e '.[dev]' installs it"
     workflows = sorted((ROOT / ".github" / "workflows").glob("*.y*ml"))
-    assert [w.name for w in workflows] == ["publish.yml"], "publishing is one workflow"
+    assert [w.name for w in workflows] == ["publish.yml", "test.yml"], "one workflow publishes, one tests"
     result = subprocess.run([str(actionlint), "-no-color", *map(str, workflows)], capture_output=True, text=True)
     assert result.returncode == 0, f"actionlint:\n{result.stdout}{result.stderr}"
     planted = tmp_path / "planted.yml"
@@ -477,15 +607,47 @@ def test_the_publishing_workflow_passes_actionlint(tmp_path):
     result = subprocess.run([str(actionlint), "-no-color", str(planted)], capture_output=True, text=True)
     assert result.returncode == 1 and "no_such" in result.stdout, result.stdout + result.stderr
 
+    def runs(workflow: Path) -> tuple[dict, str]:
+        jobs = yaml.safe_load(workflow.read_text())["jobs"]
+        steps = [step for job in jobs.values() for step in job.get("steps", [])]
+        return jobs, "\n".join(step.get("run", "") for step in steps)
+
+    publish, test = (runs(w) for w in workflows)
+    for _, commands in (publish, test):
+        assert re.search(r"^make setup$", commands, re.MULTILINE), "install from the lock, as make setup does"
+        assert "pip install" not in commands, "no package outside the lock"
+    assert re.search(r"^make book$", publish[1], re.MULTILINE), "the workflow builds the site with the README's command"
+    assert re.search(r"^make test$", test[1], re.MULTILINE), "the tests as the README runs them"
+    assert test[0]["test"]["strategy"]["matrix"]["os"] == ["ubuntu-latest", "macos-14"]
     text = workflows[0].read_text()
-    steps = [step for job in yaml.safe_load(text)["jobs"].values() for step in job.get("steps", [])]
-    runs = "\n".join(step.get("run", "") for step in steps)
-    assert re.search(r"^make book$", runs, re.MULTILINE), "the workflow builds the site with the README's command"
-    pin = re.search(r"pip install -q (torch==[\d.]+)", (ROOT / "Makefile").read_text()).group(1)
-    assert f"pip install -q {pin} " in runs, f"the workflow pins {pin} as the Makefile does"
     assert "${{ github.server_url }}/${{ github.repository }}" in text  # JEIRT_REPO_URL: this repository
-    uses = {step.get("uses", "").split("@")[0] for step in steps}
+    uses = {step.get("uses", "").split("@")[0] for job in publish[0].values() for step in job.get("steps", [])}
     assert {"actions/upload-pages-artifact", "actions/deploy-pages"} <= uses
+
+
+def test_setup_installs_the_lock_file_with_hashes():
+    """make setup installs requirements/lock.txt with --require-hashes, then jeirt without dependencies; the
+    lock pins torch as requirements/torch.txt says, every pin carries a hash, and environment.yml follows it."""
+    import re
+
+    makefile = (ROOT / "Makefile").read_text()
+    assert "--require-hashes $(TORCH_INDEX) -r $(LOCK)" in makefile
+    assert "pip install -q --no-deps -e ." in makefile
+    lock = (ROOT / "requirements" / "lock.txt").read_text()
+    pins = re.findall(r"^([A-Za-z0-9_.\-]+)==([^ ;\\\n]+)(.*?)(?=^\S|\Z)", lock, re.MULTILINE | re.DOTALL)
+    assert len(pins) > 100, "the lock holds every package make setup installs"
+    for name, version, rest in pins:
+        assert "--hash=sha256:" in rest, f"requirements/lock.txt: {name}=={version} has no hash"
+    wanted = re.findall(
+        r"^(torch==\S+) ; (sys_platform == \S+)", (ROOT / "requirements" / "torch.txt").read_text(), re.M
+    )
+    locked = {
+        (f"torch=={v}", rest.split(";")[1].split("\\")[0].strip().replace("'", '"'))
+        for n, v, rest in pins
+        if n == "torch"
+    }
+    assert {(pin, marker) for pin, marker in wanted} == locked and len(locked) == 2  # Linux CPU build, macOS
+    assert "-r requirements/lock.txt" in (ROOT / "environment.yml").read_text()
 
 
 def test_check_html_finds_links_to_the_placeholder_repository(tmp_path, capsys):
