@@ -20,6 +20,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import unicodedata
 import warnings
 import zipfile
 import zlib
@@ -113,7 +114,7 @@ class Dataset:
     def model_index(self, models: str | Sequence[str]) -> np.ndarray:
         """Row numbers of `models`; an unknown name raises KeyError listing close matches."""
         lookup = {m: i for i, m in enumerate(self.models)}
-        names = [models] if isinstance(models, str) else list(models)
+        names = [normal_name(m) if isinstance(m, str) else m for m in ([models] if isinstance(models, str) else models)]
         unknown = [m for m in names if m not in lookup]
         if unknown:
             raise KeyError(
@@ -266,7 +267,31 @@ def _check_unique(values, what: str) -> None:
 # ----------------------------------------------------------------------------------------------------
 # Reading a user's CSV: one reader for results, questions and item tables
 
-NAME_COLUMNS = ("model", "item_id")  # cells that name things: kept exactly as written, never parsed
+NAME_COLUMNS = ("model", "item_id")  # cells that name things: never parsed; one Unicode spelling (NFC)
+
+
+def normal_name(name: str) -> str:
+    """One spelling of a model name or item id: Unicode NFC, so that `Café` typed as e + combining
+    accent (NFD, as macOS file names and some exports write it) is the same model as `Café`. Spaces
+    are not removed: a padded name is refused where it is read (`check_names`)."""
+    return unicodedata.normalize("NFC", name)
+
+
+def normal_names(values: pd.Series) -> pd.Series:
+    """`normal_name` of every text cell (each distinct value once: results repeat their names); other
+    cells (missing, numbers) as they are, for their reader to name."""
+    spelling = {v: normal_name(v) for v in pd.unique(values) if isinstance(v, str)}
+    changed = {v: n for v, n in spelling.items() if n != v}
+    return values.replace(changed) if changed else values
+
+
+def column_name(header: str) -> str:
+    """The column a CSV header names: NFC, without surrounding spaces, in lower case, so that `Random`,
+    ` random` and `RANDOM` are all the `random` column. Every reader of a user's CSV uses it
+    (`read_csv_table`)."""
+    return unicodedata.normalize("NFC", str(header)).strip().lower()
+
+
 _DAMAGED = (EOFError, zlib.error, zipfile.BadZipFile, OSError)  # truncated or undecompressable files
 
 
@@ -366,23 +391,28 @@ def read_csv_table(
                 f"{err}); restore or re-create it."
             ) from None
 
-    header = [str(c) for c in read(header=None, nrows=1, dtype=str).iloc[0].tolist()]
-    for name in header:
-        if name != name.strip():
-            raise ValueError(
-                f"{path}: the header's column {name!r} has spaces before or after it; name it {name.strip()!r}."
-            )
+    written = [str(c) for c in read(header=None, nrows=1, dtype=str).iloc[0].tolist()]
+    header = [column_name(c) for c in written]  # `Label`, ` label` and `label` are one column
     repeated = sorted({c for c in header if c and header.count(c) > 1})
     if repeated:
-        raise ValueError(f"{path}: the header names column(s) {repeated} more than once; keep one of each.")
+        spellings = [w for w, c in zip(written, header) if c == repeated[0]]
+        raise ValueError(
+            f"{path}: the header names column(s) {repeated} more than once (as {spellings}; headers are "
+            "read without case or surrounding spaces); keep one of each."
+        )
     missing = [c for c in required if c not in header]
     if missing:
         raise ValueError(f"{path} lacks column(s) {missing}; it has {header[:8]}.")
-    dtype = {c: str for c in header}
+    dtype = {w: str for w in written}
+    parsed = {w: np.float64 for w, c in zip(written, header) if c in numbers}
     try:  # numbers parsed by the C parser: a label column of millions of rows
-        table = read(dtype=dtype | {c: np.float64 for c in numbers if c in header})
+        table = read(dtype=dtype | parsed)
     except ValueError:  # a cell that is not a number: read it as text, its reader names the row
         table = read(dtype=dtype)
+    table.columns = header
+    for column in NAME_COLUMNS:
+        if column in table.columns:
+            table[column] = normal_names(table[column])
     for column in table.columns:  # NUL is no text: a binary or damaged file, or a name that prints as another
         if not pd.api.types.is_numeric_dtype(table[column]):
             has_nul = table[column].str.contains("\x00", regex=False).to_numpy(dtype=bool)
@@ -435,6 +465,7 @@ def from_long(
     df = responses.reset_index(drop=True).copy()
     distinct = {}  # column -> its names in order of first appearance, each checked once
     for column in ("model", "item_id"):
+        df[column] = normal_names(df[column])  # one spelling of each name (NFC)
         distinct[column] = check_names(df[column], column, "the results table")
         df[column] = df[column].astype(str)
     labels = pd.to_numeric(df["label"], errors="coerce")
