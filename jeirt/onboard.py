@@ -23,6 +23,7 @@ with many such answers it widens the prior past what new questions want; validat
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -48,6 +49,10 @@ PRIOR_SCALES = (1.0, 10.0, 100.0, 1000.0, 10000.0)  # isotropic widths (x the kn
 #                                                       `benchmarks/onboard_speed.py`'s reference solve
 PRIOR_WIDTHS = (1.0, 4.0, 16.0)  # widths c of N(mu, c S) chosen by each new model's evidence (`fit_new_vectors`)
 VALIDATION_WIDTHS = tuple(2.0**k for k in range(-6, 3))  # widths c (1/64 to 4) chosen on validation answers
+# Fewer held-out answers than this (all new models together) choose no width: the evidence does, with a
+# warning. One answer ranks the nine widths by a single log loss, which picks an end of the range (1/64
+# or 4) whatever the model; ten is a floor, not a measured optimum (DECISIONS.md).
+MIN_VALIDATION_ANSWERS = 10
 _MEMORY = 8  # BFGS pairs a model's quasi-Newton steps keep (a width rarely needs more steps than this)
 _SMALL_D = 64  # up to this dimension a chunk's data Hessians are one batched product (d^2 per answer is cheap),
 _SMALL_CELLS = 1 << 24  # when its work space (models x d x questions, float32) fits in 64 MB
@@ -120,10 +125,20 @@ def fit_new_vectors(
     c is each model's own most evident of `widths` (select="each": a model's vector does not depend on
     the others fitted with it), or, with `val_mask` (n_new, n_items: answers held out of the fit, on
     questions the network did not train on), the one of `widths` whose fit predicts those answers with
-    the least log loss summed over the models (one c for all). Returned in model space: vectors,
+    the least log loss summed over the models (one c for all); under `MIN_VALIDATION_ANSWERS` of them,
+    the evidence's choice among `PRIOR_WIDTHS`, with a warning. Returned in model space: vectors,
     covariances L Sigma_z L^T (with `covariances`), each model's width in `prior_variances`.
     """
     labels, mask = np.atleast_2d(labels), np.atleast_2d(np.asarray(mask, dtype=bool))
+    if val_mask is not None and 0 < np.count_nonzero(val_mask) < MIN_VALIDATION_ANSWERS:
+        warnings.warn(
+            f"only {np.count_nonzero(val_mask)} validation answer(s), fewer than {MIN_VALIDATION_ANSWERS}: too "
+            f"few to choose the prior's width among {len(widths)}; each model's most evident of "
+            f"{PRIOR_WIDTHS} is used instead. Hold out more answers to choose it on them.",
+            UserWarning,
+            stacklevel=3,
+        )
+        val_mask, widths = None, PRIOR_WIDTHS
     features, offsets, factor = whitened(directions, norms, mean, cov)
     d = features.shape[1]
     if val_mask is None:
