@@ -112,16 +112,8 @@ class Dataset:
         return embed_texts(self.items["text"].tolist(), name, progress=progress)
 
     def model_index(self, models: str | Sequence[str]) -> np.ndarray:
-        """Row numbers of `models`; an unknown name raises KeyError listing close matches."""
-        lookup = {m: i for i, m in enumerate(self.models)}
-        names = [normal_name(m) if isinstance(m, str) else m for m in ([models] if isinstance(models, str) else models)]
-        unknown = [m for m in names if m not in lookup]
-        if unknown:
-            raise KeyError(
-                f"unknown model(s) {unknown[:5]} in dataset {self.name!r}; known models "
-                f"include {self.models[:5]} ({self.n_models} in all)."
-            )
-        return np.array([lookup[m] for m in names], dtype=np.int64)
+        """Row numbers of `models` (`name_positions`); an unknown name raises KeyError naming it."""
+        return name_positions(models, self.models, f"dataset {self.name!r} has no such model")
 
     def subset(
         self, models: Sequence[str] | np.ndarray | None = None, items: Sequence[str] | np.ndarray | None = None
@@ -283,6 +275,19 @@ def normal_names(values: pd.Series) -> pd.Series:
     spelling = {v: normal_name(v) for v in pd.unique(values) if isinstance(v, str)}
     changed = {v: n for v, n in spelling.items() if n != v}
     return values.replace(changed) if changed else values
+
+
+def name_positions(names: str | Sequence[str], known: Sequence[str], what: str) -> np.ndarray:
+    """Positions (int64) of `names` among `known`, each looked up in its one spelling (`normal_name`):
+    the model index of a Dataset, a JEIRT and a baseline. An unknown name raises a KeyError naming it,
+    with `what` (whose names `known` are, and what to do) and a few known ones."""
+    lookup = {m: i for i, m in enumerate(known)}
+    names = [names] if isinstance(names, str) else list(names)
+    names = [normal_name(m) if isinstance(m, str) else m for m in names]
+    unknown = [m for m in names if m not in lookup]
+    if unknown:
+        raise KeyError(f"unknown model(s) {unknown[:5]}: {what} (it knows {len(known)}, e.g. {list(known)[:3]}).")
+    return np.array([lookup[m] for m in names], dtype=np.int64)
 
 
 def column_name(header: str) -> str:

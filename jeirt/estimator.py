@@ -25,7 +25,7 @@ from sklearn.base import BaseEstimator
 from sklearn.exceptions import NotFittedError
 
 from jeirt import __version__
-from jeirt.data import Dataset, normal_name
+from jeirt.data import Dataset, name_positions
 from jeirt.encoders import canonical_name, embed_texts
 from jeirt.files import OutputRefused, atomic_write, identity, locked, protected
 from jeirt.metrics import ece, log_loss
@@ -607,17 +607,10 @@ class JEIRT(BaseEstimator):
         if not hasattr(self, "net_"):
             raise NotFittedError("this JEIRT is not fitted yet; call fit(dataset) or JEIRT.load(path).")
 
-    def model_index(self, models: Sequence[str]) -> list[int]:
-        """Rows of `models` in `model_vectors_`; an unknown name raises KeyError naming it."""
-        lookup = {m: i for i, m in enumerate(self.models_)}
-        models = [normal_name(m) if isinstance(m, str) else m for m in models]  # one spelling (NFC)
-        unknown = [m for m in models if m not in lookup]
-        if unknown:
-            raise KeyError(
-                f"unknown model(s) {unknown[:5]}: this JEIRT knows {len(self.models_)} models "
-                f"(e.g. {self.models_[:3]}); add new ones with onboard()."
-            )
-        return [lookup[m] for m in models]
+    def model_index(self, models: str | Sequence[str]) -> np.ndarray:
+        """Rows of `models` in `model_vectors_` (`jeirt.data.name_positions`); an unknown name raises
+        KeyError naming it."""
+        return name_positions(models, self.models_, "this JEIRT was not fitted on it; add new models with onboard()")
 
 
 # ----------------------------------------------------------------------------------------------------
