@@ -38,14 +38,14 @@ import time
 import numpy as np
 import pandas as pd
 
-from jeirt.data import Dataset, Split, load_dataset
+from jeirt.data import Dataset, load_dataset
 from jeirt.estimator import JEIRT
 from jeirt.files import results_parser, run_record, write_json, write_text
 from jeirt.fitcache import fit_cached
 from jeirt.metrics import auc
 from jeirt.model import probability
 from jeirt.onboard import PRIOR_SCALES, fit_model_vectors, prior_from_vectors
-from jeirt.splits import hold_out_models, split_by_question
+from jeirt.splits import Split, hold_out_models, split_by_question
 
 SHARES = (0.01, 0.02, 0.05, 0.1, 0.25, 0.5, 1.0)
 PRIORS = ("before", "evidence", "c = 1", "own fifth", "validation")

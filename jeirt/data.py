@@ -6,8 +6,8 @@ soft values in [0, 1] are allowed, and NaN means "not evaluated" (never read as 
 
 Sources: a long table (model, item_id, label) as users have it (`from_long`, `read_results_csv`); the
 local layout of `$JEIRT_DATA/<name>/` (`load_local`); EmbedLLM from the Hugging Face hub
-(`load_embedllm`, at a pinned commit, with its official split: `official_split`). Splits live in
-`jeirt.splits`, simulated data in `jeirt.simulate`.
+(`load_embedllm`, at a pinned commit; its official split is `jeirt.splits.official_split`). Splits
+live in `jeirt.splits`, simulated data in `jeirt.simulate`.
 
 Every CSV a user gives (results, questions, item tables) is read by `read_csv_table`: cells as text,
 so a model named `NA`, `None` or `1e3` keeps its name; names that are empty or padded with spaces,
@@ -198,41 +198,6 @@ class Dataset:
         if np.issubdtype(which.dtype, np.integer):
             return which.astype(np.int64)
         return by_name(list(which))
-
-
-@dataclass(frozen=True)
-class Split:
-    """Which labels are used to train, to pick the checkpoint, and to test; each (n_models, n_items)."""
-
-    train: np.ndarray
-    val: np.ndarray
-    test: np.ndarray
-    name: str
-    held_out: tuple[str, ...] = ()  # models left out of joint training (fitted by onboarding)
-    onboard: np.ndarray | None = None  # (n_models, n_items) labels onboarding may use for them
-
-    def __post_init__(self) -> None:
-        shapes = {self.train.shape, self.val.shape, self.test.shape}
-        if len(shapes) != 1:
-            raise ValueError(f"train, val and test masks differ in shape: {shapes}.")
-        if (self.train & self.val).any() or (self.train & self.test).any() or (self.val & self.test).any():
-            raise ValueError(f"split {self.name!r}: train, val and test overlap.")
-        for part in ("train", "val", "test"):
-            if not getattr(self, part).any():
-                raise ValueError(
-                    f"split {self.name!r}: the {part} part is empty; use a larger dataset or other fractions."
-                )
-
-    def restrict_to(self, observed: np.ndarray) -> Split:
-        """The same split with every unobserved (NaN) label removed from all parts."""
-        onboard = None if self.onboard is None else self.onboard & observed
-        return Split(
-            self.train & observed, self.val & observed, self.test & observed, self.name, self.held_out, onboard
-        )
-
-    def items_of(self, part: str) -> np.ndarray:
-        """Column numbers of the items that have at least one label in `part`."""
-        return np.flatnonzero(getattr(self, part).any(axis=0))
 
 
 def _clean_items(items: pd.DataFrame) -> pd.DataFrame:
@@ -761,14 +726,14 @@ def embedllm_from_frames(
     questions: pd.DataFrame | None = None,
     *,
     duplicates: str = "rows",
-) -> tuple[Dataset, Split]:
-    """EmbedLLM's split files (and `questions`, question_order.csv) as one Dataset and its official split.
+) -> Dataset:
+    """EmbedLLM's split files (and `questions`, question_order.csv) as one Dataset.
 
     The split frames need the label columns (`prompt_id, model_id, category_id, label, model_name,
     category`); the texts come from `questions` (columns prompt_id, prompt), or from the frames' own
     `prompt` column when `questions` is None. The item table gains `prompt_id`, `category` and `part`
-    (train / val / test: the file the item came from); `official_split(ds)` rebuilds the split from
-    `part`, also after `Dataset.subset`.
+    (train / val / test: the file the item came from); `jeirt.splits.official_split(ds)` makes the
+    official split from `part`, also after `Dataset.subset`.
 
     About 13% of EmbedLLM's rows repeat a (model, prompt) pair under another category (the same GPQA
     question in `gpqa_main_*` and `gpqa_diamond_*`, say), sometimes with different labels.
@@ -882,7 +847,7 @@ def embedllm_from_frames(
         items=items[ITEM_COLUMNS + ["prompt_id", "category", "part"]],
         labels=matrix,
     )
-    return ds, official_split(ds)
+    return ds
 
 
 def _embedllm_texts(source: pd.DataFrame, prompt_ids: pd.Series) -> np.ndarray:
@@ -902,32 +867,9 @@ def _embedllm_texts(source: pd.DataFrame, prompt_ids: pd.Series) -> np.ndarray:
     return found.astype(str).to_numpy()
 
 
-def official_split(ds: Dataset) -> Split:
-    """The split a dataset ships with, read from its items' `part` column (train / val / test): every
-    model in every part, unobserved labels left out. Works on a `Dataset.subset` too."""
-    if "part" not in ds.items.columns:
-        raise ValueError(
-            f"dataset {ds.name!r} has no official split (its item table has no 'part' column); "
-            "use jeirt.splits.split_by_question for a seeded split."
-        )
-    part = ds.items["part"].to_numpy()
-    unknown = sorted(set(part) - set(EMBEDLLM["splits"]))
-    if unknown:
-        raise ValueError(f"dataset {ds.name!r}: 'part' holds {unknown[:3]}; expected train, val or test.")
-    rows = np.ones((ds.n_models, 1), dtype=bool)
-    split = Split(
-        train=rows & (part == "train"),
-        val=rows & (part == "val"),
-        test=rows & (part == "test"),
-        name=f"{ds.name}-official",
-    )
-    return split.restrict_to(ds.observed)
-
-
-def load_embedllm(
-    cache: Path | None = None, *, revision: str | None = None, duplicates: str = "rows"
-) -> tuple[Dataset, Split]:
-    """Download (once) and load EmbedLLM with its official split; offline it fails at once.
+def load_embedllm(cache: Path | None = None, *, revision: str | None = None, duplicates: str = "rows") -> Dataset:
+    """Download (once) and load EmbedLLM (its official split: `jeirt.splits.official_split`); offline it
+    fails at once.
 
     `revision`: a hub commit, default `$JEIRT_EMBEDLLM_REVISION`, else the pinned `EMBEDLLM["revision"]`.
     Each split file's row count is checked against the counts registered for that commit, so a
@@ -1014,7 +956,7 @@ def load_dataset(name: str) -> Dataset:
     if not isinstance(name, str) or not name.strip():
         raise ValueError(f"dataset={name!r}; expected a dataset name (see `jeirt data`) or a results CSV.")
     if name.lower() == "embedllm":
-        return load_embedllm()[0]
+        return load_embedllm()
     if name.endswith(".csv") or name.endswith(".csv.gz"):
         return read_results_csv(name)
     return load_local(name)

@@ -36,8 +36,8 @@ import numpy as np
 import torch
 from tqdm import tqdm
 
-from jeirt.data import Split
 from jeirt.model import jeirt_logits, probability, unit_rows
+from jeirt.splits import Split
 
 
 def known_question_split(split: Split) -> Split:

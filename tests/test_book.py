@@ -309,6 +309,7 @@ def test_full_profile_on_embedllm_is_the_papers_setting(monkeypatch):
 
     from jeirt.data import embedllm_from_frames
     from jeirt.estimator import RECIPES
+    from jeirt.splits import official_split
 
     assert set(book.RECIPE_NAMES) == set(RECIPES)
     for var in ("JEIRT_PROFILE", "JEIRT_DATASET"):
@@ -324,10 +325,8 @@ def test_full_profile_on_embedllm_is_the_papers_setting(monkeypatch):
     assert book.page_settings("full", dataset="embedllm").split == "official"
     assert (book.page_settings().split, book.page_settings().recipe) == ("seeded", "fast")
     fixture = ROOT / "data" / "fixtures" / "embedllm"
-    ds, official = embedllm_from_frames(
-        *[pd.read_csv(fixture / f"{p}.csv") for p in ("train", "val", "test", "question_order")]
-    )
-    np.testing.assert_array_equal(full.split_for(ds, seed=5).test, official.test)
+    ds = embedllm_from_frames(*[pd.read_csv(fixture / f"{p}.csv") for p in ("train", "val", "test", "question_order")])
+    np.testing.assert_array_equal(full.split_for(ds, seed=5).test, official_split(ds).test)
     from jeirt.simulate import simulate
     from jeirt.splits import split_by_question
 
