@@ -45,8 +45,6 @@ class OnboardResult:
     width_vectors: dict[float, np.ndarray] = field(default_factory=dict)  # width -> (n_new, d) MAP at it
 
 
-PRIOR_SCALES = (1.0, 10.0, 100.0, 1000.0, 10000.0)  # isotropic widths (x the known vectors' variance) of
-#                                                       `benchmarks/onboard_speed.py`'s reference solve
 PRIOR_WIDTHS = (1.0, 4.0, 16.0)  # widths c of N(mu, c S) chosen by each new model's evidence (`fit_new_vectors`)
 VALIDATION_WIDTHS = tuple(2.0**k for k in range(-6, 3))  # widths c (1/64 to 4) chosen on validation answers
 # Fewer held-out answers than this (all new models together) choose no width: the evidence does, with a
@@ -194,14 +192,6 @@ def fit_new_vectors(
         fit.covariances = factor @ fit.covariances @ factor.T
     fit.width_vectors = {}
     return fit
-
-
-def prior_from_vectors(vectors: np.ndarray) -> tuple[np.ndarray, float]:
-    """Empirical-Bayes prior from known model vectors: their mean and mean per-coordinate variance."""
-    vectors = np.asarray(vectors, dtype=np.float64)
-    if len(vectors) < 2:
-        raise ValueError("a prior needs at least two known model vectors.")
-    return vectors.mean(axis=0), float(vectors.var(axis=0, ddof=1).mean())
 
 
 class _Chunk:

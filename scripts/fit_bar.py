@@ -17,11 +17,12 @@ from datetime import datetime, timezone
 
 import numpy as np
 import torch
+from result_files import results_parser, run_record
 from tqdm import tqdm
 
 from jeirt.data import Dataset, load_dataset
 from jeirt.estimator import JEIRT
-from jeirt.files import results_parser, run_record, write_json
+from jeirt.files import write_json
 from jeirt.metrics import evaluate
 from jeirt.splits import Split, split_by_question
 from jeirt.train import TrainConfig
