@@ -33,7 +33,7 @@ import pandas as pd
 from tqdm import tqdm
 
 from jeirt import settings
-from jeirt.files import atomic_write, write_json
+from jeirt.files import write_json
 
 ITEM_COLUMNS = ["item_id", "benchmark", "subject", "text"]
 LONG_COLUMNS = ["model", "item_id", "label"]
@@ -571,19 +571,6 @@ def sha256_file(path: Path) -> str:
         for block in iter(lambda: fh.read(1 << 20), b""):
             digest.update(block)
     return digest.hexdigest()
-
-
-def write_manifest(root: Path | None = None) -> Path:
-    """Record size and SHA-256 of every dataset file under `root` in `root/checksums.json`."""
-    root = Path(root) if root is not None else settings.data_dir()
-    files = {
-        p.relative_to(root).as_posix(): {"size": p.stat().st_size, "sha256": sha256_file(p)}
-        for name in local_datasets(root)
-        for p in sorted((root / name).rglob("*"))
-        if p.is_file()
-    }
-    text = json.dumps({"files": files}, indent=1, sort_keys=True) + "\n"
-    return atomic_write(root / MANIFEST, lambda f: f.write(text.encode()))
 
 
 def verify_files(root: Path | None = None, prefix: str = "", full: bool = False) -> list[str]:

@@ -31,6 +31,7 @@ from jeirt.splits import sample_items
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "scripts"))
 import check_html  # noqa: E402
+from figure_checks import check_figure  # noqa: E402
 
 jupytext = pytest.importorskip("jupytext")
 
@@ -407,10 +408,10 @@ def test_figures_follow_the_house_style():
     intro.geometry_toy(axes[0])
     figures.bar_by_group(axes[1], pd.Series({"m1": 0.3, "m2": 0.7}), highlight=["m2"])
     figures.heatmap(axes[2], pd.DataFrame({"a": [0.1, 0.9], "b": [0.5, np.nan]}, index=["m1", "m2"]))
-    figures.check_figure(fig)
+    check_figure(fig)
     axes[0].set_title("A title")
     with pytest.raises(AssertionError, match="title"):
-        figures.check_figure(fig)
+        check_figure(fig)
     plt.close(fig)
     assert list(figures.extremes(pd.Series(np.arange(100.0)), 4)) == [0, 1, 98, 99]
 

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -15,6 +18,8 @@ from jeirt.splits import (
     split_leave_benchmark_out,
     subsample_items,
 )
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))  # write_manifest
 
 
 def long_table() -> pd.DataFrame:
@@ -210,7 +215,9 @@ def test_simulation_is_seeded_and_matches_its_truth():
 
 
 def test_checksums_catch_a_changed_file_by_size_and_by_hash(tmp_path, monkeypatch):
-    from jeirt.data import verify_files, write_manifest
+    from write_manifest import write_manifest
+
+    from jeirt.data import verify_files
 
     monkeypatch.setenv("JEIRT_CACHE", str(tmp_path / "cache"))
     folder = tmp_path / "toy"

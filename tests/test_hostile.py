@@ -28,6 +28,8 @@ from jeirt import files, settings
 from jeirt.cli import build_parser, main
 from jeirt.estimator import JEIRT
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))  # write_manifest
+
 TINY_FIT = ["--limit-items", "200", "--d", "8", "--max-epochs", "2", "--quiet"]
 
 
@@ -941,7 +943,7 @@ def test_a_cache_that_cannot_be_written_is_an_environment_error(work, capsys, mo
 
 def _toy_data(root: Path, mmlu_pro) -> Path:
     """A data folder of one small dataset (30 items), with its embeddings and a checksum manifest."""
-    from jeirt.data import write_manifest
+    from write_manifest import write_manifest
 
     toy = mmlu_pro.subset(items=np.arange(30))
     (root / "toy" / "embeddings").mkdir(parents=True)
