@@ -89,9 +89,7 @@ class JEIRT(BaseEstimator):
                   "normal" (N(0, 1) entries, nn.Embedding's, as the authors' code); None: the recipe's
                   ("small" for fast, "normal" for paper)
     feature_noise training-time noise on frozen features, relative to their norm; None: the recipe's
-                  (0 in both). Not in the paper; it regularised the adapter before the recipe had
-                  dropout (mmlu_pro validation loss 0.5979 -> 0.5938 with 1.0), and with dropout 0.5 it
-                  only made the validation loss worse (zeroeval 0.5253 without it, 0.5426 with 1.0)
+                  (0 in both). Not in the paper; why it is off: DECISIONS.md
     training      the optimisation recipe: a `TrainConfig`, or a dict of fields that change the
                   recipe's (e.g. {"max_epochs": 30}); None keeps the recipe's
     calibrate     temperature scaling: one scalar T fitted on the validation loss after training and

@@ -58,15 +58,10 @@ _GATHER_BELOW = 0.875  # a model's Hessian sums over its own questions when it a
 _BLOCK = 64  # rows of a block of a float32 Hessian's lower triangle (one matrix product each)
 
 
-# The prior's variance along the known vectors' first principal component, the direction that moves
-# nearly every logit together (general ability: on metabench it is the direction S u_bar of the mean
-# question, cosine 1.000, and holds 83% of the variance), is widened this many times. A new model weaker
-# or stronger than every known one is then not pulled towards their mean level, which answers pin down
-# well, while the other directions keep the known models' spread. On metabench's lowest-accuracy tenth
-# (50 held-out models, 3 draws of the questions each) the few-question estimate's bias at k = 50 random
-# fell from +0.0107 to +0.0043 (stratified +0.0226 to +0.0163) at an unchanged error (MAE 0.0297 ->
-# 0.0289); on a random tenth nothing moved (bias -0.0045 -> -0.0042, MAE 0.0442 -> 0.0438). Its cost, onboarding
-# from under 15 answers, and the width 3 tried instead: DECISIONS.md.
+# The prior's variance along the known vectors' first principal component (general ability, the direction
+# that moves nearly every logit together) is widened this many times, so that a new model weaker or
+# stronger than every known one is not pulled towards their mean level; the other directions keep the
+# known models' spread. What it gained and cost, and the widths tried: DECISIONS.md.
 ABILITY_WIDTH = 10.0
 
 
