@@ -706,6 +706,73 @@ def embedllm_benchmark(category: str) -> tuple[str, str]:
     return str(category), ""
 
 
+def _embedllm_rows(frames: Sequence[pd.DataFrame], with_texts: bool) -> pd.DataFrame:
+    """EmbedLLM's train, val and test frames as one long table with their label columns (and `prompt`
+    when `with_texts`) and `part` (0, 1, 2: the file), its labels checked to lie in [0, 1]."""
+    need = _LABEL_COLUMNS + (["prompt"] if with_texts else [])
+    parts = []
+    for code, (part, frame) in enumerate(zip(EMBEDLLM["splits"], frames)):
+        missing = [c for c in need if c not in frame.columns]
+        if missing:
+            raise ValueError(
+                f"EmbedLLM {part}.csv lacks column(s) {missing}; expected {list(EMBEDLLM['columns'])}"
+                + (" (or pass question_order.csv as questions)" if with_texts else "")
+                + "."
+            )
+        if len(frame) == 0:
+            raise ValueError(f"EmbedLLM {part}.csv has no rows.")
+        parts.append(frame[[c for c in need]].assign(part=np.int8(code)))
+    long = pd.concat(parts, ignore_index=True)
+    labels = pd.to_numeric(long["label"], errors="coerce")
+    bad = labels.isna() | (labels < 0) | (labels > 1)
+    if bad.any():
+        raise ValueError(
+            f"EmbedLLM: {int(bad.sum())} label(s) are missing or outside [0, 1], e.g. row "
+            f"{long.loc[bad].head(1).to_dict('records')}."
+        )
+    long["label"] = labels.astype(np.float32)
+    long["prompt_id"] = long["prompt_id"].astype(np.int64)
+    long["category"] = long["category"].astype(str)
+    return long
+
+
+def _embedllm_models(long: pd.DataFrame) -> tuple[pd.DataFrame, np.ndarray]:
+    """The models (model_id, model_name), one name per id, ordered by model_id, and each row's model."""
+    names = long.drop_duplicates(["model_id", "model_name"])[["model_id", "model_name"]]
+    clash = names[names["model_id"].duplicated(keep=False) | names["model_name"].duplicated(keep=False)]
+    if len(clash):
+        raise ValueError(
+            f"EmbedLLM: model_id and model_name do not match one to one, e.g. {clash.head(4).to_dict('records')}."
+        )
+    names = names.sort_values("model_id")
+    return names, pd.Index(names["model_id"]).get_indexer(long["model_id"])
+
+
+def _embedllm_items(
+    long: pd.DataFrame, item_code: np.ndarray, questions: pd.DataFrame | None, duplicates: str
+) -> pd.DataFrame:
+    """The item table, one row per item code in order: prompt_id, category (under "mean" all of a
+    prompt's, `a|b`), part, benchmark and subject (from the first category), item_id and text."""
+    firsts = long.assign(code=item_code).drop_duplicates("code").sort_values("code")
+    items = pd.DataFrame(
+        {
+            "prompt_id": firsts["prompt_id"].to_numpy(),
+            "category": firsts["category"].to_numpy(),
+            "part": np.asarray(EMBEDLLM["splits"])[firsts["part"].to_numpy()],
+        }
+    )
+    family = [embedllm_benchmark(c) for c in items["category"]]
+    items["benchmark"], items["subject"] = [f for f, _ in family], [s for _, s in family]
+    if duplicates == "rows":
+        items["item_id"] = items["prompt_id"].astype(str) + ":" + items["category"]
+    else:
+        items["item_id"] = items["prompt_id"].astype(str)
+        every = long.assign(code=item_code).drop_duplicates(["code", "category"]).groupby("code", sort=True)
+        items["category"] = every["category"].agg("|".join).to_numpy()
+    items["text"] = _embedllm_texts(long if questions is None else questions, items["prompt_id"])
+    return items
+
+
 def embedllm_from_frames(
     train: pd.DataFrame,
     val: pd.DataFrame,
@@ -745,40 +812,9 @@ def embedllm_from_frames(
             f"duplicates={duplicates!r}; expected one of {EMBEDLLM_DUPLICATES}: 'rows' (every row "
             "a sample, the JE-IRT authors' choice) or 'mean' (one soft label per prompt)."
         )
-    need = _LABEL_COLUMNS + ([] if questions is not None else ["prompt"])
-    parts = []
-    for code, (part, frame) in enumerate(zip(EMBEDLLM["splits"], (train, val, test))):
-        missing = [c for c in need if c not in frame.columns]
-        if missing:
-            raise ValueError(
-                f"EmbedLLM {part}.csv lacks column(s) {missing}; expected {list(EMBEDLLM['columns'])}"
-                + ("" if questions is not None else " (or pass question_order.csv as questions)")
-                + "."
-            )
-        if len(frame) == 0:
-            raise ValueError(f"EmbedLLM {part}.csv has no rows.")
-        parts.append(frame[[c for c in need]].assign(part=np.int8(code)))
-    long = pd.concat(parts, ignore_index=True)  # (n_rows, ...)
-    labels = pd.to_numeric(long["label"], errors="coerce")
-    bad = labels.isna() | (labels < 0) | (labels > 1)
-    if bad.any():
-        raise ValueError(
-            f"EmbedLLM: {int(bad.sum())} label(s) are missing or outside [0, 1], e.g. row "
-            f"{long.loc[bad].head(1).to_dict('records')}."
-        )
-    long["label"] = labels.astype(np.float32)
-    long["prompt_id"] = long["prompt_id"].astype(np.int64)
-    long["category"] = long["category"].astype(str)
+    long = _embedllm_rows((train, val, test), with_texts=questions is None)  # (n_rows, ...)
 
-    # Models: one name per model_id, ordered by model_id.
-    names = long.drop_duplicates(["model_id", "model_name"])[["model_id", "model_name"]]
-    clash = names[names["model_id"].duplicated(keep=False) | names["model_name"].duplicated(keep=False)]
-    if len(clash):
-        raise ValueError(
-            f"EmbedLLM: model_id and model_name do not match one to one, e.g. {clash.head(4).to_dict('records')}."
-        )
-    names = names.sort_values("model_id")
-    model_row = pd.Index(names["model_id"]).get_indexer(long["model_id"])  # (n_rows,)
+    names, model_row = _embedllm_models(long)  # (n_models,), (n_rows,)
 
     # Items: a (prompt, category) pair ("rows") or a prompt ("mean"); the earliest split file wins.
     key = ["prompt_id", "category"] if duplicates == "rows" else ["prompt_id"]
@@ -810,24 +846,7 @@ def embedllm_from_frames(
     with np.errstate(invalid="ignore", divide="ignore"):
         matrix = np.where(counts > 0, sums / counts, np.nan).reshape(len(names), n_items)  # (n_models, n_items)
 
-    firsts = long.assign(code=item_code).drop_duplicates("code").sort_values("code")
-    items = pd.DataFrame(
-        {
-            "prompt_id": firsts["prompt_id"].to_numpy(),
-            "category": firsts["category"].to_numpy(),
-            "part": np.asarray(EMBEDLLM["splits"])[firsts["part"].to_numpy()],
-        }
-    )
-    family = [embedllm_benchmark(c) for c in items["category"]]
-    items["benchmark"], items["subject"] = [f for f, _ in family], [s for _, s in family]
-    if duplicates == "rows":
-        items["item_id"] = items["prompt_id"].astype(str) + ":" + items["category"]
-    else:
-        items["item_id"] = items["prompt_id"].astype(str)
-        every = long.assign(code=item_code).drop_duplicates(["code", "category"]).groupby("code", sort=True)
-        items["category"] = every["category"].agg("|".join).to_numpy()
-    texts = _embedllm_texts(long if questions is None else questions, items["prompt_id"])
-    items["text"] = texts
+    items = _embedllm_items(long, item_code, questions, duplicates)
     ds = Dataset(
         name="embedllm",
         models=names["model_name"].astype(str).tolist(),
