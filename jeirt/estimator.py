@@ -7,6 +7,7 @@ Questions can be given as a Dataset, a list of texts, or an array of frozen-enco
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -527,9 +528,10 @@ class JEIRT(BaseEstimator):
                 "it (a smaller learning rate, or the default recipe)."
             )
         blob["checksum"] = weights_checksum(blob)
-        with locked(path):  # the check and the write as one step for every process updating this file
-            source = getattr(self, "_source", None)
-            if source is not None and source[0] == _real(path) and identity(path) != source[1]:
+        source = getattr(self, "_source", None)
+        in_place = source is not None and source[0] == _real(path)  # over the file this model was loaded from
+        with locked(path) if in_place else contextlib.nullcontext():  # check and write as one step
+            if in_place and identity(path) != source[1]:
                 raise ModelFileError(
                     f"not saving {path}: another process wrote it after this model was loaded from it "
                     "(e.g. two in-place onboardings at once); saving would lose that update. Load it "
