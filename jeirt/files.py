@@ -21,6 +21,7 @@ A command never writes over what it reads, the datasets and their checksum manif
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
 import re
@@ -223,8 +224,9 @@ def _write_through(path: Path, write: Callable[[BinaryIO], object]) -> None:
     _note_written(path)
 
 
-class Locked(OSError):
-    """Another process held a file's update lock for longer than the caller would wait; names both."""
+class Locked(WriteError):
+    """Another process held a file's update lock for longer than the caller would wait; names both (a
+    `WriteError`: the output could not be written)."""
 
 
 LOCK_NOTICE_SECONDS = 1.0  # how long `locked` waits quietly before saying on stderr whom it waits for
@@ -278,8 +280,10 @@ def locked(path: str | Path, timeout: float | None = 600.0) -> Iterator[Path]:
                 waited = time.monotonic() - start
                 if timeout is not None and waited >= timeout:
                     raise Locked(
+                        errno.EAGAIN,
                         f"{path} is being updated by another process (it holds {lock}) and was still after "
-                        f"{timeout:g} s; wait for it to finish, or end it, then run again."
+                        f"{timeout:g} s; wait for it to finish, or end it, then run again",
+                        str(path),
                     ) from None
                 if not told and waited >= LOCK_NOTICE_SECONDS:
                     print(f"waiting for another process updating {path} (it holds {lock}) ...", file=sys.stderr)
