@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import functools
 import itertools
+import sys
 import zlib
 from pathlib import Path
 
@@ -45,12 +46,15 @@ import pandas as pd
 from jeirt.baselines.irt import OnePL
 from jeirt.data import Dataset, load_dataset
 from jeirt.estimator import JEIRT
-from jeirt.files import comma_list, results_parser, run_record, write_json
+from jeirt.files import comma_list, write_json
 from jeirt.fitcache import fit_cached
 from jeirt.questions import known_question_split
 from jeirt.splits import hold_out_models, split_by_question
 from jeirt.tasks.evaluation import PLAIN, QuestionBank, estimate_scores, irt_estimates, plain_means
 from jeirt.tasks.new_models import NESTED, questions_asked, score_rows, training_only, true_scores
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))  # result_files, shared with the scripts
+from result_files import results_parser, run_record  # noqa: E402
 
 RULES = ("random", "stratified", "adaptive")
 RASCH = "rasch (per question)"

@@ -2,8 +2,8 @@
 
 On mmlu_pro (question split, seed 0), `--models` LLMs are held out of a JE-IRT fit (d = 256 by
 default); both solvers then fit those LLMs' vectors from all their training answers under the
-isotropic prior N(mean, s var I) of `onboard.prior_from_vectors`, every width s of
-`onboard.PRIOR_SCALES` and the best by summed Laplace evidence, and the vectors are scored on the
+isotropic prior N(mean, s var I) of `prior_from_vectors`, every width s of
+`PRIOR_SCALES` and the best by summed Laplace evidence, and the vectors are scored on the
 LLMs' test answers. (`JEIRT.onboard` now uses N(mu, c S) of `onboard.vector_prior`, solved by the same
 `fit_model_vectors` in whitened coordinates, where that prior is isotropic: this measures that solver.)
 
@@ -27,8 +27,18 @@ import torch
 
 from jeirt.data import load_dataset
 from jeirt.estimator import JEIRT
-from jeirt.onboard import PRIOR_SCALES, OnboardResult, fit_model_vectors, prior_from_vectors
+from jeirt.onboard import OnboardResult, fit_model_vectors
 from jeirt.splits import hold_out_models, split_by_question
+
+PRIOR_SCALES = (1.0, 10.0, 100.0, 1000.0, 10000.0)  # isotropic widths (x the known vectors' variance) of the old prior
+
+
+def prior_from_vectors(vectors: np.ndarray) -> tuple[np.ndarray, float]:
+    """The old empirical-Bayes prior from known model vectors: their mean and mean per-coordinate variance."""
+    vectors = np.asarray(vectors, dtype=np.float64)
+    if len(vectors) < 2:
+        raise ValueError("a prior needs at least two known model vectors.")
+    return vectors.mean(axis=0), float(vectors.var(axis=0, ddof=1).mean())
 
 
 def _reference_objective(v, u, r, y, w, mu, precision):

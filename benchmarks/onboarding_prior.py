@@ -7,7 +7,7 @@ each held-out model's training answers are put in a seeded random order and the 
 it; it is scored on its answers to the test questions. Priors:
 
 - `before`: the old `JEIRT.onboard`, N(mean, s var I) with the trained vectors' mean and mean
-  per-coordinate variance, s in `onboard.PRIOR_SCALES` (1 to 1e4) by the evidence summed over the
+  per-coordinate variance, s in `onboard_speed.PRIOR_SCALES` (1 to 1e4) by the evidence summed over the
   held-out models;
 - `evidence`: N(mu, c S), S the trained vectors' Ledoit-Wolf covariance, each model's c its most evident
   of `onboard.PRIOR_WIDTHS` (`JEIRT.onboard`'s default, the posterior `jeirt estimate` uses);
@@ -33,19 +33,25 @@ Folds: `mmlu_pro`, its models in `--folds` groups by a seeded shuffle, each held
 
 from __future__ import annotations
 
+import sys
 import time
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from jeirt.data import Dataset, Split, load_dataset
+from jeirt.data import Dataset, load_dataset
 from jeirt.estimator import JEIRT
-from jeirt.files import results_parser, run_record, write_json, write_text
+from jeirt.files import write_json, write_text
 from jeirt.fitcache import fit_cached
 from jeirt.metrics import auc
 from jeirt.model import probability
-from jeirt.onboard import PRIOR_SCALES, fit_model_vectors, prior_from_vectors
-from jeirt.splits import hold_out_models, split_by_question
+from jeirt.onboard import fit_model_vectors
+from jeirt.splits import Split, hold_out_models, split_by_question
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))  # result_files, shared with the scripts
+from onboard_speed import PRIOR_SCALES, prior_from_vectors  # noqa: E402  (this folder's)
+from result_files import results_parser, run_record  # noqa: E402
 
 SHARES = (0.01, 0.02, 0.05, 0.1, 0.25, 0.5, 1.0)
 PRIORS = ("before", "evidence", "c = 1", "own fifth", "validation")

@@ -1,11 +1,13 @@
-"""The `jeirt` console script and `python -m jeirt`: `jeirt.cli.main` with Ctrl-C clean from the first
-import to the last byte written (the one module above the CLI).
+"""The `jeirt` console script and `python -m jeirt`: `jeirt.cli.main` with Ctrl-C and SIGTERM clean from
+the first import to the last byte written (the one module above the CLI).
 
 Only the standard library is imported before SIGINT is handled (`jeirt.interrupts`), so the window in
 which Python's own traceback can appear is the interpreter's start-up (its `site` module) alone. From
-then on an interrupt exits 130 with one line on stderr, whenever it comes:
+then on an interrupt exits 130 (SIGTERM: 143, `jeirt.interrupts`) with one line on stderr, whenever it
+comes:
 - while the command's modules import or it works and writes: SIGINT raises KeyboardInterrupt as usual
-  (the command's writes are atomic, see `jeirt.files.atomic_write`), and is also noted, since a library
+  (the command's writes are atomic and remove their temporary file, see `jeirt.files.atomic_write`),
+  and is also noted, since a library
   may turn it into another error or swallow it;
 - once the output is written: the handler ends the process at once. The exit handlers run and the
   process ends with `os._exit`, so the interpreter's teardown of torch and the rest, where an interrupt
@@ -17,19 +19,23 @@ import os
 import signal
 import sys
 
-from jeirt.interrupts import INTERRUPTED, interrupted, raise_interrupt, stop
+from jeirt.interrupts import INTERRUPTED, SIGNALS, exit_code, interrupted, raise_interrupt, stop
 
 
 def main() -> None:
     """Run one `jeirt` command (arguments from sys.argv) and end the process with its exit status."""
-    signal.signal(signal.SIGINT, raise_interrupt)
+    for signum in SIGNALS:
+        signal.signal(signum, raise_interrupt)
     try:
         from jeirt.cli import main as run_command  # the command's modules, imported under the handler
 
         code = run_command()  # an interrupt during the work: 130 after its one line
-        signal.signal(signal.SIGINT, stop)  # from here on an interrupt ends the process at once
+        for signum in SIGNALS:  # from here on an interrupt ends the process at once
+            signal.signal(signum, stop)
         if code != INTERRUPTED and interrupted():  # swallowed by a library on the way
             stop()
+        if interrupted():  # the command said 130 for any interrupt; SIGTERM's is 143
+            code = exit_code()
         try:
             sys.stdout.flush()
             sys.stderr.flush()

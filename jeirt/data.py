@@ -6,8 +6,8 @@ soft values in [0, 1] are allowed, and NaN means "not evaluated" (never read as 
 
 Sources: a long table (model, item_id, label) as users have it (`from_long`, `read_results_csv`); the
 local layout of `$JEIRT_DATA/<name>/` (`load_local`); EmbedLLM from the Hugging Face hub
-(`load_embedllm`, at a pinned commit, with its official split: `official_split`). Splits live in
-`jeirt.splits`, simulated data in `jeirt.simulate`.
+(`load_embedllm`, at a pinned commit; its official split is `jeirt.splits.official_split`). Splits
+live in `jeirt.splits`, simulated data in `jeirt.simulate`.
 
 Every CSV a user gives (results, questions, item tables) is read by `read_csv_table`: cells as text,
 so a model named `NA`, `None` or `1e3` keeps its name; names that are empty or padded with spaces,
@@ -20,6 +20,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import unicodedata
 import warnings
 import zipfile
 import zlib
@@ -32,7 +33,7 @@ import pandas as pd
 from tqdm import tqdm
 
 from jeirt import settings
-from jeirt.files import atomic_write, write_json
+from jeirt.files import write_json
 
 ITEM_COLUMNS = ["item_id", "benchmark", "subject", "text"]
 LONG_COLUMNS = ["model", "item_id", "label"]
@@ -111,16 +112,8 @@ class Dataset:
         return embed_texts(self.items["text"].tolist(), name, progress=progress)
 
     def model_index(self, models: str | Sequence[str]) -> np.ndarray:
-        """Row numbers of `models`; an unknown name raises KeyError listing close matches."""
-        lookup = {m: i for i, m in enumerate(self.models)}
-        names = [models] if isinstance(models, str) else list(models)
-        unknown = [m for m in names if m not in lookup]
-        if unknown:
-            raise KeyError(
-                f"unknown model(s) {unknown[:5]} in dataset {self.name!r}; known models "
-                f"include {self.models[:5]} ({self.n_models} in all)."
-            )
-        return np.array([lookup[m] for m in names], dtype=np.int64)
+        """Row numbers of `models` (`name_positions`); an unknown name raises KeyError naming it."""
+        return name_positions(models, self.models, f"dataset {self.name!r} has no such model")
 
     def subset(
         self, models: Sequence[str] | np.ndarray | None = None, items: Sequence[str] | np.ndarray | None = None
@@ -207,41 +200,6 @@ class Dataset:
         return by_name(list(which))
 
 
-@dataclass(frozen=True)
-class Split:
-    """Which labels are used to train, to pick the checkpoint, and to test; each (n_models, n_items)."""
-
-    train: np.ndarray
-    val: np.ndarray
-    test: np.ndarray
-    name: str
-    held_out: tuple[str, ...] = ()  # models left out of joint training (fitted by onboarding)
-    onboard: np.ndarray | None = None  # (n_models, n_items) labels onboarding may use for them
-
-    def __post_init__(self) -> None:
-        shapes = {self.train.shape, self.val.shape, self.test.shape}
-        if len(shapes) != 1:
-            raise ValueError(f"train, val and test masks differ in shape: {shapes}.")
-        if (self.train & self.val).any() or (self.train & self.test).any() or (self.val & self.test).any():
-            raise ValueError(f"split {self.name!r}: train, val and test overlap.")
-        for part in ("train", "val", "test"):
-            if not getattr(self, part).any():
-                raise ValueError(
-                    f"split {self.name!r}: the {part} part is empty; use a larger dataset or other fractions."
-                )
-
-    def restrict_to(self, observed: np.ndarray) -> Split:
-        """The same split with every unobserved (NaN) label removed from all parts."""
-        onboard = None if self.onboard is None else self.onboard & observed
-        return Split(
-            self.train & observed, self.val & observed, self.test & observed, self.name, self.held_out, onboard
-        )
-
-    def items_of(self, part: str) -> np.ndarray:
-        """Column numbers of the items that have at least one label in `part`."""
-        return np.flatnonzero(getattr(self, part).any(axis=0))
-
-
 def _clean_items(items: pd.DataFrame) -> pd.DataFrame:
     missing = [c for c in ("item_id", "benchmark", "text") if c not in items.columns]
     if missing:
@@ -266,7 +224,44 @@ def _check_unique(values, what: str) -> None:
 # ----------------------------------------------------------------------------------------------------
 # Reading a user's CSV: one reader for results, questions and item tables
 
-NAME_COLUMNS = ("model", "item_id")  # cells that name things: kept exactly as written, never parsed
+NAME_COLUMNS = ("model", "item_id")  # cells that name things: never parsed; one Unicode spelling (NFC)
+
+
+def normal_name(name: str) -> str:
+    """One spelling of a model name or item id: Unicode NFC, so that `Café` typed as e + combining
+    accent (NFD, as macOS file names and some exports write it) is the same model as `Café`. Spaces
+    are not removed: a padded name is refused where it is read (`check_names`)."""
+    return unicodedata.normalize("NFC", name)
+
+
+def normal_names(values: pd.Series) -> pd.Series:
+    """`normal_name` of every text cell (each distinct value once: results repeat their names); other
+    cells (missing, numbers) as they are, for their reader to name."""
+    spelling = {v: normal_name(v) for v in pd.unique(values) if isinstance(v, str)}
+    changed = {v: n for v, n in spelling.items() if n != v}
+    return values.replace(changed) if changed else values
+
+
+def name_positions(names: str | Sequence[str], known: Sequence[str], what: str) -> np.ndarray:
+    """Positions (int64) of `names` among `known`, each looked up in its one spelling (`normal_name`):
+    the model index of a Dataset, a JEIRT and a baseline. An unknown name raises a KeyError naming it,
+    with `what` (whose names `known` are, and what to do) and a few known ones."""
+    lookup = {m: i for i, m in enumerate(known)}
+    names = [names] if isinstance(names, str) else list(names)
+    names = [normal_name(m) if isinstance(m, str) else m for m in names]
+    unknown = [m for m in names if m not in lookup]
+    if unknown:
+        raise KeyError(f"unknown model(s) {unknown[:5]}: {what} (it knows {len(known)}, e.g. {list(known)[:3]}).")
+    return np.array([lookup[m] for m in names], dtype=np.int64)
+
+
+def column_name(header: str) -> str:
+    """The column a CSV header names: NFC, without surrounding spaces, in lower case, so that `Random`,
+    ` random` and `RANDOM` are all the `random` column. Every reader of a user's CSV uses it
+    (`read_csv_table`)."""
+    return unicodedata.normalize("NFC", str(header)).strip().lower()
+
+
 _DAMAGED = (EOFError, zlib.error, zipfile.BadZipFile, OSError)  # truncated or undecompressable files
 
 
@@ -366,23 +361,28 @@ def read_csv_table(
                 f"{err}); restore or re-create it."
             ) from None
 
-    header = [str(c) for c in read(header=None, nrows=1, dtype=str).iloc[0].tolist()]
-    for name in header:
-        if name != name.strip():
-            raise ValueError(
-                f"{path}: the header's column {name!r} has spaces before or after it; name it {name.strip()!r}."
-            )
+    written = [str(c) for c in read(header=None, nrows=1, dtype=str).iloc[0].tolist()]
+    header = [column_name(c) for c in written]  # `Label`, ` label` and `label` are one column
     repeated = sorted({c for c in header if c and header.count(c) > 1})
     if repeated:
-        raise ValueError(f"{path}: the header names column(s) {repeated} more than once; keep one of each.")
+        spellings = [w for w, c in zip(written, header) if c == repeated[0]]
+        raise ValueError(
+            f"{path}: the header names column(s) {repeated} more than once (as {spellings}; headers are "
+            "read without case or surrounding spaces); keep one of each."
+        )
     missing = [c for c in required if c not in header]
     if missing:
         raise ValueError(f"{path} lacks column(s) {missing}; it has {header[:8]}.")
-    dtype = {c: str for c in header}
+    dtype = {w: str for w in written}
+    parsed = {w: np.float64 for w, c in zip(written, header) if c in numbers}
     try:  # numbers parsed by the C parser: a label column of millions of rows
-        table = read(dtype=dtype | {c: np.float64 for c in numbers if c in header})
+        table = read(dtype=dtype | parsed)
     except ValueError:  # a cell that is not a number: read it as text, its reader names the row
         table = read(dtype=dtype)
+    table.columns = header
+    for column in NAME_COLUMNS:
+        if column in table.columns:
+            table[column] = normal_names(table[column])
     for column in table.columns:  # NUL is no text: a binary or damaged file, or a name that prints as another
         if not pd.api.types.is_numeric_dtype(table[column]):
             has_nul = table[column].str.contains("\x00", regex=False).to_numpy(dtype=bool)
@@ -435,6 +435,7 @@ def from_long(
     df = responses.reset_index(drop=True).copy()
     distinct = {}  # column -> its names in order of first appearance, each checked once
     for column in ("model", "item_id"):
+        df[column] = normal_names(df[column])  # one spelling of each name (NFC)
         distinct[column] = check_names(df[column], column, "the results table")
         df[column] = df[column].astype(str)
     labels = pd.to_numeric(df["label"], errors="coerce")
@@ -572,19 +573,6 @@ def sha256_file(path: Path) -> str:
     return digest.hexdigest()
 
 
-def write_manifest(root: Path | None = None) -> Path:
-    """Record size and SHA-256 of every dataset file under `root` in `root/checksums.json`."""
-    root = Path(root) if root is not None else settings.data_dir()
-    files = {
-        p.relative_to(root).as_posix(): {"size": p.stat().st_size, "sha256": sha256_file(p)}
-        for name in local_datasets(root)
-        for p in sorted((root / name).rglob("*"))
-        if p.is_file()
-    }
-    text = json.dumps({"files": files}, indent=1, sort_keys=True) + "\n"
-    return atomic_write(root / MANIFEST, lambda f: f.write(text.encode()))
-
-
 def verify_files(root: Path | None = None, prefix: str = "", full: bool = False) -> list[str]:
     """Check the files of `root/checksums.json` (those whose path starts with `prefix`); their paths.
 
@@ -718,6 +706,73 @@ def embedllm_benchmark(category: str) -> tuple[str, str]:
     return str(category), ""
 
 
+def _embedllm_rows(frames: Sequence[pd.DataFrame], with_texts: bool) -> pd.DataFrame:
+    """EmbedLLM's train, val and test frames as one long table with their label columns (and `prompt`
+    when `with_texts`) and `part` (0, 1, 2: the file), its labels checked to lie in [0, 1]."""
+    need = _LABEL_COLUMNS + (["prompt"] if with_texts else [])
+    parts = []
+    for code, (part, frame) in enumerate(zip(EMBEDLLM["splits"], frames)):
+        missing = [c for c in need if c not in frame.columns]
+        if missing:
+            raise ValueError(
+                f"EmbedLLM {part}.csv lacks column(s) {missing}; expected {list(EMBEDLLM['columns'])}"
+                + (" (or pass question_order.csv as questions)" if with_texts else "")
+                + "."
+            )
+        if len(frame) == 0:
+            raise ValueError(f"EmbedLLM {part}.csv has no rows.")
+        parts.append(frame[[c for c in need]].assign(part=np.int8(code)))
+    long = pd.concat(parts, ignore_index=True)
+    labels = pd.to_numeric(long["label"], errors="coerce")
+    bad = labels.isna() | (labels < 0) | (labels > 1)
+    if bad.any():
+        raise ValueError(
+            f"EmbedLLM: {int(bad.sum())} label(s) are missing or outside [0, 1], e.g. row "
+            f"{long.loc[bad].head(1).to_dict('records')}."
+        )
+    long["label"] = labels.astype(np.float32)
+    long["prompt_id"] = long["prompt_id"].astype(np.int64)
+    long["category"] = long["category"].astype(str)
+    return long
+
+
+def _embedllm_models(long: pd.DataFrame) -> tuple[pd.DataFrame, np.ndarray]:
+    """The models (model_id, model_name), one name per id, ordered by model_id, and each row's model."""
+    names = long.drop_duplicates(["model_id", "model_name"])[["model_id", "model_name"]]
+    clash = names[names["model_id"].duplicated(keep=False) | names["model_name"].duplicated(keep=False)]
+    if len(clash):
+        raise ValueError(
+            f"EmbedLLM: model_id and model_name do not match one to one, e.g. {clash.head(4).to_dict('records')}."
+        )
+    names = names.sort_values("model_id")
+    return names, pd.Index(names["model_id"]).get_indexer(long["model_id"])
+
+
+def _embedllm_items(
+    long: pd.DataFrame, item_code: np.ndarray, questions: pd.DataFrame | None, duplicates: str
+) -> pd.DataFrame:
+    """The item table, one row per item code in order: prompt_id, category (under "mean" all of a
+    prompt's, `a|b`), part, benchmark and subject (from the first category), item_id and text."""
+    firsts = long.assign(code=item_code).drop_duplicates("code").sort_values("code")
+    items = pd.DataFrame(
+        {
+            "prompt_id": firsts["prompt_id"].to_numpy(),
+            "category": firsts["category"].to_numpy(),
+            "part": np.asarray(EMBEDLLM["splits"])[firsts["part"].to_numpy()],
+        }
+    )
+    family = [embedllm_benchmark(c) for c in items["category"]]
+    items["benchmark"], items["subject"] = [f for f, _ in family], [s for _, s in family]
+    if duplicates == "rows":
+        items["item_id"] = items["prompt_id"].astype(str) + ":" + items["category"]
+    else:
+        items["item_id"] = items["prompt_id"].astype(str)
+        every = long.assign(code=item_code).drop_duplicates(["code", "category"]).groupby("code", sort=True)
+        items["category"] = every["category"].agg("|".join).to_numpy()
+    items["text"] = _embedllm_texts(long if questions is None else questions, items["prompt_id"])
+    return items
+
+
 def embedllm_from_frames(
     train: pd.DataFrame,
     val: pd.DataFrame,
@@ -725,14 +780,14 @@ def embedllm_from_frames(
     questions: pd.DataFrame | None = None,
     *,
     duplicates: str = "rows",
-) -> tuple[Dataset, Split]:
-    """EmbedLLM's split files (and `questions`, question_order.csv) as one Dataset and its official split.
+) -> Dataset:
+    """EmbedLLM's split files (and `questions`, question_order.csv) as one Dataset.
 
     The split frames need the label columns (`prompt_id, model_id, category_id, label, model_name,
     category`); the texts come from `questions` (columns prompt_id, prompt), or from the frames' own
     `prompt` column when `questions` is None. The item table gains `prompt_id`, `category` and `part`
-    (train / val / test: the file the item came from); `official_split(ds)` rebuilds the split from
-    `part`, also after `Dataset.subset`.
+    (train / val / test: the file the item came from); `jeirt.splits.official_split(ds)` makes the
+    official split from `part`, also after `Dataset.subset`.
 
     About 13% of EmbedLLM's rows repeat a (model, prompt) pair under another category (the same GPQA
     question in `gpqa_main_*` and `gpqa_diamond_*`, say), sometimes with different labels.
@@ -757,40 +812,9 @@ def embedllm_from_frames(
             f"duplicates={duplicates!r}; expected one of {EMBEDLLM_DUPLICATES}: 'rows' (every row "
             "a sample, the JE-IRT authors' choice) or 'mean' (one soft label per prompt)."
         )
-    need = _LABEL_COLUMNS + ([] if questions is not None else ["prompt"])
-    parts = []
-    for code, (part, frame) in enumerate(zip(EMBEDLLM["splits"], (train, val, test))):
-        missing = [c for c in need if c not in frame.columns]
-        if missing:
-            raise ValueError(
-                f"EmbedLLM {part}.csv lacks column(s) {missing}; expected {list(EMBEDLLM['columns'])}"
-                + ("" if questions is not None else " (or pass question_order.csv as questions)")
-                + "."
-            )
-        if len(frame) == 0:
-            raise ValueError(f"EmbedLLM {part}.csv has no rows.")
-        parts.append(frame[[c for c in need]].assign(part=np.int8(code)))
-    long = pd.concat(parts, ignore_index=True)  # (n_rows, ...)
-    labels = pd.to_numeric(long["label"], errors="coerce")
-    bad = labels.isna() | (labels < 0) | (labels > 1)
-    if bad.any():
-        raise ValueError(
-            f"EmbedLLM: {int(bad.sum())} label(s) are missing or outside [0, 1], e.g. row "
-            f"{long.loc[bad].head(1).to_dict('records')}."
-        )
-    long["label"] = labels.astype(np.float32)
-    long["prompt_id"] = long["prompt_id"].astype(np.int64)
-    long["category"] = long["category"].astype(str)
+    long = _embedllm_rows((train, val, test), with_texts=questions is None)  # (n_rows, ...)
 
-    # Models: one name per model_id, ordered by model_id.
-    names = long.drop_duplicates(["model_id", "model_name"])[["model_id", "model_name"]]
-    clash = names[names["model_id"].duplicated(keep=False) | names["model_name"].duplicated(keep=False)]
-    if len(clash):
-        raise ValueError(
-            f"EmbedLLM: model_id and model_name do not match one to one, e.g. {clash.head(4).to_dict('records')}."
-        )
-    names = names.sort_values("model_id")
-    model_row = pd.Index(names["model_id"]).get_indexer(long["model_id"])  # (n_rows,)
+    names, model_row = _embedllm_models(long)  # (n_models,), (n_rows,)
 
     # Items: a (prompt, category) pair ("rows") or a prompt ("mean"); the earliest split file wins.
     key = ["prompt_id", "category"] if duplicates == "rows" else ["prompt_id"]
@@ -822,31 +846,14 @@ def embedllm_from_frames(
     with np.errstate(invalid="ignore", divide="ignore"):
         matrix = np.where(counts > 0, sums / counts, np.nan).reshape(len(names), n_items)  # (n_models, n_items)
 
-    firsts = long.assign(code=item_code).drop_duplicates("code").sort_values("code")
-    items = pd.DataFrame(
-        {
-            "prompt_id": firsts["prompt_id"].to_numpy(),
-            "category": firsts["category"].to_numpy(),
-            "part": np.asarray(EMBEDLLM["splits"])[firsts["part"].to_numpy()],
-        }
-    )
-    family = [embedllm_benchmark(c) for c in items["category"]]
-    items["benchmark"], items["subject"] = [f for f, _ in family], [s for _, s in family]
-    if duplicates == "rows":
-        items["item_id"] = items["prompt_id"].astype(str) + ":" + items["category"]
-    else:
-        items["item_id"] = items["prompt_id"].astype(str)
-        every = long.assign(code=item_code).drop_duplicates(["code", "category"]).groupby("code", sort=True)
-        items["category"] = every["category"].agg("|".join).to_numpy()
-    texts = _embedllm_texts(long if questions is None else questions, items["prompt_id"])
-    items["text"] = texts
+    items = _embedllm_items(long, item_code, questions, duplicates)
     ds = Dataset(
         name="embedllm",
         models=names["model_name"].astype(str).tolist(),
         items=items[ITEM_COLUMNS + ["prompt_id", "category", "part"]],
         labels=matrix,
     )
-    return ds, official_split(ds)
+    return ds
 
 
 def _embedllm_texts(source: pd.DataFrame, prompt_ids: pd.Series) -> np.ndarray:
@@ -866,32 +873,9 @@ def _embedllm_texts(source: pd.DataFrame, prompt_ids: pd.Series) -> np.ndarray:
     return found.astype(str).to_numpy()
 
 
-def official_split(ds: Dataset) -> Split:
-    """The split a dataset ships with, read from its items' `part` column (train / val / test): every
-    model in every part, unobserved labels left out. Works on a `Dataset.subset` too."""
-    if "part" not in ds.items.columns:
-        raise ValueError(
-            f"dataset {ds.name!r} has no official split (its item table has no 'part' column); "
-            "use jeirt.splits.split_by_question for a seeded split."
-        )
-    part = ds.items["part"].to_numpy()
-    unknown = sorted(set(part) - set(EMBEDLLM["splits"]))
-    if unknown:
-        raise ValueError(f"dataset {ds.name!r}: 'part' holds {unknown[:3]}; expected train, val or test.")
-    rows = np.ones((ds.n_models, 1), dtype=bool)
-    split = Split(
-        train=rows & (part == "train"),
-        val=rows & (part == "val"),
-        test=rows & (part == "test"),
-        name=f"{ds.name}-official",
-    )
-    return split.restrict_to(ds.observed)
-
-
-def load_embedllm(
-    cache: Path | None = None, *, revision: str | None = None, duplicates: str = "rows"
-) -> tuple[Dataset, Split]:
-    """Download (once) and load EmbedLLM with its official split; offline it fails at once.
+def load_embedllm(cache: Path | None = None, *, revision: str | None = None, duplicates: str = "rows") -> Dataset:
+    """Download (once) and load EmbedLLM (its official split: `jeirt.splits.official_split`); offline it
+    fails at once.
 
     `revision`: a hub commit, default `$JEIRT_EMBEDLLM_REVISION`, else the pinned `EMBEDLLM["revision"]`.
     Each split file's row count is checked against the counts registered for that commit, so a
@@ -978,7 +962,7 @@ def load_dataset(name: str) -> Dataset:
     if not isinstance(name, str) or not name.strip():
         raise ValueError(f"dataset={name!r}; expected a dataset name (see `jeirt data`) or a results CSV.")
     if name.lower() == "embedllm":
-        return load_embedllm()[0]
+        return load_embedllm()
     if name.endswith(".csv") or name.endswith(".csv.gz"):
         return read_results_csv(name)
     return load_local(name)

@@ -7,8 +7,10 @@ Questions can be given as a Dataset, a list of texts, or an array of frozen-enco
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
+import os
 import time
 import warnings
 import zipfile
@@ -24,9 +26,9 @@ from sklearn.base import BaseEstimator
 from sklearn.exceptions import NotFittedError
 
 from jeirt import __version__
-from jeirt.data import Dataset
+from jeirt.data import Dataset, name_positions
 from jeirt.encoders import canonical_name, embed_texts
-from jeirt.files import atomic_write
+from jeirt.files import OutputRefused, atomic_write, identity, locked, protected
 from jeirt.metrics import ece, log_loss
 from jeirt.model import INITS, JEIRTNet, jeirt_logits, probability, sigmoid
 from jeirt.onboard import PRIOR_WIDTHS, VALIDATION_WIDTHS, fit_new_vectors, vector_prior
@@ -88,9 +90,7 @@ class JEIRT(BaseEstimator):
                   "normal" (N(0, 1) entries, nn.Embedding's, as the authors' code); None: the recipe's
                   ("small" for fast, "normal" for paper)
     feature_noise training-time noise on frozen features, relative to their norm; None: the recipe's
-                  (0 in both). Not in the paper; it regularised the adapter before the recipe had
-                  dropout (mmlu_pro validation loss 0.5979 -> 0.5938 with 1.0), and with dropout 0.5 it
-                  only made the validation loss worse (zeroeval 0.5253 without it, 0.5426 with 1.0)
+                  (0 in both). Not in the paper; why it is off: DECISIONS.md
     training      the optimisation recipe: a `TrainConfig`, or a dict of fields that change the
                   recipe's (e.g. {"max_epochs": 30}); None keeps the recipe's
     calibrate     temperature scaling: one scalar T fitted on the validation loss after training and
@@ -172,6 +172,12 @@ class JEIRT(BaseEstimator):
     def fit(self, ds: Dataset, split: Split | None = None) -> JEIRT:
         """Learn the adapter and every model's vector on `split.train` (default: question split);
         `split.val` picks the epoch, the search candidate (with `search`) and the temperature."""
+        _check_dataset("fit", ds)
+        if split is not None and not isinstance(split, Split):
+            raise TypeError(
+                f"fit takes a jeirt.splits.Split as split, not a {type(split).__name__}; make one with "
+                "jeirt.splits.split_by_question(ds) (or split_by_model), or leave it out."
+            )
         self._check_params()
         split = split or split_by_question(ds, seed=self.random_state)
         if split.train.shape != ds.labels.shape:
@@ -179,7 +185,7 @@ class JEIRT(BaseEstimator):
                 f"split masks have shape {split.train.shape}; the dataset's labels have "
                 f"{ds.labels.shape}. Make the split from this dataset."
             )
-        features = ds.features(self.encoder_, progress=self.progress)
+        features = _finite(ds.features(self.encoder_, progress=self.progress), ds, "fit")
         self.benchmarks_, self.benchmark_scale_ = None, 1.0
         if self.benchmark_feature:  # the benchmarks that have training questions, in a fixed order
             trained = np.asarray(split.train).any(axis=0)
@@ -286,6 +292,7 @@ class JEIRT(BaseEstimator):
         `onboard_covariances_`; without, nothing of size d x d per model is kept.
         """
         self._check_fitted()
+        _check_dataset("onboard", ds)
         mask = ds.observed if mask is None else np.asarray(mask, dtype=bool) & ds.observed
         if mask.shape != ds.labels.shape:
             raise ValueError(f"mask has shape {mask.shape}; expected the dataset's {ds.labels.shape}.")
@@ -351,6 +358,7 @@ class JEIRT(BaseEstimator):
         questions of `ds` without an answer under `mask` get none. Kept in `corrections_`.
         """
         self._check_fitted()
+        _check_dataset("fit_corrections", ds)
         mask = ds.observed if mask is None else np.asarray(mask, dtype=bool)
         if mask.shape != ds.labels.shape:
             raise ValueError(f"mask has shape {mask.shape}; expected the dataset's {ds.labels.shape}.")
@@ -388,6 +396,7 @@ class JEIRT(BaseEstimator):
         """Frozen-encoder features (n_items, feature_dim) of a Dataset, a list of texts or an array
         (with `benchmark_feature`, the one-hot of each Dataset question's benchmark appended)."""
         self._check_fitted()
+        _check_questions("predict_proba", questions)
         benchmarks = getattr(self, "benchmarks_", None)
         if isinstance(questions, Dataset):
             feats = questions.features(self.encoder_, progress=self.progress)
@@ -407,7 +416,7 @@ class JEIRT(BaseEstimator):
                 f"question features have shape {feats.shape}; this model was trained on "
                 f"{self.feature_dim_}-d features from {self.encoder_}."
             )
-        return np.asarray(feats, dtype=np.float32)
+        return _finite(np.asarray(feats, dtype=np.float32), questions, "predict_proba")
 
     def _with_benchmarks(self, features: np.ndarray, benchmark: Sequence) -> np.ndarray:
         """`features` (n_items, dim) with the one-hot of each question's benchmark among `benchmarks_`
@@ -447,11 +456,9 @@ class JEIRT(BaseEstimator):
         `models` defaults to the questions' dataset models (when given a Dataset) or all known ones.
         """
         self._check_fitted()
-        if isinstance(questions, str):
-            raise TypeError(
-                f"questions is one string ({questions!r:.40}); pass a list of question texts, e.g. "
-                "[text], a Dataset or an array of features."
-            )
+        _check_questions("predict_proba", questions)
+        if isinstance(models, str):
+            raise TypeError(f"models is one string ({models!r:.40}); pass a list of model names, e.g. [name].")
         if not isinstance(questions, (Dataset, np.ndarray)):
             blank = [i for i, text in enumerate(questions) if isinstance(text, str) and not text.strip()]
             if blank:
@@ -472,9 +479,20 @@ class JEIRT(BaseEstimator):
 
     def save(self, path: str | Path) -> Path:
         """Write the weights with the config, model names and encoder id that made them, and a checksum
-        of the weights (`weights_checksum`), atomically; weights with NaN or inf are refused."""
+        of the weights (`weights_checksum`), atomically; weights with NaN or inf are refused.
+
+        Refused (`OutputRefused`), as the command line refuses them: a dataset file, its folder or the
+        checksum manifest under `$JEIRT_DATA`, or a file of the jeirt package. Saving over the file
+        this model was loaded from, once another process has written it since (two in-place
+        onboardings at once), raises `ModelFileError` rather than losing that process's update.
+        """
         self._check_fitted()
-        path = Path(path)
+        path = Path(path).expanduser()
+        why = protected(path)
+        if why:
+            raise OutputRefused(f"not saving {path}: it is {why}, which jeirt never writes; save to another file.")
+        if path.is_dir():
+            raise OutputRefused(f"not saving {path}: it is a folder; give a file name inside it.")
         path.parent.mkdir(parents=True, exist_ok=True)
         # the settings that made these weights: a search's winner, not the candidates it started from
         params = self.get_params() | {
@@ -510,113 +528,66 @@ class JEIRT(BaseEstimator):
                 "it (a smaller learning rate, or the default recipe)."
             )
         blob["checksum"] = weights_checksum(blob)
-        atomic_write(path, lambda f: torch.save(blob, f))  # a kill mid-save leaves the old file whole
+        source = getattr(self, "_source", None)
+        in_place = source is not None and source[0] == _real(path)  # over the file this model was loaded from
+        with locked(path) if in_place else contextlib.nullcontext():  # check and write as one step
+            if in_place and identity(path) != source[1]:
+                raise ModelFileError(
+                    f"not saving {path}: another process wrote it after this model was loaded from it "
+                    "(e.g. two in-place onboardings at once); saving would lose that update. Load it "
+                    "again and redo this change."
+                )
+            atomic_write(path, lambda f: torch.save(blob, f))  # a kill mid-save leaves the old file whole
+            self._source = (_real(path), identity(path))
         return path
 
     @classmethod
     def load(cls, path: str | Path) -> JEIRT:
         """Read a model written by `save`, onto the device at hand (tensors to the CPU; a `device` the
         file names that this machine lacks becomes None, the default). ModelFileError, naming the
-        file, for a file that is unreadable, damaged (its weights do not match their checksum, or hold
-        NaN or inf), edited, or of a newer format; a file without a checksum (format 1) loads with a
-        warning."""
-        if Path(path).is_file() and Path(path).stat().st_size == 0:
-            raise ModelFileError(
-                f"could not read a jeirt model from {path}: the file is empty (0 bytes); restore it or refit the model."
-            )
-        if Path(path).is_file() and not zipfile.is_zipfile(path):  # torch.save writes a zip archive
-            raise ModelFileError(
-                f"could not read a jeirt model from {path}: not a torch file, or one cut short (a "
-                "copy or save interrupted); restore it or refit the model."
-            )
-        try:
-            blob = torch.load(Path(path), map_location="cpu", weights_only=True)
-        except Exception as err:
-            # torch's own message suggests weights_only=False, i.e. running the file's code: not here.
-            reason = (
-                "it holds Python objects other than tensors and plain values, which jeirt refuses to unpickle"
-                if "weights_only" in str(err)
-                else f"the file is damaged ({type(err).__name__})"
-            )
-            raise ModelFileError(
-                f"could not read a jeirt model from {path}: {reason}. Restore the file or refit the model."
-            ) from None
-        if not isinstance(blob, dict) or blob.get("format") != "jeirt-model":
-            raise ModelFileError(f"{path} is not a model saved by jeirt (JEIRT.save).")
-        version = blob.get("format_version", 1)
-        if not isinstance(version, int) or not 1 <= version <= FORMAT_VERSION:
-            raise ModelFileError(
-                f"{path} is a jeirt model file of format {version!r}; this jeirt "
-                f"({__version__}) reads formats 1 to {FORMAT_VERSION}. Upgrade jeirt, or refit "
-                "the model with this version."
-            )
-        lacking = [k for k in ("config", "models", "feature_dim", "split", "history", "state_dict") if k not in blob]
-        if lacking or not isinstance(blob["config"], dict) or not isinstance(blob["config"].get("training"), dict):
-            raise ModelFileError(
-                f"{path} lacks part(s) of a jeirt model ({lacking or ['config']}); the file is "
-                "damaged or edited. Restore it or refit the model."
-            )
-        config = dict(blob["config"])
-        config["device"] = _device_here(config.get("device"))  # fitted on CUDA, used on a CPU machine
-        unknown = set(config) - set(cls._get_param_names())
-        if unknown:
-            raise ModelFileError(
-                f"{path} holds settings this version of jeirt does not know: {sorted(unknown)}; "
-                "it was written by another version. Refit the model or use that version."
-            )
-        models = blob["models"]
-        if not isinstance(models, list) or not models or not all(isinstance(m, str) for m in models):
-            raise ModelFileError(f"{path}: its model names are not a list of names; the file is damaged or edited.")
-        repeated = sorted({m for m in models if models.count(m) > 1}) if len(set(models)) < len(models) else []
-        if repeated:
-            raise ModelFileError(
-                f"{path} names model(s) {repeated[:5]} more than once; the file is damaged or edited. Refit the model."
-            )
-        if not isinstance(blob["feature_dim"], int) or blob["feature_dim"] < 1:
-            raise ModelFileError(
-                f"{path}: feature_dim={blob['feature_dim']!r} is not a positive integer; the file is damaged or edited."
-            )
-        if version >= 2 and blob.get("checksum") != weights_checksum(blob):
-            raise ModelFileError(
-                f"{path}: its weights do not match the checksum saved with them; the file was "
-                "damaged (on disk or in a copy) or edited. Restore it or refit the model."
-            )
-        if version == 1:
-            warnings.warn(
-                f"{path} was saved without a checksum of its weights (model file format 1, before "
-                f"jeirt's format {FORMAT_VERSION}), so damage to them cannot be detected; refit the "
-                "model, or save it again once you trust it (`jeirt onboard --in-place` does).",
-                UserWarning,
-                stacklevel=2,
-            )
-        bad = _not_finite(blob)
-        if bad:
-            raise ModelFileError(
-                f"{path}: the model's {bad}; the file is damaged or its fit diverged. Restore it or refit the model."
-            )
+        file and the part at fault, for a file that is unreadable, damaged (its weights do not match
+        their checksum, or hold NaN or inf; a part missing or of the wrong type), edited, or of a
+        format this jeirt does not read; a file without a checksum (format 1) loads with a warning."""
+        seen = (_real(path), identity(path))  # before reading: a write after it is found at save
+        blob = _read_model_file(path)
+        version = _check_format(path, blob)
+        _check_parts(path, blob)
+        config = _check_config(cls, path, blob)
+        _check_weights(path, blob, version)
         try:
             self = cls(**(config | {"training": TrainConfig(**config["training"])}))
             self._check_params()
             self.history_ = TrainHistory(**blob["history"])
-        except TypeError as err:
+        except (TypeError, ValueError) as err:
             raise ModelFileError(
                 f"{path}: its settings do not fit this version of jeirt ({err}); refit the model "
                 "or use the version that wrote it."
             ) from None
-        self.models_ = list(models)
+        self.models_ = list(blob["models"])
         self.feature_dim_ = blob["feature_dim"]
         self.split_name_ = blob["split"]
         self.temperature_ = float(blob.get("temperature", 1.0))  # already folded into the saved weights
         self.calibration_ = dict(blob.get("calibration", {}))
         self.search_results_ = list(blob.get("search_results", []))
-        self.corrections_ = QuestionCorrections.from_dict(blob["corrections"]) if "corrections" in blob else None
-        if self.benchmark_feature and not isinstance(blob.get("benchmarks"), dict):
+        try:
+            self.corrections_ = QuestionCorrections.from_dict(blob["corrections"]) if "corrections" in blob else None
+        except (KeyError, TypeError, ValueError) as err:
             raise ModelFileError(
-                f"{path} was fitted with benchmark_feature=True but lacks its benchmark names; "
+                f"{path}: its question corrections are damaged ({type(err).__name__}: {err}); the file was "
+                "edited or damaged. Restore it or refit the model."
+            ) from None
+        benchmarks = blob.get("benchmarks")
+        if self.benchmark_feature and not (
+            isinstance(benchmarks, dict)
+            and isinstance(benchmarks.get("names"), list)
+            and isinstance(benchmarks.get("scale"), (int, float))
+        ):
+            raise ModelFileError(
+                f"{path} was fitted with benchmark_feature=True but lacks its benchmark names and scale; "
                 "the file is damaged or edited. Refit the model."
             )
-        self.benchmarks_ = list(blob["benchmarks"]["names"]) if self.benchmark_feature else None
-        self.benchmark_scale_ = float(blob["benchmarks"]["scale"]) if self.benchmark_feature else 1.0
+        self.benchmarks_ = list(benchmarks["names"]) if self.benchmark_feature else None
+        self.benchmark_scale_ = float(benchmarks["scale"]) if self.benchmark_feature else 1.0
         self.net_ = JEIRTNet(self.feature_dim_, len(self.models_), self.d_, self.dropout_, self.feature_noise_)
         try:
             self.net_.load_state_dict(blob["state_dict"])
@@ -627,6 +598,7 @@ class JEIRT(BaseEstimator):
                 f"({detail[0]}); the file is damaged or edited."
             ) from None
         self.net_.eval()
+        self._source = seen
         return self
 
     # -- helpers ---------------------------------------------------------------------------------
@@ -635,16 +607,226 @@ class JEIRT(BaseEstimator):
         if not hasattr(self, "net_"):
             raise NotFittedError("this JEIRT is not fitted yet; call fit(dataset) or JEIRT.load(path).")
 
-    def model_index(self, models: Sequence[str]) -> list[int]:
-        """Rows of `models` in `model_vectors_`; an unknown name raises KeyError naming it."""
-        lookup = {m: i for i, m in enumerate(self.models_)}
-        unknown = [m for m in models if m not in lookup]
-        if unknown:
-            raise KeyError(
-                f"unknown model(s) {unknown[:5]}: this JEIRT knows {len(self.models_)} models "
-                f"(e.g. {self.models_[:3]}); add new ones with onboard()."
-            )
-        return [lookup[m] for m in models]
+    def model_index(self, models: str | Sequence[str]) -> np.ndarray:
+        """Rows of `models` in `model_vectors_` (`jeirt.data.name_positions`); an unknown name raises
+        KeyError naming it."""
+        return name_positions(models, self.models_, "this JEIRT was not fitted on it; add new models with onboard()")
+
+
+# ----------------------------------------------------------------------------------------------------
+# The public methods' inputs: the type each takes, and finite features
+
+
+def _check_dataset(method: str, ds: object) -> None:
+    """`ds` must be a Dataset: a TypeError saying how to make one, not an AttributeError deep inside."""
+    if not isinstance(ds, Dataset):
+        raise TypeError(
+            f"{method} takes a jeirt.data.Dataset, not a {type(ds).__module__}.{type(ds).__name__}; load one "
+            "with jeirt.data.load_dataset(name) or build one from a long table (model, item_id, label) "
+            "with jeirt.data.from_long(table)."
+        )
+
+
+def _check_questions(method: str, questions: object) -> None:
+    """Questions come as a Dataset, an array of features or a list of texts; anything else (one string,
+    a DataFrame, whose iteration gives its column names, a list holding non-texts) is a TypeError."""
+    if isinstance(questions, (Dataset, np.ndarray)):
+        return
+    if isinstance(questions, str):
+        raise TypeError(
+            f"questions is one string ({questions!r:.40}); pass a list of question texts, e.g. "
+            "[text], a Dataset or an array of features."
+        )
+    kind = f"{type(questions).__module__}.{type(questions).__name__}"
+    if kind.startswith("pandas.") or not isinstance(questions, Sequence):
+        raise TypeError(
+            f"{method} takes a Dataset, a list of question texts or an array of features, not a {kind}; "
+            "for a table of questions pass its texts, e.g. table['text'].tolist()."
+        )
+    odd = [i for i, text in enumerate(questions) if not isinstance(text, str)]
+    if odd:
+        raise TypeError(
+            f"questions[{odd[0]}] is a {type(questions[odd[0]]).__name__}, not a text ({len(odd)} of "
+            f"{len(questions)} are not); pass the questions' texts."
+        )
+
+
+def _finite(features: np.ndarray, questions: object, method: str) -> np.ndarray:
+    """`features` if every value is finite; else a ValueError with the count and the first question
+    (its item_id for a Dataset, else its row): NaN features give NaN probabilities."""
+    bad = ~np.isfinite(features)
+    if bad.any():
+        rows = np.flatnonzero(bad.any(axis=1))
+        where = (
+            f"item_id {questions.items['item_id'].iloc[int(rows[0])]!r} of dataset {questions.name!r}"
+            if isinstance(questions, Dataset)
+            else f"row {int(rows[0])}"
+        )
+        raise ValueError(
+            f"{method}: the question features hold {int(bad.sum())} NaN or infinite value(s) in "
+            f"{len(rows)} question(s), the first {where}; recompute those embeddings (or drop those "
+            "questions): a NaN feature gives a NaN probability."
+        )
+    return features
+
+
+# ----------------------------------------------------------------------------------------------------
+# Reading a model file (`JEIRT.load`), one check a step, each naming the file and the part at fault
+
+
+def _read_model_file(path: str | Path) -> dict:
+    """The dict a model file holds, read with `weights_only` (no code runs); ModelFileError for an
+    empty, cut-short, damaged or non-torch file."""
+    if Path(path).is_file() and Path(path).stat().st_size == 0:
+        raise ModelFileError(
+            f"could not read a jeirt model from {path}: the file is empty (0 bytes); restore it or refit the model."
+        )
+    if Path(path).is_file() and not zipfile.is_zipfile(path):  # torch.save writes a zip archive
+        raise ModelFileError(
+            f"could not read a jeirt model from {path}: not a torch file, or one cut short (a "
+            "copy or save interrupted); restore it or refit the model."
+        )
+    try:
+        blob = torch.load(Path(path), map_location="cpu", weights_only=True)
+    except Exception as err:
+        # torch's own message suggests weights_only=False, i.e. running the file's code: not here.
+        reason = (
+            "it holds Python objects other than tensors and plain values, which jeirt refuses to unpickle"
+            if "weights_only" in str(err)
+            else f"the file is damaged ({type(err).__name__})"
+        )
+        raise ModelFileError(
+            f"could not read a jeirt model from {path}: {reason}. Restore the file or refit the model."
+        ) from None
+    if not isinstance(blob, dict) or blob.get("format") != "jeirt-model":
+        raise ModelFileError(f"{path} is not a model saved by jeirt (JEIRT.save).")
+    return blob
+
+
+def _check_format(path: str | Path, blob: dict) -> int:
+    """The file's format version (1 when it names none, as the files before checksums); one this jeirt
+    does not read is refused, saying whether it is older or newer and what to do."""
+    version = blob.get("format_version", 1)
+    writer = f" (written by jeirt {blob['version']})" if isinstance(blob.get("version"), str) else ""
+    if not isinstance(version, int) or isinstance(version, bool):
+        raise ModelFileError(
+            f"{path}: its format_version is {version!r}, not a number; the file is damaged or edited. "
+            "Restore it or refit the model."
+        )
+    if version < 1:
+        raise ModelFileError(
+            f"{path} is a jeirt model file of format {version}{writer}, older than any this jeirt "
+            f"({__version__}) reads (formats 1 to {FORMAT_VERSION}); refit the model with this jeirt, "
+            "or load it with the jeirt that wrote it."
+        )
+    if version > FORMAT_VERSION:
+        raise ModelFileError(
+            f"{path} is a jeirt model file of format {version}{writer}, newer than this jeirt "
+            f"({__version__}) reads (formats 1 to {FORMAT_VERSION}). Upgrade jeirt, or refit the "
+            "model with this version."
+        )
+    return version
+
+
+# The parts of a model file and their types: required first, then those later formats added.
+_PARTS: dict[str, tuple[type | tuple[type, ...], str]] = {
+    "config": (dict, "the settings"),
+    "models": (list, "the model names"),
+    "feature_dim": (int, "the question features' width"),
+    "split": ((str, type(None)), "the split's name"),
+    "history": (dict, "the training history"),
+    "state_dict": (dict, "the weights"),
+}
+_OPTIONAL_PARTS: dict[str, tuple[type | tuple[type, ...], str]] = {
+    "temperature": ((int, float), "the calibration temperature"),
+    "calibration": (dict, "the calibration record"),
+    "search_results": (list, "the search record"),
+    "corrections": (dict, "the question corrections"),
+    "benchmarks": (dict, "the benchmark one-hot's names"),
+    "checksum": (str, "the weights' checksum"),
+}
+
+
+def _check_parts(path: str | Path, blob: dict) -> None:
+    """Every part a model needs is there and of its type; the model names a list of distinct names;
+    feature_dim a positive integer; the weights tensors by name."""
+    lacking = [key for key in _PARTS if key not in blob]
+    if lacking:
+        raise ModelFileError(
+            f"{path} lacks part(s) of a jeirt model ({lacking}); the file is damaged or edited. "
+            "Restore it or refit the model."
+        )
+    for parts, required in ((_PARTS, True), (_OPTIONAL_PARTS, False)):
+        for key, (kind, what) in parts.items():
+            if (required or key in blob) and (not isinstance(blob[key], kind) or isinstance(blob[key], bool)):
+                raise ModelFileError(
+                    f"{path}: its {key!r} ({what}) is a {type(blob[key]).__name__}, not a "
+                    f"{_kind_name(kind)}; the file is damaged or edited. Restore it or refit the model."
+                )
+    models = blob["models"]
+    if not models or not all(isinstance(m, str) for m in models):
+        raise ModelFileError(f"{path}: its model names are not a list of names; the file is damaged or edited.")
+    if len(set(models)) < len(models):
+        repeated = sorted({m for m in models if models.count(m) > 1})
+        raise ModelFileError(
+            f"{path} names model(s) {repeated[:5]} more than once; the file is damaged or edited. Refit the model."
+        )
+    if blob["feature_dim"] < 1:
+        raise ModelFileError(
+            f"{path}: feature_dim={blob['feature_dim']!r} is not a positive integer; the file is damaged or edited."
+        )
+    odd = [k for k, v in blob["state_dict"].items() if not (isinstance(k, str) and isinstance(v, torch.Tensor))]
+    if odd:
+        raise ModelFileError(
+            f"{path}: its weights hold entries that are not named tensors ({odd[:3]}); the file is damaged "
+            "or edited. Restore it or refit the model."
+        )
+
+
+def _kind_name(kind: type | tuple[type, ...]) -> str:
+    kinds = kind if isinstance(kind, tuple) else (kind,)
+    return " or ".join("None" if k is type(None) else k.__name__ for k in kinds)
+
+
+def _check_config(cls: type, path: str | Path, blob: dict) -> dict:
+    """The settings, with a `device` this machine lacks made None; settings this jeirt does not know,
+    or a training recipe that is not a dict, are refused."""
+    config = dict(blob["config"])
+    if not isinstance(config.get("training"), dict):
+        raise ModelFileError(
+            f"{path} lacks part(s) of a jeirt model (['config']: its training recipe); the file is "
+            "damaged or edited. Restore it or refit the model."
+        )
+    config["device"] = _device_here(config.get("device"))  # fitted on CUDA, used on a CPU machine
+    unknown = set(config) - set(cls._get_param_names())
+    if unknown:
+        raise ModelFileError(
+            f"{path} holds settings this version of jeirt does not know: {sorted(unknown)}; "
+            "it was written by another version. Refit the model or use that version."
+        )
+    return config
+
+
+def _check_weights(path: str | Path, blob: dict, version: int) -> None:
+    """The weights match their checksum (format 2; format 1 has none: a warning) and are finite."""
+    if version >= 2 and blob.get("checksum") != weights_checksum(blob):
+        raise ModelFileError(
+            f"{path}: its weights do not match the checksum saved with them; the file was "
+            "damaged (on disk or in a copy) or edited. Restore it or refit the model."
+        )
+    if version == 1:
+        warnings.warn(
+            f"{path} was saved without a checksum of its weights (model file format 1, before "
+            f"jeirt's format {FORMAT_VERSION}), so damage to them cannot be detected; refit the "
+            "model, or save it again once you trust it (`jeirt onboard --in-place` does).",
+            UserWarning,
+            stacklevel=3,
+        )
+    bad = _not_finite(blob)
+    if bad:
+        raise ModelFileError(
+            f"{path}: the model's {bad}; the file is damaged or its fit diverged. Restore it or refit the model."
+        )
 
 
 def _weight_tensors(blob: dict) -> list[tuple[str, torch.Tensor]]:
@@ -680,6 +862,10 @@ def _not_finite(blob: dict) -> str | None:
             count = int((~torch.isfinite(tensor)).sum())
             return f"{name} holds {count} NaN or infinite value(s) of {tensor.numel()}"
     return None
+
+
+def _real(path: str | Path) -> str:
+    return os.path.realpath(Path(path).expanduser())
 
 
 def _device_here(device: str | None) -> str | None:

@@ -8,18 +8,28 @@ table and its JSON) are written as one unit (`atomic_write_many`). Temporary fil
 writer (`.tmp-<pid>-<uuid>-<name>`) are removed by the next write into the same folder on the same
 machine (`remove_stale_temporaries`). A failed write raises `WriteError`, which names the path.
 
+A target that is not a regular file is never renamed over: a character device or a FIFO (a terminal,
+`/dev/stdout`, `/dev/null`, a named pipe) is written through in place, as a shell's `>` would, since
+it keeps nothing to replace; a block device (a disk), a socket or any other kind is refused
+(`OutputRefused`). `locked(path)` serialises the updates of one file by several processes (`jeirt
+onboard --in-place`).
+
 A command never writes over what it reads, the datasets and their checksum manifest under
 `$JEIRT_DATA`, or a file of the installed jeirt package; `force` replaces only earlier outputs.
 """
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import json
 import os
 import re
+import stat
+import sys
 import time
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import BinaryIO
 
@@ -29,6 +39,10 @@ _TEMPORARY = re.compile(r"^\.tmp-(?:(\d+)-)?[0-9a-f]{32}-")  # .tmp-<pid>-<uuid>
 STALE_SECONDS = 60.0  # a temporary file without a writer's pid (an older jeirt's) is removed once this old
 ABANDONED_SECONDS = 24 * 3600.0  # any temporary file this old is removed, whoever wrote it
 NAME_BYTES = 255  # the longest file name most file systems take (ext4, APFS, NTFS)
+WRITTEN: list[
+    str
+] = []  # the outputs (paths `check_output` passed) written in full, in order, for an interrupt's message
+_OUTPUTS: set[str] = set()  # the real paths `check_output` passed in this process
 
 
 class WriteError(OSError):
@@ -96,6 +110,36 @@ def _target(path: Path) -> Path:
     return Path(os.path.realpath(path)) if path.is_symlink() else path
 
 
+def stream_kind(path: str | Path) -> str | None:
+    """What kind of non-regular file `path` is ("character device", "FIFO", "block device", "socket",
+    "special file"), following links; None for a regular file or a path that does not exist."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return None
+    if stat.S_ISREG(mode) or stat.S_ISDIR(mode):
+        return None
+    for test, kind in (
+        (stat.S_ISCHR, "character device"),
+        (stat.S_ISFIFO, "FIFO"),
+        (stat.S_ISBLK, "block device"),
+        (stat.S_ISSOCK, "socket"),
+    ):
+        if test(mode):
+            return kind
+    return "special file"
+
+
+WRITTEN_THROUGH = ("character device", "FIFO")  # streams: written in place, never replaced
+
+
+def _refuse_kind(path: str | Path, kind: str) -> OutputRefused:
+    return OutputRefused(
+        f"{path} is a {kind}, not a regular file: jeirt writes only files, terminals, pipes and "
+        "character devices, and never replaces a special file; give a file name."
+    )
+
+
 def _temporary(path: Path) -> Path:
     """A fresh temporary name beside `path`, cut to `NAME_BYTES` (a long file name must still fit)."""
     prefix = f".tmp-{os.getpid()}-{uuid.uuid4().hex}-"
@@ -117,13 +161,18 @@ def atomic_write_many(files: Sequence[tuple[str | Path, Callable[[BinaryIO], obj
     """Write several files as one unit: every one to its temporary file first, each fsynced, and only
     then all of them moved into place, one right after the other (a kill in the microseconds between
     two moves is what a reader must detect, e.g. by a checksum one file keeps of the other)."""
-    targets = [_target(Path(p)) for p, _ in files]
+    streams = [(Path(p), write) for p, write in files if stream_kind(p) is not None]
+    for path, _ in streams:
+        if stream_kind(path) not in WRITTEN_THROUGH:
+            raise _refuse_kind(path, stream_kind(path))
+    regular = [(p, write) for p, write in files if stream_kind(p) is None]
+    targets = [_target(Path(p)) for p, _ in regular]
     for path in targets:
         if path.is_dir():
             raise IsADirectoryError(f"{path} is a folder; give a file name to write to.")
     temporaries: list[Path] = []
     try:
-        for path, (_, write) in zip(targets, files):
+        for path, (_, write) in zip(targets, regular):
             remove_stale_temporaries(path.parent)
             tmp = _temporary(path)
             temporaries.append(tmp)
@@ -145,12 +194,119 @@ def atomic_write_many(files: Sequence[tuple[str | Path, Callable[[BinaryIO], obj
                 os.replace(tmp, path)
             except OSError as err:
                 raise WriteError(err.errno, f"could not write {path} ({err.strerror or err})", str(path)) from err
+            _note_written(path)
         for folder in dict.fromkeys(path.parent for path in targets):
             _fsync_folder(folder)
+        for path, write in streams:  # after the files: a reader at a pipe sees output that is complete
+            _write_through(path, write)
     finally:
         for tmp in temporaries:
             tmp.unlink(missing_ok=True)
     return [Path(p) for p, _ in files]
+
+
+def _note_written(path: Path) -> None:
+    if os.path.realpath(path) in _OUTPUTS:  # a command's output, not a cache file written on the way
+        WRITTEN.append(str(path))
+
+
+def _write_through(path: Path, write: Callable[[BinaryIO], object]) -> None:
+    """Write into a character device or FIFO in place (no temporary file, no rename, no truncation of
+    what is not a file); a failure (`/dev/full`: no space) raises `WriteError` naming `path`."""
+    try:
+        with open(path, "wb") as f:  # O_TRUNC is a no-op on a stream
+            write(f)
+            f.flush()
+    except OSError as err:
+        if isinstance(err, WriteError):
+            raise
+        raise WriteError(err.errno, f"could not write {path} ({err.strerror or err})", str(path)) from err
+    _note_written(path)
+
+
+class Locked(WriteError):
+    """Another process held a file's update lock for longer than the caller would wait; names both (a
+    `WriteError`: the output could not be written)."""
+
+
+LOCK_NOTICE_SECONDS = 1.0  # how long `locked` waits quietly before saying on stderr whom it waits for
+_held: dict[str, tuple[int, int]] = {}  # lock file -> (descriptor, depth): this process's locks
+
+
+def lock_path(path: str | Path) -> Path:
+    """The lock file beside `path` (its link's target): `.<name>.lock`, kept after use, since removing
+    it while another process waits on it would let a third take a new one at once."""
+    target = _target(Path(path).expanduser())
+    return target.with_name(f".{target.name}.lock")
+
+
+@contextlib.contextmanager
+def locked(path: str | Path, timeout: float | None = 600.0) -> Iterator[Path]:
+    """Hold the update lock of `path` for the `with` block (an exclusive `fcntl.flock` on `lock_path`),
+    so that a read-modify-write of one file by two processes runs one after the other, never both on
+    the old file. Waiting: a line on stderr after `LOCK_NOTICE_SECONDS`; `Locked` after `timeout`
+    seconds (None: wait for as long as it takes). Re-entrant within a process; a no-op on Windows."""
+    try:
+        import fcntl
+    except ImportError:  # Windows: no flock; `JEIRT.save` still refuses a file changed since its load
+        yield Path(path)
+        return
+    lock = lock_path(path)
+    key = str(lock)
+    if key in _held:
+        fd, depth = _held[key]
+        _held[key] = (fd, depth + 1)
+        try:
+            yield Path(path)
+        finally:
+            fd, depth = _held[key]
+            _held[key] = (fd, depth - 1)
+        return
+    try:
+        fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError as err:
+        raise WriteError(
+            err.errno,
+            f"could not create the lock file {lock} ({err.strerror}); check the folder's permissions",
+            str(lock),
+        ) from err
+    try:
+        start, told = time.monotonic(), False
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                waited = time.monotonic() - start
+                if timeout is not None and waited >= timeout:
+                    raise Locked(
+                        errno.EAGAIN,
+                        f"{path} is being updated by another process (it holds {lock}) and was still after "
+                        f"{timeout:g} s; wait for it to finish, or end it, then run again",
+                        str(path),
+                    ) from None
+                if not told and waited >= LOCK_NOTICE_SECONDS:
+                    print(f"waiting for another process updating {path} (it holds {lock}) ...", file=sys.stderr)
+                    told = True
+                time.sleep(0.05)
+        _held[key] = (fd, 1)
+        try:
+            yield Path(path)
+        finally:
+            del _held[key]
+            fcntl.flock(fd, fcntl.LOCK_UN)
+    finally:
+        os.close(fd)
+
+
+def identity(path: str | Path) -> tuple[int, int, int, int] | None:
+    """What tells one version of a file from the next (device, inode, size, modification time in ns),
+    or None when it cannot be read: `atomic_write` gives every version a new inode."""
+    try:
+        info = os.stat(path)
+    except OSError:
+        return None
+    return (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns)
 
 
 def _fsync_folder(folder: Path) -> None:
@@ -226,6 +382,8 @@ def check_output(
 ) -> Path:
     """The file writing `path` will replace (a link's target), or `OutputRefused` saying why not.
 
+    A character device or FIFO is returned as given (written through, `--force` not needed); a block
+    device, a socket or another special file is refused.
     Refused: an empty path; a folder, a missing or unwritable folder, a name over `NAME_BYTES` bytes;
     one of `reads` ((what, path) pairs: the command's inputs); anything `protected`; an existing file
     unless `force` (earlier outputs only). `replaces` names the one input this output is asked to
@@ -240,6 +398,17 @@ def check_output(
             f"{path}: the file name is {size} bytes long; file systems take at most {NAME_BYTES}, "
             "choose a shorter name."
         )
+    kind = stream_kind(path)
+    if kind is not None:  # nothing is replaced, so no --force is asked; never renamed over (atomic_write)
+        if kind not in WRITTEN_THROUGH:
+            raise _refuse_kind(path, kind)
+        for what, read in reads:
+            if _same_file(path, Path(read)):
+                raise OutputRefused(f"{path} is also {what}: jeirt never writes into an input; write to another file.")
+        if not os.access(path, os.W_OK):
+            raise OutputRefused(f"{path} is a {kind} this user cannot write (permissions); choose another path.")
+        _OUTPUTS.add(os.path.realpath(path))
+        return path
     target = _target(path)
     if os.path.isdir(target):
         raise OutputRefused(f"{path} is a folder; give a file name inside it.")
@@ -260,6 +429,7 @@ def check_output(
         )
     if target.exists() and not force and replaces is None:
         raise OutputRefused(f"{path} exists; pass --force to replace it, or choose another name.")
+    _OUTPUTS.add(os.path.realpath(target))
     return target
 
 
@@ -296,40 +466,3 @@ def write_json(path: str | Path, blob: object, indent: int = 2) -> Path:
 def comma_list(text: str) -> list[str]:
     """'a, b,c' -> ['a', 'b', 'c'] (empty items dropped): a command-line list."""
     return [item.strip() for item in text.split(",") if item.strip()]
-
-
-def results_parser(doc: str, out: str, seeds: str = "0,1,2", datasets: str | None = None):
-    """The options the scripts that write `results/` share: --encoder, --seeds (comma-separated
-    integers), --out, and --datasets (comma-separated names) when given a default; `doc`'s first line
-    describes the script."""
-    import argparse
-
-    parser = argparse.ArgumentParser(description=doc.split("\n")[0])
-    if datasets is not None:
-        parser.add_argument("--datasets", type=comma_list, default=datasets)
-    parser.add_argument("--encoder", default="all-MiniLM-L6-v2")
-    parser.add_argument("--seeds", type=lambda text: [int(s) for s in comma_list(text)], default=seeds)
-    parser.add_argument("--out", default=out)
-    return parser
-
-
-def run_record(script: str, argv: list[str] | None = None) -> dict:
-    """Where a result file came from: the command that made it (`script` with `argv`, or this process's
-    arguments), the jeirt, torch and Python versions, and the start time (UTC)."""
-    import platform
-    import shlex
-    import sys
-    from datetime import datetime, timezone
-
-    import torch
-
-    from jeirt import __version__
-
-    args = sys.argv[1:] if argv is None else argv
-    return {
-        "command": f"python {script} " + shlex.join(args),
-        "jeirt_version": __version__,
-        "torch_version": torch.__version__,
-        "python": platform.python_version(),
-        "started": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-    }

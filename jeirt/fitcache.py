@@ -35,9 +35,10 @@ import torch
 
 import jeirt
 from jeirt import settings
-from jeirt.data import Dataset, Split
+from jeirt.data import Dataset
 from jeirt.files import atomic_write
 from jeirt.parallel import side_by_side
+from jeirt.splits import Split
 
 E = TypeVar("E")
 _CORE = Path(jeirt.__file__).resolve().parent

@@ -23,6 +23,7 @@ with many such answers it widens the prior past what new questions want; validat
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -44,10 +45,12 @@ class OnboardResult:
     width_vectors: dict[float, np.ndarray] = field(default_factory=dict)  # width -> (n_new, d) MAP at it
 
 
-PRIOR_SCALES = (1.0, 10.0, 100.0, 1000.0, 10000.0)  # isotropic widths (x the known vectors' variance) of
-#                                                       `benchmarks/onboard_speed.py`'s reference solve
 PRIOR_WIDTHS = (1.0, 4.0, 16.0)  # widths c of N(mu, c S) chosen by each new model's evidence (`fit_new_vectors`)
 VALIDATION_WIDTHS = tuple(2.0**k for k in range(-6, 3))  # widths c (1/64 to 4) chosen on validation answers
+# Fewer held-out answers than this (all new models together) choose no width: the evidence does, with a
+# warning. One answer ranks the nine widths by a single log loss, which picks an end of the range (1/64
+# or 4) whatever the model; ten is a floor, not a measured optimum (DECISIONS.md).
+MIN_VALIDATION_ANSWERS = 10
 _MEMORY = 8  # BFGS pairs a model's quasi-Newton steps keep (a width rarely needs more steps than this)
 _SMALL_D = 64  # up to this dimension a chunk's data Hessians are one batched product (d^2 per answer is cheap),
 _SMALL_CELLS = 1 << 24  # when its work space (models x d x questions, float32) fits in 64 MB
@@ -55,15 +58,10 @@ _GATHER_BELOW = 0.875  # a model's Hessian sums over its own questions when it a
 _BLOCK = 64  # rows of a block of a float32 Hessian's lower triangle (one matrix product each)
 
 
-# The prior's variance along the known vectors' first principal component, the direction that moves
-# nearly every logit together (general ability: on metabench it is the direction S u_bar of the mean
-# question, cosine 1.000, and holds 83% of the variance), is widened this many times. A new model weaker
-# or stronger than every known one is then not pulled towards their mean level, which answers pin down
-# well, while the other directions keep the known models' spread. On metabench's lowest-accuracy tenth
-# (50 held-out models, 3 draws of the questions each) the few-question estimate's bias at k = 50 random
-# fell from +0.0107 to +0.0043 (stratified +0.0226 to +0.0163) at an unchanged error (MAE 0.0297 ->
-# 0.0289); on a random tenth nothing moved (bias -0.0045 -> -0.0042, MAE 0.0442 -> 0.0438). Its cost, onboarding
-# from under 15 answers, and the width 3 tried instead: DECISIONS.md.
+# The prior's variance along the known vectors' first principal component (general ability, the direction
+# that moves nearly every logit together) is widened this many times, so that a new model weaker or
+# stronger than every known one is not pulled towards their mean level; the other directions keep the
+# known models' spread. What it gained and cost, and the widths tried: DECISIONS.md.
 ABILITY_WIDTH = 10.0
 
 
@@ -120,10 +118,20 @@ def fit_new_vectors(
     c is each model's own most evident of `widths` (select="each": a model's vector does not depend on
     the others fitted with it), or, with `val_mask` (n_new, n_items: answers held out of the fit, on
     questions the network did not train on), the one of `widths` whose fit predicts those answers with
-    the least log loss summed over the models (one c for all). Returned in model space: vectors,
+    the least log loss summed over the models (one c for all); under `MIN_VALIDATION_ANSWERS` of them,
+    the evidence's choice among `PRIOR_WIDTHS`, with a warning. Returned in model space: vectors,
     covariances L Sigma_z L^T (with `covariances`), each model's width in `prior_variances`.
     """
     labels, mask = np.atleast_2d(labels), np.atleast_2d(np.asarray(mask, dtype=bool))
+    if val_mask is not None and 0 < np.count_nonzero(val_mask) < MIN_VALIDATION_ANSWERS:
+        warnings.warn(
+            f"only {np.count_nonzero(val_mask)} validation answer(s), fewer than {MIN_VALIDATION_ANSWERS}: too "
+            f"few to choose the prior's width among {len(widths)}; each model's most evident of "
+            f"{PRIOR_WIDTHS} is used instead. Hold out more answers to choose it on them.",
+            UserWarning,
+            stacklevel=3,
+        )
+        val_mask, widths = None, PRIOR_WIDTHS
     features, offsets, factor = whitened(directions, norms, mean, cov)
     d = features.shape[1]
     if val_mask is None:
@@ -179,14 +187,6 @@ def fit_new_vectors(
         fit.covariances = factor @ fit.covariances @ factor.T
     fit.width_vectors = {}
     return fit
-
-
-def prior_from_vectors(vectors: np.ndarray) -> tuple[np.ndarray, float]:
-    """Empirical-Bayes prior from known model vectors: their mean and mean per-coordinate variance."""
-    vectors = np.asarray(vectors, dtype=np.float64)
-    if len(vectors) < 2:
-        raise ValueError("a prior needs at least two known model vectors.")
-    return vectors.mean(axis=0), float(vectors.var(axis=0, ddof=1).mean())
 
 
 class _Chunk:
@@ -339,6 +339,48 @@ def _two_loop(
     return step
 
 
+def _damped_step(
+    chunk: _Chunk,
+    at: torch.Tensor,
+    v: torch.Tensor,
+    step: torch.Tensor,
+    objective: torch.Tensor,
+    mu: torch.Tensor,
+    precision: float,
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+    """`v - step` for the chunk rows `at`, the step halved for any model whose posterior got worse
+    (Newton can overshoot; after 20 halvings the last, tiny, step is taken): the new vectors, their
+    logits and objective, and each step's largest coordinate."""
+    scale = torch.ones(len(at), 1, dtype=v.dtype, device=v.device)
+    for _ in range(20):
+        trial = v - scale * step
+        z_trial = chunk.logits(trial)
+        after = chunk.nll(z_trial, at) + 0.5 * precision * ((trial - mu) ** 2).sum(dim=1)
+        worse = after > objective + 1e-12
+        if not worse.any():
+            break
+        scale[worse] *= 0.5
+    else:
+        trial = v - scale * step
+        z_trial = chunk.logits(trial)
+        after = chunk.nll(z_trial, at) + 0.5 * precision * ((trial - mu) ** 2).sum(dim=1)
+    return trial, z_trial, after, (scale * step).abs().amax(dim=1)
+
+
+def _bfgs_pairs(
+    pairs: torch.Tensor, rho: torch.Tensor, s_k: torch.Tensor, y_k: torch.Tensor
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """The (s, y) pairs and their 1 / s.y with this step's appended, the oldest dropped past `_MEMORY`.
+    s . y > 0 on this strictly convex objective, but a pair too small to trust (rounding) is kept inert
+    (rho = 0)."""
+    sy = (s_k * y_k).sum(dim=1)
+    usable = sy > 1e-10 * s_k.norm(dim=1) * y_k.norm(dim=1)
+    first = max(0, pairs.shape[2] - (_MEMORY - 1))  # the oldest pair kept
+    pairs = torch.cat([pairs[:, :, first:], torch.stack([s_k, y_k])[:, :, None]], dim=2)
+    rho = torch.cat([rho[:, first:], torch.where(usable, 1.0 / sy.clamp_min(1e-300), 0.0)[:, None]], dim=1)
+    return pairs, rho
+
+
 def _solve_width(
     chunk: _Chunk,
     v: torch.Tensor,
@@ -394,31 +436,10 @@ def _solve_width(
                 x[keep] for x in (at, vk, zk, gk, objective, grad, step, previous, factor, exact, rho)
             )
             pairs = pairs[:, keep]
-        # Damping: halve the step of any model whose posterior got worse (Newton can overshoot).
-        scale = torch.ones(len(at), 1, dtype=v.dtype, device=v.device)
-        for _ in range(20):
-            trial = vk - scale * step
-            z_trial = chunk.logits(trial)
-            after = chunk.nll(z_trial, at) + 0.5 * precision * ((trial - mu) ** 2).sum(dim=1)
-            worse = after > objective + 1e-12
-            if not worse.any():
-                break
-            scale[worse] *= 0.5
-        else:  # still worse after 20 halvings: take the last, tiny, step
-            trial = vk - scale * step
-            z_trial = chunk.logits(trial)
-            after = chunk.nll(z_trial, at) + 0.5 * precision * ((trial - mu) ** 2).sum(dim=1)
-        size = (scale * step).abs().amax(dim=1)
+        trial, z_trial, after, size = _damped_step(chunk, at, vk, step, objective, mu, precision)
         g_trial = chunk.data_gradient(z_trial, at)
         new_grad = g_trial + precision * (trial - mu)
-        # BFGS pair of this step (oldest dropped); s . y > 0 on this strictly convex objective, but a
-        # pair too small to trust (rounding) is kept inert (rho = 0).
-        s_k, y_k = trial - vk, new_grad - grad
-        sy = (s_k * y_k).sum(dim=1)
-        usable = sy > 1e-10 * s_k.norm(dim=1) * y_k.norm(dim=1)
-        first = max(0, pairs.shape[2] - (_MEMORY - 1))  # the oldest pair kept
-        pairs = torch.cat([pairs[:, :, first:], torch.stack([s_k, y_k])[:, :, None]], dim=2)
-        rho = torch.cat([rho[:, first:], torch.where(usable, 1.0 / sy.clamp_min(1e-300), 0.0)[:, None]], dim=1)
+        pairs, rho = _bfgs_pairs(pairs, rho, trial - vk, new_grad - grad)
         vk, zk, gk, objective, grad = trial, z_trial, g_trial, after, new_grad  # the next step starts here
         exact = torch.zeros_like(exact)  # every model moved
         slow = torch.nonzero((size > 0.5 * previous) & (size >= tol)).flatten()
@@ -470,6 +491,46 @@ def fit_model_vectors(
     every width's vectors too, in `width_vectors`), and the covariances (float64) only when
     `covariances`. Rows are solved `chunk` models at a time.
     """
+    labels, mask, variances = _check_fit_inputs(directions, labels, mask, prior_variance, select, max_iter, chunk)
+    questions = _Questions(directions, norms, labels, mask, device)
+    each = select == "each" and len(variances) > 1
+    sweep = _sweep_widths(questions, prior_mean, variances, max_iter, tol, chunk, covariances, each)
+    totals = sweep.evidence.sum(axis=1)
+    summed = {float(s): float(t) for s, t in zip(variances, totals)}
+    kept = {float(s): sweep.vectors[j] for j, s in enumerate(variances)} if keep_widths else {}
+    if each:  # each model's own width, its covariance kept as the widths went
+        own, at = np.argmax(sweep.evidence, axis=0), np.arange(len(labels))
+        vectors, evidence = sweep.vectors[own, at], sweep.evidence[own, at]
+        return OnboardResult(
+            vectors.astype(np.float32), sweep.covariances, sweep.iters, evidence, np.nan, summed, variances[own], kept
+        )
+    best = int(np.argmax(totals))  # the first of equal ones, in the order given
+    cov = sweep.covariances
+    if covariances and cov is None:  # recompute at the chosen width only: memory does not grow with the widths
+        cov = _covariances_at(questions, sweep.vectors[best], float(variances[best]), chunk)
+    return OnboardResult(
+        sweep.vectors[best].astype(np.float32),
+        cov,
+        sweep.iters,
+        sweep.evidence[best],
+        float(variances[best]),
+        summed,
+        None,
+        kept,
+    )
+
+
+def _check_fit_inputs(
+    directions: np.ndarray,
+    labels: np.ndarray,
+    mask: np.ndarray,
+    prior_variance: float | Sequence[float],
+    select: str,
+    max_iter: int,
+    chunk: int,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """`fit_model_vectors`'s inputs checked: labels and mask (n_new, n_items), the widths (positive,
+    finite) as an array."""
     if select not in ("summed", "each"):
         raise ValueError(f"select={select!r}; expected 'summed' or 'each'.")
     labels = np.atleast_2d(labels)
@@ -488,39 +549,76 @@ def fit_model_vectors(
         raise ValueError("the mask selects unobserved (NaN) labels; remove them from the mask.")
     if max_iter < 1 or chunk < 1:
         raise ValueError(f"max_iter={max_iter}, chunk={chunk}; expected positive integers.")
-    dev = torch.device(device) if device else settings.default_device()
-    as_t = lambda a: torch.as_tensor(np.asarray(a), dtype=torch.float64, device=dev)  # noqa: E731
-    u, r, mu = as_t(directions), as_t(norms), as_t(prior_mean)
-    u32 = u.to(torch.float32)
-    n_new, d = len(labels), u.shape[1]
+    return labels, mask, variances
+
+
+class _Questions:
+    """The questions (float64 tensors on one device, and a float32 copy of the directions) and the new
+    models' answers; `chunk(rows)` cuts out the models of `rows`."""
+
+    def __init__(self, directions: np.ndarray, norms: np.ndarray, labels: np.ndarray, mask: np.ndarray, device):
+        self.device = torch.device(device) if device else settings.default_device()
+        self.u, self.r = self.tensor(directions), self.tensor(norms)
+        self.u32 = self.u.to(torch.float32)
+        self.labels, self.mask = labels, mask
+
+    def tensor(self, a: np.ndarray) -> torch.Tensor:
+        return torch.as_tensor(np.asarray(a), dtype=torch.float64, device=self.device)
+
+    def chunk(self, rows: slice) -> _Chunk:
+        """The models of `rows` on the questions any of them answered (the rest weigh nothing)."""
+        observed = self.mask[rows]
+        cols = np.flatnonzero(observed.any(axis=0))
+        labels = np.nan_to_num(self.labels[rows])
+        if len(cols) == observed.shape[1]:
+            return _Chunk(self.u, self.u32, self.r, self.tensor(labels), self.tensor(observed), observed)
+        at = torch.as_tensor(cols, device=self.device)
+        return _Chunk(
+            self.u[at],
+            self.u32[at],
+            self.r[at],
+            self.tensor(labels[:, cols]),
+            self.tensor(observed[:, cols]),
+            observed[:, cols],
+        )
+
+
+@dataclass
+class _Sweep:
+    """Every width's MAP vectors (n_widths, n_new, d) and log evidence (n_widths, n_new), the most
+    Newton steps a chunk took, and the covariances kept on the way (see `_sweep_widths`), or None."""
+
+    vectors: np.ndarray
+    evidence: np.ndarray
+    iters: int
+    covariances: np.ndarray | None
+
+
+def _sweep_widths(
+    questions: _Questions,
+    prior_mean: np.ndarray,
+    variances: np.ndarray,
+    max_iter: int,
+    tol: float,
+    chunk: int,
+    covariances: bool,
+    each: bool,
+) -> _Sweep:
+    """Solve every width for every model, `chunk` models at a time, narrowest width first, each
+    warm-started at the previous one's optimum. With `covariances`, the covariances kept are those of
+    the only width, or with `each`, of each model's own best width so far (the inverse of its Hessian,
+    whose Cholesky factor the solve returns); else none (the caller recomputes them at one width)."""
+    mu = questions.tensor(prior_mean)
+    n_new, d = len(questions.labels), questions.u.shape[1]
     order = np.argsort(variances, kind="stable")  # narrowest first: each warm-starts the next
     vectors = np.empty((len(variances), n_new, d))  # small; the d x d matrices are never kept per width
     evidence = np.empty((len(variances), n_new))
     single_cov = [] if covariances and len(variances) == 1 else None
-    # select="each": each model's covariance is the inverse of its Hessian at its own width's optimum,
-    # whose Cholesky factor the solve of that width returns: kept as the widths go (the best so far).
-    own_cov = [] if covariances and select == "each" and len(variances) > 1 else None
+    own_cov = [] if covariances and each else None
     iters = 0
-
-    def chunk_of(rows: slice) -> _Chunk:
-        """The models of `rows` on the questions any of them answered (the rest weigh nothing)."""
-        observed = mask[rows]
-        cols = np.flatnonzero(observed.any(axis=0))
-        if len(cols) == observed.shape[1]:
-            return _Chunk(u, u32, r, as_t(np.nan_to_num(labels[rows])), as_t(observed), observed)
-        at = torch.as_tensor(cols, device=dev)
-        return _Chunk(
-            u[at],
-            u32[at],
-            r[at],
-            as_t(np.nan_to_num(labels[rows][:, cols])),
-            as_t(observed[:, cols]),
-            observed[:, cols],
-        )
-
     for start in range(0, n_new, chunk):
         rows = slice(start, start + chunk)
-        part = chunk_of(rows)
+        part = questions.chunk(rows)
         # Start at the prior mean; each width starts at the previous one's optimum, with its logits, data
         # gradients and data Hessians (the chord matrix), none of which depends on the width.
         z_mean = part.logits(mu[None])  # (1, n_items): the same for every model at v = mu
@@ -542,7 +640,7 @@ def fit_model_vectors(
             if own_cov is not None:
                 if best_factor is None:
                     best_factor, best = factor.clone(), np.full(len(factor), j)
-                else:  # the width np.argmax picks below: the largest evidence, the first of equal ones
+                else:  # the width np.argmax picks: the largest evidence, the first of equal ones
                     new, old = evidence[j, rows], evidence[best, np.arange(start, start + len(best))]
                     better = (new > old) | ((new == old) & (j < best))
                     best[better] = j
@@ -550,44 +648,20 @@ def fit_model_vectors(
         if own_cov is not None:
             own_cov.append(torch.cholesky_inverse(best_factor).cpu().numpy())
         iters = max(iters, steps)
-    totals = evidence.sum(axis=1)
-    best = int(np.argmax(totals))  # the first of equal ones, in the order given
-    kept = {float(s): vectors[j] for j, s in enumerate(variances)} if keep_widths else {}
-    if select == "each" and len(variances) > 1:
-        own = np.argmax(evidence, axis=0)  # (n_new,) each model's width
-        at = np.arange(n_new)
-        cov = np.concatenate(own_cov) if covariances else None
-        return OnboardResult(
-            vectors[own, at].astype(np.float32),
-            cov,
-            iters,
-            evidence[own, at],
-            np.nan,
-            {float(s): float(t) for s, t in zip(variances, totals)},
-            variances[own],
-            kept,
-        )
-    cov = None
-    if single_cov is not None:
-        cov = np.concatenate(single_cov)
-    elif covariances:  # recompute at the chosen width only: memory does not grow with the widths tried
-        precision = 1.0 / variances[best]
-        parts = []
-        for start in range(0, n_new, chunk):
-            rows = slice(start, start + chunk)
-            part = chunk_of(rows)
-            hess = part.hessian_from_logits(part.logits(as_t(vectors[best, rows]))) + precision * torch.eye(
-                d, dtype=torch.float64, device=dev
-            )
-            parts.append(torch.linalg.inv(hess).cpu().numpy())
-        cov = np.concatenate(parts)
-    return OnboardResult(
-        vectors[best].astype(np.float32),
-        cov,
-        iters,
-        evidence[best],
-        float(variances[best]),
-        {float(s): float(t) for s, t in zip(variances, totals)},
-        None,
-        kept,
-    )
+    kept = single_cov if single_cov is not None else own_cov
+    return _Sweep(vectors, evidence, iters, None if kept is None else np.concatenate(kept))
+
+
+def _covariances_at(questions: _Questions, vectors: np.ndarray, variance: float, chunk: int) -> np.ndarray:
+    """Laplace covariances (n_new, d, d) at `vectors` under the prior width `variance`: the inverse
+    Hessian, `chunk` models at a time."""
+    precision = 1.0 / variance
+    d = vectors.shape[1]
+    parts = []
+    for start in range(0, len(vectors), chunk):
+        rows = slice(start, start + chunk)
+        part = questions.chunk(rows)
+        eye = torch.eye(d, dtype=torch.float64, device=questions.device)
+        hess = part.hessian_from_logits(part.logits(questions.tensor(vectors[rows]))) + precision * eye
+        parts.append(torch.linalg.inv(hess).cpu().numpy())
+    return np.concatenate(parts)

@@ -36,8 +36,8 @@ import numpy as np
 import torch
 from tqdm import tqdm
 
-from jeirt.data import Split
 from jeirt.model import jeirt_logits, probability, unit_rows
+from jeirt.splits import Split
 
 
 def known_question_split(split: Split) -> Split:
@@ -197,30 +197,19 @@ def _solve(
     return torch.cat(thetas), torch.cat(evidence)
 
 
-def fit_corrections(
+def _check_correction_inputs(
     item_ids: Sequence[str],
     directions: np.ndarray,
     norms: np.ndarray,
     model_vectors: np.ndarray,
     labels: np.ndarray,
     mask: np.ndarray,
-    offset_scale: float | str = "auto",
-    shift_scale: float | str = "auto",
-    rank: int = 24,
-    max_iter: int = 30,
-    tol: float = 1e-6,
-    chunk: int = 2048,
-    progress: bool = False,
-) -> QuestionCorrections:
-    """Corrections of every question with at least one answer under `mask`, from the known models.
-
-    item_ids (n_items,); directions (n_items, d) unit u_q and norms (n_items,) r_q from the text;
-    model_vectors (n_models, d) frozen v_m; labels, mask (n_models, n_items) their answers (soft labels
-    in [0, 1] allowed). offset_scale, shift_scale: prior sds t_delta and t_w (t_w in units of
-    1 / rms |v_m|), or "auto" for the one with the largest Laplace evidence (t_delta first, with no
-    shift). shift_scale=0 fits difficulty offsets only. rank: how many leading directions of the known
-    vectors the shift may use.
-    """
+    offset_scale: float | str,
+    shift_scale: float | str,
+    rank: int,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """`fit_corrections`'s inputs checked and as float64 arrays: directions, norms, model vectors,
+    labels, mask, and the questions with at least one answer under `mask`."""
     directions = np.asarray(directions, dtype=np.float64)
     norms = np.asarray(norms, dtype=np.float64)
     V = np.asarray(model_vectors, dtype=np.float64)
@@ -249,6 +238,37 @@ def fit_corrections(
     seen = np.flatnonzero(mask.any(axis=0))
     if not len(seen):
         raise ValueError("the mask selects no answer; corrections need some known models' answers.")
+    return directions, norms, V, labels, mask, seen
+
+
+def fit_corrections(
+    item_ids: Sequence[str],
+    directions: np.ndarray,
+    norms: np.ndarray,
+    model_vectors: np.ndarray,
+    labels: np.ndarray,
+    mask: np.ndarray,
+    offset_scale: float | str = "auto",
+    shift_scale: float | str = "auto",
+    rank: int = 24,
+    max_iter: int = 30,
+    tol: float = 1e-6,
+    chunk: int = 2048,
+    progress: bool = False,
+) -> QuestionCorrections:
+    """Corrections of every question with at least one answer under `mask`, from the known models.
+
+    item_ids (n_items,); directions (n_items, d) unit u_q and norms (n_items,) r_q from the text;
+    model_vectors (n_models, d) frozen v_m; labels, mask (n_models, n_items) their answers (soft labels
+    in [0, 1] allowed). offset_scale, shift_scale: prior sds t_delta and t_w (t_w in units of
+    1 / rms |v_m|), or "auto" for the one with the largest Laplace evidence (t_delta first, with no
+    shift). shift_scale=0 fits difficulty offsets only. rank: how many leading directions of the known
+    vectors the shift may use.
+    """
+    directions, norms, V, labels, mask, seen = _check_correction_inputs(
+        item_ids, directions, norms, model_vectors, labels, mask, offset_scale, shift_scale, rank
+    )
+    d = directions.shape[1]
     # The span of the known vectors: w_q = B a_q with B (d, r) orthonormal, so w_q . v_m = a_q . (B^T v_m).
     _, sing, vt = np.linalg.svd(V, full_matrices=False)
     basis = vt[sing > sing[0] * 1e-8][:rank].T  # (d, r)

@@ -1,7 +1,6 @@
 """Splits: which labels train the model, which pick its checkpoint, which test it.
 
-A `Split` (defined in `jeirt.data`, beside the `Dataset` whose labels it masks) is three boolean masks
-over a dataset's (n_models, n_items) label matrix. By question
+A `Split` is three boolean masks over a dataset's (n_models, n_items) label matrix. By question
 (`split_by_question`, the paper's protocol), with one benchmark left out for out-of-distribution tests
 (`split_leave_benchmark_out`), or with some models held out of joint training for onboarding
 (`hold_out_models`). `sample_items` draws a per-benchmark sample of questions.
@@ -15,10 +14,68 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
-from jeirt.data import Dataset, Split, official_split
+from jeirt.data import EMBEDLLM, Dataset
+
+
+@dataclass(frozen=True)
+class Split:
+    """Which labels are used to train, to pick the checkpoint, and to test; each (n_models, n_items)."""
+
+    train: np.ndarray
+    val: np.ndarray
+    test: np.ndarray
+    name: str
+    held_out: tuple[str, ...] = ()  # models left out of joint training (fitted by onboarding)
+    onboard: np.ndarray | None = None  # (n_models, n_items) labels onboarding may use for them
+
+    def __post_init__(self) -> None:
+        shapes = {self.train.shape, self.val.shape, self.test.shape}
+        if len(shapes) != 1:
+            raise ValueError(f"train, val and test masks differ in shape: {shapes}.")
+        if (self.train & self.val).any() or (self.train & self.test).any() or (self.val & self.test).any():
+            raise ValueError(f"split {self.name!r}: train, val and test overlap.")
+        for part in ("train", "val", "test"):
+            if not getattr(self, part).any():
+                raise ValueError(
+                    f"split {self.name!r}: the {part} part is empty; use a larger dataset or other fractions."
+                )
+
+    def restrict_to(self, observed: np.ndarray) -> Split:
+        """The same split with every unobserved (NaN) label removed from all parts."""
+        onboard = None if self.onboard is None else self.onboard & observed
+        return Split(
+            self.train & observed, self.val & observed, self.test & observed, self.name, self.held_out, onboard
+        )
+
+    def items_of(self, part: str) -> np.ndarray:
+        """Column numbers of the items that have at least one label in `part`."""
+        return np.flatnonzero(getattr(self, part).any(axis=0))
+
+
+def official_split(ds: Dataset) -> Split:
+    """The split a dataset ships with, read from its items' `part` column (train / val / test): every
+    model in every part, unobserved labels left out. Works on a `Dataset.subset` too."""
+    if "part" not in ds.items.columns:
+        raise ValueError(
+            f"dataset {ds.name!r} has no official split (its item table has no 'part' column); "
+            "use jeirt.splits.split_by_question for a seeded split."
+        )
+    part = ds.items["part"].to_numpy()
+    unknown = sorted(set(part) - set(EMBEDLLM["splits"]))
+    if unknown:
+        raise ValueError(f"dataset {ds.name!r}: 'part' holds {unknown[:3]}; expected train, val or test.")
+    rows = np.ones((ds.n_models, 1), dtype=bool)
+    split = Split(
+        train=rows & (part == "train"),
+        val=rows & (part == "val"),
+        test=rows & (part == "test"),
+        name=f"{ds.name}-official",
+    )
+    return split.restrict_to(ds.observed)
 
 
 def _check_fractions(fractions: Sequence[float]) -> None:

@@ -25,12 +25,13 @@ from datetime import datetime, timezone
 
 import numpy as np
 import torch
+from result_files import results_parser, run_record
 from scipy.optimize import minimize_scalar
 from tqdm import tqdm
 
 from jeirt.data import load_dataset
 from jeirt.estimator import JEIRT
-from jeirt.files import results_parser, run_record, write_json
+from jeirt.files import write_json
 from jeirt.metrics import (
     ece,
     ece_bootstrap,

@@ -17,13 +17,14 @@ from datetime import datetime, timezone
 
 import numpy as np
 import torch
+from result_files import results_parser, run_record
 from tqdm import tqdm
 
-from jeirt.data import Dataset, Split, load_dataset
+from jeirt.data import Dataset, load_dataset
 from jeirt.estimator import JEIRT
-from jeirt.files import results_parser, run_record, write_json
+from jeirt.files import write_json
 from jeirt.metrics import evaluate
-from jeirt.splits import split_by_question
+from jeirt.splits import Split, split_by_question
 from jeirt.train import TrainConfig
 
 BAR = {"accuracy": 0.690, "auc": 0.740}

@@ -16,12 +16,13 @@ import argparse
 from dataclasses import replace
 
 import torch
+from result_files import run_record
 from tqdm import tqdm
 
 import jeirt.tasks.onboarding as onb
 from jeirt.book import page_settings
 from jeirt.estimator import JEIRT
-from jeirt.files import run_record, write_json
+from jeirt.files import write_json
 
 PAGE_RECIPE = {"batch_items": 64, "lr": 1e-2}  # what book/onboarding.md's make_small trains with
 

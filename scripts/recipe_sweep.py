@@ -18,11 +18,12 @@ from datetime import datetime, timezone
 
 import numpy as np
 import torch
+from result_files import results_parser, run_record
 from tqdm import tqdm
 
 from jeirt.data import load_dataset
 from jeirt.estimator import JEIRT, RECIPES, SEARCH_GRID
-from jeirt.files import results_parser, run_record, write_json
+from jeirt.files import write_json
 from jeirt.model import INITS
 from jeirt.splits import split_by_question
 

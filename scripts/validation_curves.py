@@ -17,12 +17,13 @@ from datetime import datetime, timezone
 
 import numpy as np
 import torch
+from result_files import results_parser, run_record
 from tqdm import tqdm
 
 from jeirt.baselines import BenchmarkAccuracy, EmbedLLMMF, IRTNet
 from jeirt.data import load_dataset
 from jeirt.estimator import JEIRT
-from jeirt.files import results_parser, run_record, write_json
+from jeirt.files import write_json
 from jeirt.metrics import evaluate
 from jeirt.splits import split_by_question
 

@@ -31,6 +31,7 @@ from jeirt.splits import sample_items
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "scripts"))
 import check_html  # noqa: E402
+from figure_checks import check_figure  # noqa: E402
 
 jupytext = pytest.importorskip("jupytext")
 
@@ -309,6 +310,7 @@ def test_full_profile_on_embedllm_is_the_papers_setting(monkeypatch):
 
     from jeirt.data import embedllm_from_frames
     from jeirt.estimator import RECIPES
+    from jeirt.splits import official_split
 
     assert set(book.RECIPE_NAMES) == set(RECIPES)
     for var in ("JEIRT_PROFILE", "JEIRT_DATASET"):
@@ -324,10 +326,8 @@ def test_full_profile_on_embedllm_is_the_papers_setting(monkeypatch):
     assert book.page_settings("full", dataset="embedllm").split == "official"
     assert (book.page_settings().split, book.page_settings().recipe) == ("seeded", "fast")
     fixture = ROOT / "data" / "fixtures" / "embedllm"
-    ds, official = embedllm_from_frames(
-        *[pd.read_csv(fixture / f"{p}.csv") for p in ("train", "val", "test", "question_order")]
-    )
-    np.testing.assert_array_equal(full.split_for(ds, seed=5).test, official.test)
+    ds = embedllm_from_frames(*[pd.read_csv(fixture / f"{p}.csv") for p in ("train", "val", "test", "question_order")])
+    np.testing.assert_array_equal(full.split_for(ds, seed=5).test, official_split(ds).test)
     from jeirt.simulate import simulate
     from jeirt.splits import split_by_question
 
@@ -408,10 +408,10 @@ def test_figures_follow_the_house_style():
     intro.geometry_toy(axes[0])
     figures.bar_by_group(axes[1], pd.Series({"m1": 0.3, "m2": 0.7}), highlight=["m2"])
     figures.heatmap(axes[2], pd.DataFrame({"a": [0.1, 0.9], "b": [0.5, np.nan]}, index=["m1", "m2"]))
-    figures.check_figure(fig)
+    check_figure(fig)
     axes[0].set_title("A title")
     with pytest.raises(AssertionError, match="title"):
-        figures.check_figure(fig)
+        check_figure(fig)
     plt.close(fig)
     assert list(figures.extremes(pd.Series(np.arange(100.0)), 4)) == [0, 1, 98, 99]
 

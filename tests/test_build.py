@@ -468,8 +468,8 @@ def test_the_snapshot_has_its_noise_file():
 
 
 def test_results_scripts_share_their_options():
-    """The scripts that write results/ parse --seeds and --datasets as lists (jeirt.files.results_parser)."""
-    from jeirt.files import results_parser
+    """The scripts that write results/ parse --seeds and --datasets as lists (scripts/result_files.py)."""
+    from result_files import results_parser
 
     parser = results_parser("What it does.\n\nMore.", "results/x.json", datasets="mmlu_pro, zeroeval")
     assert parser.description == "What it does."

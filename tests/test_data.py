@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -15,6 +18,8 @@ from jeirt.splits import (
     split_leave_benchmark_out,
     subsample_items,
 )
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))  # write_manifest
 
 
 def long_table() -> pd.DataFrame:
@@ -210,7 +215,9 @@ def test_simulation_is_seeded_and_matches_its_truth():
 
 
 def test_checksums_catch_a_changed_file_by_size_and_by_hash(tmp_path, monkeypatch):
-    from jeirt.data import verify_files, write_manifest
+    from write_manifest import write_manifest
+
+    from jeirt.data import verify_files
 
     monkeypatch.setenv("JEIRT_CACHE", str(tmp_path / "cache"))
     folder = tmp_path / "toy"
@@ -264,7 +271,7 @@ def _write(path, text: str):
     "text, message",
     [
         ("model,item_id,label,label\na,1,1,0\n", r"\['label'\] more than once"),
-        ("model,item_id, label\na,1,1\n", "' label' has spaces"),
+        ("model,item_id,label,Label \na,1,1,0\n", r"\['label'\] more than once \(as \['label', 'Label '\]"),
         ("model,item_id,label\na,1,1,5\n", "more cells than the header"),
         ("model,item_id,label\n a,1,1\n", r"' a' on data row 1 has spaces"),
         ("model,item_id,label\na,1,1\n\na,2,1\n", r"data row 2 is empty"),  # a blank line is a row, not skipped
@@ -276,6 +283,25 @@ def _write(path, text: str):
 def test_reader_refuses_with_the_row(tmp_path, text, message):
     with pytest.raises(ValueError, match=message):
         read_results_csv(_write(tmp_path / "r.csv", text))
+
+
+def test_headers_are_read_without_case_or_surrounding_spaces(tmp_path):
+    """`Model`, ` item_id` and `LABEL ` name the columns model, item_id and label (`column_name`), as
+    `jeirt estimate` reads a `Random` column as its `random` one."""
+    plain = read_results_csv(_write(tmp_path / "plain.csv", "model,item_id,label\na,1,1\nb,1,0\n"))
+    odd = read_results_csv(_write(tmp_path / "odd.csv", "Model, item_id,LABEL \na,1,1\nb,1,0\n"))
+    assert odd.models == plain.models and np.array_equal(odd.labels, plain.labels)
+
+
+def test_one_spelling_of_a_name(tmp_path):
+    """A model name typed in NFC and in NFD (e + combining accent) is one model, in reading and in lookup."""
+    import unicodedata
+
+    nfc, nfd = "Caf\u00e9-7B", unicodedata.normalize("NFD", "Caf\u00e9-7B")
+    assert nfc != nfd
+    ds = read_results_csv(_write(tmp_path / "r.csv", f"model,item_id,label\n{nfc},1,1\n{nfd},2,0\n"))
+    assert ds.models == [nfc] and ds.observed.sum() == 2
+    assert ds.model_index([nfd]).tolist() == [0]
 
 
 def test_reader_refuses_damaged_and_special_files(tmp_path):

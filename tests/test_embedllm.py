@@ -16,9 +16,9 @@ from jeirt.data import (
     embedllm_benchmark,
     embedllm_from_frames,
     load_embedllm,
-    official_split,
 )
 from jeirt.metrics import evaluate
+from jeirt.splits import official_split
 
 FIXTURE = Path(__file__).resolve().parents[1] / "data" / "fixtures" / "embedllm"
 PINNED = "266ae3e180ccb533c86afc9cfb2f5db99d171aea"
@@ -56,7 +56,8 @@ def test_benchmark_is_the_family_and_subject_the_rest(category, expected):
 
 
 def test_families_subjects_categories_models_texts_and_official_split():
-    ds, split = embedllm_from_frames(*frames())
+    ds = embedllm_from_frames(*frames())
+    split = official_split(ds)
     assert ds.benchmarks == ["mmlu", "gsm8k", "social_iqa", "truthfulqa_mc1", "gpqa", "medmcqa", "logiqa"]
     subjects = ds.items.groupby("benchmark")["subject"].agg(set)
     assert subjects["mmlu"] == {"abstract_algebra", "high_school_biology", "world_religions"}
@@ -83,8 +84,10 @@ def test_duplicate_policies_are_scored_as_documented():
     """'rows': an item per (prompt, category), the test score counts rows of test.csv. 'mean': an item
     per prompt with a soft label, read as correct by accuracy when >= 0.5."""
     test_rows = frames()[2]
-    rows, rows_split = embedllm_from_frames(*frames(), duplicates="rows")
-    mean, mean_split = embedllm_from_frames(*frames(), duplicates="mean")
+    rows = embedllm_from_frames(*frames(), duplicates="rows")
+    rows_split = official_split(rows)
+    mean = embedllm_from_frames(*frames(), duplicates="mean")
+    mean_split = official_split(mean)
     assert (rows.n_items, mean.n_items) == (17, 15)
     assert rows_split.test.sum() == len(test_rows) == 20 and mean_split.test.sum() == 16
     repeated = mean.items.index[mean.items["item_id"] == "12"][0]
@@ -116,11 +119,13 @@ def test_a_prompt_in_two_split_files_belongs_to_the_first(duplicates):
     train, val, test, questions = frames()
     leaked = train[train["prompt_id"] == 0].assign(label=1)  # prompt 0 (train) again in test, other labels
     with pytest.warns(UserWarning, match=r"1 item\(s\) appear in more than one split file.*4 row\(s\)"):
-        ds, split = embedllm_from_frames(train, val, pd.concat([test, leaked]), questions, duplicates=duplicates)
+        ds = embedllm_from_frames(train, val, pd.concat([test, leaked]), questions, duplicates=duplicates)
+        split = official_split(ds)
     col = int(np.flatnonzero(ds.items["prompt_id"] == 0)[0])
     assert ds.items.loc[col, "part"] == "train" and split.train[:, col].all() and not split.test[:, col].any()
     np.testing.assert_array_equal(ds.labels[:, col], [0, 0, 1, 0])  # train.csv's labels, test's left out
-    _, base_split = embedllm_from_frames(*frames(), duplicates=duplicates)
+    base = embedllm_from_frames(*frames(), duplicates=duplicates)
+    base_split = official_split(base)
     np.testing.assert_array_equal(split.test, base_split.test)
 
 
@@ -136,8 +141,8 @@ def test_bad_frames_are_refused_with_a_clear_error():
     with pytest.raises(ValueError, match="one to one"):
         embedllm_from_frames(renamed, val, test, questions)
     # Without question_order.csv the texts come from the split files' own prompt column.
-    alone, _ = embedllm_from_frames(train, val, test)
-    assert alone.items["text"].tolist() == embedllm_from_frames(*frames())[0].items["text"].tolist()
+    alone = embedllm_from_frames(train, val, test)
+    assert alone.items["text"].tolist() == embedllm_from_frames(*frames()).items["text"].tolist()
 
 
 # ----------------------------------------------------------------------------------------------- download
@@ -176,7 +181,8 @@ def test_download_pins_the_revision_and_reads_labels_without_text(fake_hub, tmp_
         "read_csv",
         lambda path, **kw: read.append((Path(path).name, kw.get("usecols"))) or real_read_csv(path, **kw),
     )
-    ds, split = load_embedllm(cache=tmp_path / "cache")
+    ds = load_embedllm(cache=tmp_path / "cache")
+    split = official_split(ds)
     assert (ds.n_items, split.test.sum()) == (17, 20)
     assert {revision for _, revision in asked} == {PINNED}
     assert sorted(f for f, _ in asked) == ["question_order.csv", "test.csv", "train.csv", "val.csv"]
@@ -224,7 +230,8 @@ def test_default_split_is_official_where_the_dataset_ships_one():
     """The CLI scores EmbedLLM on its own files' split (as the paper does), local data on the seeded one."""
     from jeirt.splits import default_split, split_by_question
 
-    ds, official = embedllm_from_frames(*frames())
+    ds = embedllm_from_frames(*frames())
+    official = official_split(ds)
     chosen = default_split(ds, seed=3)
     assert chosen.name == official.name
     assert np.array_equal(chosen.test, official.test) and np.array_equal(chosen.train, official.train)
@@ -239,5 +246,5 @@ def test_a_model_named_like_a_missing_value_keeps_its_name(fake_hub, tmp_path):
     for part in ("train", "val", "test"):
         path = files / f"{part}.csv"
         path.write_bytes(path.read_bytes().replace(f",{first},".encode(), b",NA,"))
-    ds, _ = load_embedllm(cache=tmp_path / "cache")
+    ds = load_embedllm(cache=tmp_path / "cache")
     assert "NA" in ds.models and first not in ds.models

@@ -16,6 +16,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 import pytest
+from figure_checks import check_figure
 
 import jeirt.tasks.dimension as dim
 import jeirt.tasks.onboarding as onb
@@ -335,7 +336,7 @@ def test_figure_helpers_follow_the_house_style(sweep):
     onboarding.onboarding_curves(axes[0, 2], {"random": table})
     onboarding.rate_accuracy(axes[1, 0], {4: rate})
     onboarding.rate_loglog(axes[1, 1], {4: rate})
-    figures.check_figure(fig)
+    check_figure(fig)
     assert len(axes[0, 0].lines) == 2  # one JE-IRT line, one baseline line
     x, _ = axes[1, 1].lines[0].get_data()
     assert list(x) == [2, 8]  # a non-positive excess cannot be drawn on a log axis

@@ -28,6 +28,8 @@ from jeirt import files, settings
 from jeirt.cli import build_parser, main
 from jeirt.estimator import JEIRT
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))  # write_manifest
+
 TINY_FIT = ["--limit-items", "200", "--d", "8", "--max-epochs", "2", "--quiet"]
 
 
@@ -406,7 +408,7 @@ def hostile_files(work, mmlu_pro) -> Path:
     )
     rows.assign(model="x", label="1").to_csv(work / "one_class.csv", index=False)
     (work / "dup_header.csv").write_text(f"model,item_id,label,label\nm,{rows['item_id'].iloc[0]},1,0\n")
-    (work / "padded_header.csv").write_text(f"model, item_id,label\nm,{rows['item_id'].iloc[0]},1\n")
+    (work / "padded_header.csv").write_text(f"model, item_id,label,Item_ID\nm,{rows['item_id'].iloc[0]},1,x\n")
     (work / "ragged_results.csv").write_text(f"model,item_id,label\nm,{rows['item_id'].iloc[0]},1,extra\n")
     (work / "q_dup_header.csv").write_text("item_id,text,text\na,What is 2+2?,again\n")
     (work / "q_empty_id.csv").write_text("item_id,text\na,What is 2+2?\n,Who wrote Hamlet?\n")
@@ -453,7 +455,12 @@ ROUND_TWO = {  # class -> (case id, argv, exit code, fragments of the message)
         ("empty-model", ["data", "{w}/empty_model.csv"], 3, ["data row 4", "empty"]),
         ("padded-item-id", ["data", "{w}/padded_item.csv"], 3, ["item_id", "data row 3"]),
         ("duplicate-header", ["data", "{w}/dup_header.csv"], 3, ["--dataset", "['label'] more than once"]),
-        ("padded-header", ["data", "{w}/padded_header.csv"], 3, ["' item_id'", "spaces"]),
+        (
+            "padded-header",
+            ["data", "{w}/padded_header.csv"],
+            3,
+            ["['item_id'] more than once", "' item_id'", "'Item_ID'"],
+        ),
         ("ragged-results", ["data", "{w}/ragged_results.csv"], 3, ["more cells than the header"]),
         ("nul-in-model", ["data", "{w}/nul_model.csv"], 3, ["'model'", "NUL bytes", "data rows [1]"]),
         (
@@ -936,7 +943,7 @@ def test_a_cache_that_cannot_be_written_is_an_environment_error(work, capsys, mo
 
 def _toy_data(root: Path, mmlu_pro) -> Path:
     """A data folder of one small dataset (30 items), with its embeddings and a checksum manifest."""
-    from jeirt.data import write_manifest
+    from write_manifest import write_manifest
 
     toy = mmlu_pro.subset(items=np.arange(30))
     (root / "toy" / "embeddings").mkdir(parents=True)
@@ -1327,3 +1334,293 @@ def test_ctrl_c_at_shutdown(mmlu_pro):
     )
     assert code == 130 and "Traceback" not in output and output.splitlines()[-1] == MESSAGE, output[-2000:]
     assert "mmlu_pro: 33 models" in output  # the command's output came whole before the interrupt
+
+
+# --- round three: the last destructive and silent cases (issue 41), each fixed in the library
+# Outputs that are not regular files are written through (character devices, FIFOs) or refused (sockets,
+# block devices), never renamed over; an in-place update of a model file never loses another process's;
+# headers and names have one spelling; the API says which type it takes; SIGTERM is handled as Ctrl-C.
+
+
+def _predict_to(work: Path, json_path: Path) -> list[str]:
+    return [
+        "predict",
+        "--model",
+        str(work / "model.pt"),
+        "--questions",
+        str(work / "questions.csv"),
+        "--json",
+        str(json_path),
+        "--force",
+    ]
+
+
+def test_force_writes_through_a_fifo_and_never_replaces_it(work, tmp_path, capsys):
+    import stat
+    import threading
+
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    got: list[bytes] = []
+    reader = threading.Thread(target=lambda: got.append(fifo.read_bytes()), daemon=True)
+    reader.start()
+    code = main(_predict_to(work, fifo))
+    reader.join(timeout=30)
+    assert code == 0, capsys.readouterr().err
+    assert stat.S_ISFIFO(os.stat(fifo).st_mode), "the FIFO was replaced by a file"
+    assert "n_items" in json.loads(got[0].decode()) or json.loads(got[0].decode())
+    assert not list(tmp_path.glob(".tmp-*"))
+
+
+def test_force_onto_a_character_device_writes_through_it(work, tmp_path, capsys):
+    """A twin of /dev/full made inside tmp_path (root only): the write fails as the device says (no space),
+    exit 5 naming it, and the node stays a device."""
+    import stat
+
+    full = tmp_path / "full"
+    try:
+        os.mknod(full, stat.S_IFCHR | 0o666, os.makedev(1, 7))
+    except PermissionError:
+        pytest.skip("making a device node needs root")
+    code = main(_predict_to(work, full))
+    err = capsys.readouterr().err
+    assert code == 5 and str(full) in err and "Traceback" not in err, err
+    assert stat.S_ISCHR(os.stat(full).st_mode), "the device was replaced by a file"
+
+
+def test_a_socket_or_block_device_output_is_refused_untouched(work, tmp_path, capsys):
+    import socket
+    import stat
+
+    targets = []
+    sock_path = tmp_path / "s"
+    server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    server.bind(str(sock_path))
+    targets.append((sock_path, stat.S_ISSOCK, "socket"))
+    try:
+        os.mknod(tmp_path / "disk", stat.S_IFBLK | 0o600, os.makedev(7, 200))  # a twin of a loop device
+        targets.append((tmp_path / "disk", stat.S_ISBLK, "block device"))
+    except PermissionError:
+        pass
+    try:
+        for path, still, kind in targets:
+            code = main(_predict_to(work, path))
+            err = capsys.readouterr().err
+            assert code == 5 and str(path) in err and kind in err, err
+            assert still(os.stat(path).st_mode), f"the {kind} was replaced"
+            with pytest.raises(files.OutputRefused, match=kind):
+                files.write_text(path, "x")
+    finally:
+        server.close()
+
+
+def test_save_refuses_the_data_folder_as_the_cli_does(work, tmp_path, mmlu_pro, monkeypatch):
+    root = _toy_data(tmp_path / "data", mmlu_pro)
+    monkeypatch.setenv("JEIRT_DATA", str(root))
+    model = JEIRT.load(work / "model.pt")
+    items = root / "toy" / "items.csv.gz"
+    before = _digest(items)
+    for target in (items, root / "toy" / "model.pt", root / "checksums.json"):
+        with pytest.raises(files.OutputRefused, match="never writes"):
+            model.save(target)
+    assert _digest(items) == before and not (root / "toy" / "model.pt").exists()
+
+
+def _newcomers(work: Path, mmlu_pro, name: str):
+    from jeirt.data import from_long
+
+    rows = pd.read_csv(work / "answers.csv", dtype={"model": str, "item_id": str}).assign(model=name)
+    new = from_long(rows, mmlu_pro.items, name=name)
+    new.embeddings = mmlu_pro.embeddings
+    return new
+
+
+def test_two_updates_of_one_model_file_never_lose_one(work, tmp_path, mmlu_pro):
+    """Two loads of one file, each onboarding its own model and saving in place: the second save finds
+    the file changed since its load and refuses, naming it, instead of dropping the first's model."""
+    path = tmp_path / "model.pt"
+    path.write_bytes((work / "model.pt").read_bytes())
+    first, second = JEIRT.load(path), JEIRT.load(path)
+    first.onboard(_newcomers(work, mmlu_pro, "first")).save(path)
+    second.onboard(_newcomers(work, mmlu_pro, "second"))
+    with pytest.raises(ModelFileError, match="another process wrote it"):
+        second.save(path)
+    assert "first" in JEIRT.load(path).models_
+    again = JEIRT.load(path)  # loaded after the first's save: it saves, keeping both
+    again.onboard(_newcomers(work, mmlu_pro, "second")).save(path)
+    again.save(path)  # its own save is no other process's
+    assert {"first", "second"} <= set(JEIRT.load(path).models_)
+
+
+HOLD_LOCK = textwrap.dedent("""
+    import sys, time
+    from jeirt.files import locked
+    with locked(sys.argv[1]):
+        print("HELD", flush=True)
+        time.sleep(60)
+""")
+
+
+def test_an_in_place_update_waits_for_the_lock_another_process_holds(tmp_path, capsys):
+    path = tmp_path / "model.pt"
+    path.write_bytes(b"x")
+    env = os.environ | {"OMP_NUM_THREADS": "1"}
+    holder = subprocess.Popen([sys.executable, "-c", HOLD_LOCK, str(path)], stdout=subprocess.PIPE, text=True, env=env)
+    try:
+        assert holder.stdout.readline().strip() == "HELD"
+        saved, files.LOCK_NOTICE_SECONDS = files.LOCK_NOTICE_SECONDS, 0.1
+        try:
+            with pytest.raises(files.Locked, match=str(path)):
+                with files.locked(path, timeout=0.5):
+                    pass
+        finally:
+            files.LOCK_NOTICE_SECONDS = saved
+        assert "waiting for another process updating" in capsys.readouterr().err
+    finally:
+        holder.kill()
+        holder.wait(timeout=30)
+    with files.locked(path, timeout=5), files.locked(path, timeout=0):  # free now; re-entrant in one process
+        pass
+
+
+def test_one_validation_answer_chooses_no_width(work, mmlu_pro):
+    from jeirt.onboard import PRIOR_WIDTHS
+
+    new = _newcomers(work, mmlu_pro, "newcomer")
+    held = np.zeros(new.labels.shape, dtype=bool)
+    held[0, np.flatnonzero(new.observed[0])[0]] = True
+    model = JEIRT.load(work / "model.pt")
+    with pytest.warns(UserWarning, match="too few to choose the prior's width"):
+        model.onboard(new, new.observed & ~held, val_mask=held)
+    assert model.onboard_prior_scale_ in PRIOR_WIDTHS and set(model.onboard_evidence_) == set(PRIOR_WIDTHS)
+
+
+@pytest.mark.parametrize("header", ["random", "Random", " random", "RANDOM "])
+def test_estimate_reads_the_random_column_however_it_is_written(work, tmp_path, capsys, header):
+    """`Random` was ignored while ` random` was refused: every spelling is the `random` column, so a bad
+    cell in it is refused naming the row, whatever the header's case or spaces."""
+    rows = pd.read_csv(work / "answers.csv", dtype=str).head(20)
+    rows[header] = ["1"] * 19 + ["maybe"]
+    rows.to_csv(tmp_path / "answers.csv", index=False)
+    code = main(
+        [
+            "estimate",
+            "--model",
+            str(work / "model.pt"),
+            "--dataset",
+            "mmlu_pro",
+            "--results",
+            str(tmp_path / "answers.csv"),
+        ]
+    )
+    err = capsys.readouterr().err
+    assert code == 3 and "'random' cell on data row 20" in err, err
+
+
+def test_api_entry_points_name_the_type_they_take(work, mmlu_pro):
+    model = JEIRT.load(work / "model.pt")
+    table = pd.DataFrame({"text": ["What is 2+2?", "Who wrote Hamlet?"]})
+    with pytest.raises(TypeError, match="predict_proba takes a Dataset.*table\\['text'\\]"):
+        model.predict_proba(table)
+    with pytest.raises(TypeError, match=r"questions\[1\] is a int"):
+        model.predict_proba(["What is 2+2?", 7])
+    with pytest.raises(TypeError, match="fit takes a jeirt.data.Dataset, not a builtins.str"):
+        JEIRT(d=4).fit("mmlu_pro")
+    with pytest.raises(TypeError, match="fit takes a jeirt.splits.Split"):
+        JEIRT(d=4).fit(mmlu_pro, split={"train": None})
+    with pytest.raises(TypeError, match="onboard takes a jeirt.data.Dataset, not a pandas"):
+        model.onboard(mmlu_pro.to_long().head(10))
+    with pytest.raises(TypeError, match="models is one string"):
+        model.predict_proba(mmlu_pro, models=mmlu_pro.models[0])
+
+
+def test_nan_features_are_refused_with_where(work, mmlu_pro):
+    model = JEIRT.load(work / "model.pt")
+    features = mmlu_pro.embeddings["all-MiniLM-L6-v2"][:5].copy()
+    features[3, :2] = np.nan
+    with pytest.raises(ValueError, match=r"2 NaN or infinite value\(s\) in 1 question\(s\), the first row 3"):
+        model.predict_proba(features)
+    ds = mmlu_pro.subset(items=np.arange(40))
+    ds.embeddings = {k: v.copy() for k, v in ds.embeddings.items()}
+    ds.embeddings["all-MiniLM-L6-v2"][7, 0] = np.inf
+    item = ds.items["item_id"].iloc[7]
+    with pytest.raises(ValueError, match=f"item_id '{item}'"):
+        JEIRT(d=4, progress=False).fit(ds)
+    with pytest.raises(ValueError, match=f"item_id '{item}'"):
+        model.predict_proba(ds)
+
+
+@pytest.mark.parametrize(
+    "part, edit, fragment",
+    [
+        ("history", lambda b: b.update(history=5), "'history' (the training history) is a int"),
+        ("calibration", lambda b: b.update(calibration=5), "'calibration' (the calibration record) is a int"),
+        ("search", lambda b: b.update(search_results=5), "'search_results' (the search record) is a int"),
+        ("temperature", lambda b: b.update(temperature="hot"), "'temperature'"),
+        ("split", lambda b: b.update(split=3), "'split' (the split's name) is a int"),
+        ("config", lambda b: b.update(config=[1]), "'config' (the settings) is a list"),
+        (
+            "benchmarks",
+            lambda b: (b["config"].update(benchmark_feature=True), b.update(benchmarks={"scale": 1.0})),
+            "lacks its benchmark names",
+        ),
+        ("no-history", lambda b: b.pop("history"), "lacks part(s) of a jeirt model (['history'])"),
+        ("older", lambda b: b.update(format_version=0), "format 0 (written by jeirt"),
+    ],
+)
+def test_a_damaged_model_file_names_the_file_and_the_part(work, tmp_path, part, edit, fragment):
+    path = _edited_model(work, tmp_path / f"{part}.pt", edit)
+    with pytest.raises(ModelFileError) as caught:
+        JEIRT.load(path)
+    message = str(caught.value)
+    assert str(path) in message and fragment in message, message
+    if part == "older":
+        assert "older than any" in message and "upgrade" not in message.lower(), message
+
+
+def _signalled(argv: list[str], ready, sig: int) -> tuple[int, str]:
+    """`_interrupted` with another signal."""
+    env = os.environ | {"OMP_NUM_THREADS": "1", "PYTHONUNBUFFERED": "1"}
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
+    lines = []
+    try:
+        for line in proc.stdout:
+            lines.append(line)
+            if ready(line):
+                proc.send_signal(sig)
+                break
+        lines += proc.stdout.readlines()
+        proc.wait(timeout=60)
+    finally:
+        proc.kill()
+    return proc.returncode, "".join(lines)
+
+
+def test_sigterm_while_writing_is_handled_as_ctrl_c(work, tmp_path):
+    """SIGTERM (a supervisor's stop) during the save: exit 143 with one line, the old model whole, and the
+    temporary file removed, as Ctrl-C leaves them."""
+    model = tmp_path / "model.pt"
+    model.write_bytes((work / "model.pt").read_bytes())
+    before = _digest(model)
+    argv = ["--model", str(model), "--results", str(work / "answers.csv"), "--dataset", "mmlu_pro"]
+    code, output = _signalled(
+        [sys.executable, "-c", CONSOLE, "save", "onboard", *argv, "--in-place", "--quiet"],
+        lambda line: "WRITING" in line,
+        signal.SIGTERM,
+    )
+    assert code == 143 and "Traceback" not in output, output[-2000:]
+    assert output.splitlines()[-1].startswith(("interrupted", "terminated")), output[-2000:]
+    assert _digest(model) == before and not list(tmp_path.glob(".tmp-*"))
+
+
+def test_ctrl_c_after_the_output_was_written_says_so(work, tmp_path):
+    out = tmp_path / "onboarded.pt"
+    argv = ["--model", str(work / "model.pt"), "--results", str(work / "answers.csv"), "--dataset", "mmlu_pro"]
+    code, output = _interrupted(
+        [sys.executable, "-c", CONSOLE, "shutdown", "onboard", *argv, "--out", str(out), "--quiet"],
+        lambda line: "SHUTDOWN" in line,
+    )
+    last = output.splitlines()[-1]
+    assert code == 130 and "Traceback" not in output, output[-2000:]
+    assert f"{out} had been written in full" in last and "left as they were" not in last, last
+    assert "newcomer" in JEIRT.load(out).models_

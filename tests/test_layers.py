@@ -45,8 +45,11 @@ ENTRY = ("jeirt.cli", "jeirt.__main__", "jeirt.interrupts")
 # (questions.py, about 190 lines), the one posterior of a new model went into onboard.py (about 170),
 # parallel.py (50) became the one runner: 4,147. `ruff format` at 120 characters then made it 4,764 (long
 # calls one argument a line). The limit is that plus about 10% for work in flight; past it, a module
-# splits or leaves the core, or this number rises with a reason.
-MAX_CORE_LINES = 5200
+# splits or leaves the core, or this number rises with a reason. Issue 41's checks at the library's root
+# (outputs that are not files, the update lock, each part of a model file checked by type, the API's
+# type checks, one spelling of names) and issue 40's long functions cut into named steps took it from
+# 4,781 to 5,230: the limit rose to 5,500.
+MAX_CORE_LINES = 5500
 
 
 def module_name(path: Path) -> str:

@@ -220,11 +220,7 @@ def draw_shared_plots(rng) -> dict:
         "curves": lambda ax: figures.curves(ax, {k: rng.random(10) for k in "abc"}, "epoch", "loss"),
         "roc_curves": lambda ax: figures.roc_curves(ax, {k: roc for k in "abc"}),
         "reliability_diagram": lambda ax: figures.reliability_diagram(ax, {k: reliability for k in "abc"}),
-        "scatter_groups": lambda ax: figures.scatter_groups(
-            ax, rng.normal(size=(30, 2)), np.repeat(list("abc"), 10), names=range(30)
-        ),
         "dots_by_group": lambda ax: figures.dots_by_group(ax, three.T),
-        "grouped_bars": lambda ax: figures.grouped_bars(ax, three),
         "heatmap": lambda ax: figures.heatmap(ax, three),
         "bar_by_group": lambda ax: figures.bar_by_group(ax, three["a"], highlight=["frozen"]),
         "labelled_scatter": lambda ax: figures.labelled_scatter(ax, rng.random(20), rng.random(20), names=range(20)),
@@ -252,11 +248,9 @@ def test_shared_plots_tell_classes_apart_without_colour(styled):
     for name in ("curves", "roc_curves"):
         looks = line_looks(made[name])
         assert len(looks) == 3 and len(set(looks)) == 3, name
-    for name in ("reliability_diagram", "scatter_groups", "dots_by_group"):
+    for name in ("reliability_diagram", "dots_by_group"):
         shapes = marker_shapes(made[name])
         assert len(shapes) == 3 and len(set(shapes)) == 3, name
-    hatches = [p.get_hatch() for p in made["grouped_bars"].axes[0].patches]
-    assert len(set(hatches)) == 3  # one hatching per row of the table
 
 
 def test_shared_plots_are_legible_at_the_size_shown(styled):

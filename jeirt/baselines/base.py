@@ -10,7 +10,7 @@ import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.exceptions import NotFittedError
 
-from jeirt.data import Dataset
+from jeirt.data import Dataset, name_positions
 from jeirt.splits import Split
 
 
@@ -33,15 +33,8 @@ def _history_mask(ds: Dataset, split: Split) -> np.ndarray:
 
 
 def _model_rows(known: Sequence[str], models: Sequence[str]) -> np.ndarray:
-    """Positions of `models` among the fitted `known` names; an unknown name raises KeyError."""
-    lookup = {m: i for i, m in enumerate(known)}
-    unknown = [m for m in models if m not in lookup]
-    if unknown:
-        raise KeyError(
-            f"unknown model(s) {list(unknown)[:5]}: this estimator was fitted on {len(known)} "
-            f"models (e.g. {list(known)[:3]}); refit it on a dataset that has them."
-        )
-    return np.array([lookup[m] for m in models], dtype=np.int64)
+    """Positions of `models` among the fitted `known` names (`jeirt.data.name_positions`)."""
+    return name_positions(models, known, "this estimator was not fitted on it; refit it on a dataset that has it")
 
 
 def _training_view(ds: Dataset, split: Split) -> Dataset:

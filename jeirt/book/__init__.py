@@ -155,7 +155,7 @@ class PageSettings:
 
     def split_for(self, ds, seed: int | None = None):
         """The split every page trains, selects and reports on. With `split == "official"`, a dataset's
-        own train / val / test (EmbedLLM's files: `jeirt.data.official_split`, the same for every seed);
+        own train / val / test (EmbedLLM's files: `jeirt.splits.official_split`, the same for every seed);
         otherwise, or for a dataset without one (a second, local dataset a page also uses), the seeded
         80/10/10 question split `split_by_question(ds, seed)` (seed default `self.seed`)."""
         from jeirt.splits import default_split

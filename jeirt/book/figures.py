@@ -123,15 +123,6 @@ def style(i: int) -> dict:
     }
 
 
-def check_figure(fig: plt.Figure) -> None:
-    """Raise AssertionError if `fig` has a title or an axis label with capitals (house style)."""
-    for ax in fig.axes:
-        assert not ax.get_title(), f"axes has title {ax.get_title()!r}; put it in the caption."
-        for label in (ax.get_xlabel(), ax.get_ylabel()):
-            assert label == label.lower() or "$" in label, f"axis label {label!r} should be lowercase."
-    assert not fig._suptitle, "figure has a suptitle; put it in the caption."
-
-
 def bar_by_group(
     ax: plt.Axes, values: pd.Series, xlabel: str = "accuracy", highlight: list[str] | None = None, sort: bool = True
 ) -> plt.Axes:
@@ -204,41 +195,6 @@ def heatmap(
 HATCHES = ["", "///", "...", "xxx", "\\\\\\", "++", "oo", "--"]
 
 
-def group_style(i: int) -> dict:
-    """Colour and marker of group `i` for scatter plots; the pair differs for the first 64 groups
-    (markers shift by one every 8 groups, so colour 0 comes back with a new marker)."""
-    return {"color": PALETTE[i % len(PALETTE)], "marker": MARKERS[(i + i // len(PALETTE)) % len(MARKERS)]}
-
-
-def grouped_bars(ax: plt.Axes, table: pd.DataFrame, ylabel: str = "score") -> plt.Axes:
-    """One group of bars per column of `table` (e.g. a metric), one bar per row (e.g. a
-    representation), told apart by colour and hatching; values printed above the bars."""
-    n_rows, n_cols = table.shape
-    width = 0.8 / n_rows
-    x = np.arange(n_cols)
-    bar_points = ax.get_position().width * ax.figure.get_figwidth() * 72 * width / max(n_cols, 1)
-    upright = bar_points < 2.6 * SMALL  # "0.52" at 9 pt is ~22 pt wide: turned upright on narrower bars
-    for i, (name, row) in enumerate(table.iterrows()):
-        bars = ax.bar(
-            x + (i - (n_rows - 1) / 2) * width,
-            row.to_numpy(dtype=float),
-            width,
-            color=PALETTE[i % len(PALETTE)],
-            hatch=HATCHES[i % len(HATCHES)],
-            edgecolor="0.15",
-            linewidth=0.5,
-            label=str(name),
-        )
-        ax.bar_label(bars, fmt="%.2f", fontsize=SMALL, padding=1, rotation=90 if upright else 0)
-    ax.margins(y=0.18 if upright else 0.08)
-    ax.set_xticks(x)
-    ax.set_xticklabels([str(c) for c in table.columns])
-    ax.set_ylabel(ylabel.lower())
-    ax.grid(axis="x", visible=False)
-    ax.legend(ncols=min(n_rows, 3), loc="upper left", bbox_to_anchor=(0, 1.12))
-    return ax
-
-
 def curves(ax: plt.Axes, series: dict, xlabel: str, ylabel: str) -> plt.Axes:
     """One line per entry of `series` (label -> y values, plotted at x = 1, 2, ...), in the
     house cycle of colours, markers and line styles."""
@@ -257,55 +213,6 @@ def curves(ax: plt.Axes, series: dict, xlabel: str, ylabel: str) -> plt.Axes:
     ax.set_xlabel(xlabel.lower())
     ax.set_ylabel(ylabel.lower())
     ax.legend()
-    return ax
-
-
-def scatter_groups(
-    ax: plt.Axes,
-    xy: np.ndarray,
-    groups,
-    names=None,
-    order=None,
-    size: float = 14,
-    alpha: float = 0.8,
-    legend_title: str | None = None,
-    background: str | None = None,
-) -> plt.Axes:
-    """Points `xy` (n, 2) coloured and shaped by `groups` (n,); `names` (n,) are written next to the
-    points when given (for a few dozen points). `order` fixes the legend order of the groups; the
-    `background` group (e.g. "other") is drawn first, in light grey, so it hides no other group.
-    Names that would overlap one already written are left out."""
-    xy, groups = np.asarray(xy), np.asarray(groups)
-    order = list(order) if order is not None else list(pd.unique(groups))
-    if background is not None and (groups == background).any():
-        rows = groups == background
-        ax.scatter(
-            xy[rows, 0],
-            xy[rows, 1],
-            s=size,
-            alpha=alpha,
-            color="0.75",
-            marker=".",
-            edgecolor="none",
-            label=f"{background} ({rows.sum()})",
-        )
-    present = [g for g in order if g != background and (groups == g).any()]  # styled, drawn on top
-    for i, group in enumerate(present):
-        rows = groups == group
-        ax.scatter(
-            xy[rows, 0],
-            xy[rows, 1],
-            s=size,
-            alpha=alpha,
-            edgecolor="none",
-            label=f"{group} ({rows.sum()})",
-            **group_style(i),
-        )
-    if names is not None:
-        annotate_points(ax, xy[:, 0], xy[:, 1], names, offset=(2, 2))
-    ax.set_xticks([])
-    ax.set_yticks([])
-    ax.legend(title=legend_title, loc="center left", bbox_to_anchor=(1.0, 0.5), markerscale=1.5)
     return ax
 
 

@@ -19,11 +19,11 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from jeirt.data import Dataset, Split
+from jeirt.data import Dataset
 from jeirt.estimator import Estimator
 from jeirt.fitcache import fit_cached, fit_many
 from jeirt.metrics import evaluate
-from jeirt.splits import split_by_question
+from jeirt.splits import Split, split_by_question
 
 PAPER_ENCODERS = ("all-mpnet-base-v2", "ModernBERT-large")  # Figure 2's two encoders
 

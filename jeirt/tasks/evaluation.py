@@ -111,7 +111,7 @@ from jeirt.baselines.irt import OnePL, TwoPL
 from jeirt.data import Dataset
 from jeirt.estimator import JEIRT
 from jeirt.model import sigmoid
-from jeirt.onboard import PRIOR_WIDTHS, fit_model_vectors, vector_prior
+from jeirt.onboard import PRIOR_WIDTHS, fit_model_vectors, vector_prior, whitened
 from jeirt.splits import sample_items
 from jeirt.tasks import RULES  # the names, where the command line reads them without this module
 
@@ -276,24 +276,29 @@ class QuestionBank:
         return list(pd.unique(self.groups))
 
     @cached_property
+    def _whitened(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(features, offsets, L) of `jeirt.onboard.whitened`: the one whitening `JEIRT.onboard` uses too."""
+        return whitened(self.directions, self.norms, self.prior_mean, self.prior_cov)
+
+    @property
     def factor(self) -> np.ndarray:
         """L (d, d), lower triangular with L L^T = S."""
-        return np.linalg.cholesky(self.prior_cov)
+        return self._whitened[2]
 
-    @cached_property
+    @property
     def features(self) -> np.ndarray:
         """f_q = L^T u_q (n_items, d): the questions in whitened coordinates."""
-        return self.directions @ self.factor
+        return self._whitened[0]
 
     @cached_property
     def features32(self) -> np.ndarray:
         """`features` in float32, for the large products of `estimate_scores`."""
         return self.features.astype(np.float32)
 
-    @cached_property
+    @property
     def offsets(self) -> np.ndarray:
         """o_q = r_q - u_q . mu (n_items,), so that the logit is f_q . z - o_q."""
-        return self.norms - self.directions @ self.prior_mean
+        return self._whitened[1]
 
     def prior(self, n_new: int = 1) -> Posterior:
         """The posterior before any answer: z ~ N(0, c I), c the narrowest of `prior_widths` (a basis

@@ -29,7 +29,7 @@ from tqdm import (
     tqdm,  # plain tqdm: tqdm.auto warns on stderr in kernels without ipywidgets
 )
 
-from jeirt.data import Dataset, Split, load_dataset
+from jeirt.data import Dataset, load_dataset
 from jeirt.estimator import JEIRT, Estimator
 from jeirt.fitcache import fit_cached, fit_many
 from jeirt.metrics import score
@@ -40,7 +40,7 @@ from jeirt.questions import (
     question_probabilities,
     refine_questions,
 )
-from jeirt.splits import hold_out_models, split_by_question, subsample_items
+from jeirt.splits import Split, hold_out_models, split_by_question, subsample_items
 from jeirt.tasks.evaluation import (
     OVERALL,
     PLAIN,

@@ -20,10 +20,10 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from jeirt.data import Dataset, Split
+from jeirt.data import Dataset
 from jeirt.estimator import Estimator
 from jeirt.fitcache import fit_many
-from jeirt.splits import hold_out_models, split_by_question
+from jeirt.splits import Split, hold_out_models, split_by_question
 
 ONBOARD_FRACTIONS = (0.01, 0.05, 0.1, 0.2, 0.4, 0.6, 0.8, 1.0)  # Table 1's shares of the answers
 RATE_COUNTS = (2, 4, 8, 16, 32, 64, 128, 256, 512)  # answers per new LLM, for Appendix D's rate
