@@ -57,10 +57,15 @@ def test_matches_on_planted_values(seed):
     same, off = planted(paper, 900, seed), planted(paper + 3.0, 900, seed)
     assert word(verdicts.matches(same[0], se=same[1], value=paper, margin=0.5, limit="900 questions")) in (HOLDS, NOISE)
     assert word(verdicts.matches(off[0], se=off[1], value=paper, margin=0.5, limit="900 questions")) == FAILS
-    assert word(verdicts.matches(off[0], se=off[1], value=paper, margin=0.5, limit="q", direction=True)) == DIRECTION
+    assert word(verdicts.matches(off[0], se=off[1], value=paper, margin=0.5, limit="q", sign=1)) == DIRECTION
     thin = planted(paper, 9, seed)  # an interval wider than the margin cannot say "matches"
     result = verdicts.matches(thin[0], se=thin[1], value=paper, margin=0.2, limit="9 questions")[0]
     assert result.startswith(f"{INCONCLUSIVE}: 9 questions")
+    # a directional claim ('lowers accuracy, by 12 points') on 5 benchmarks: the sign beyond noise, the size not
+    assert verdicts.matches(9.3, se=2.8, value=12.0, margin=2.0, limit="x", sign=1)[0].startswith(DIRECTION)
+    assert verdicts.matches(1.0, se=2.8, value=12.0, margin=2.0, limit="5 benchmarks", sign=1)[0].startswith(
+        f"{INCONCLUSIVE}: 5 benchmarks"
+    )
     # an interval inside value +- margin is equivalence shown: holds
     assert word(verdicts.matches(74.6, se=0.05, value=paper, margin=0.5, limit="x")) == HOLDS
     # the paper's value inside a narrow interval that still reaches past the margin: within noise
