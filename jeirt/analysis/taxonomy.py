@@ -176,4 +176,6 @@ def agreement_over_starts(x: np.ndarray, labels_true: Sequence, k: int, seed: in
         rows.append(
             {**{("learned", m): v for m, v in learned.items()}, **{("random", m): v for m, v in chance.items()}}
         )
-    return pd.DataFrame(rows).rename_axis("start")
+    out = pd.DataFrame(rows).rename_axis("start")
+    out.columns = pd.MultiIndex.from_tuples(out.columns, names=["kind", "metric"])
+    return out

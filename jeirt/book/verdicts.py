@@ -47,8 +47,9 @@ The rules (`RULES`; each returns the verdict text and the rule in words, which t
               lies inside value +- margin; matches within noise when it holds the value and its
               half-width is at most the margin; `sign` (+1 or -1: the claim also says which way,
               e.g. 'lowers accuracy, by 12 points'): holds in direction when the interval excludes
-              0 on that side but not the size (too wide to test it, or off it); else inconclusive
-              when the half-width exceeds the margin, does not hold when it excludes the value.
+              `null` (default 0; 0.5 for an AUC) on that side but not the size (too wide to test
+              it, or off it); else inconclusive when the half-width exceeds the margin, does not
+              hold when it excludes the value.
               `floor` (with `floor_se`): what a trivial method scores on the same scale (1% of
               the answers, the prior mean); when the floor would match too, the test has no
               power and the verdict is inconclusive
@@ -218,6 +219,7 @@ def matches(
     se: float | None = None,
     interval: Sequence[float] | None = None,
     sign: int = 0,
+    null: float = 0.0,
     floor: float | None = None,
     floor_se: float | None = None,
 ) -> tuple[str, str]:
@@ -235,7 +237,7 @@ def matches(
     lo, hi = _interval(estimate, se, interval)
     rule = f"equals {_g(v_lo)}" + (f" to {_g(v_hi)}" if v_hi > v_lo else "") + f" within +-{_g(margin)}"
     rule += f"; interval +-{_g(SE_MULTIPLIER)} SE" if interval is None else "; interval given"
-    rule += f"; direction {'> 0' if sign > 0 else '< 0'}" if sign else ""
+    rule += f"; direction {'>' if sign > 0 else '<'} {_g(null)}" if sign else ""
     wide = (hi - lo) / 2 > margin
     span = f"interval {_g(lo)} to {_g(hi)}"
     if floor is not None:
@@ -246,7 +248,7 @@ def matches(
         return HOLDS, rule
     if not wide and lo <= v_hi and hi >= v_lo:
         return NOISE, rule
-    if sign and (lo > 0 if sign > 0 else hi < 0):
+    if sign and (lo > null if sign > 0 else hi < null):
         why = f"the size: {span} is wider than the margin +-{_g(margin)}" if wide else f"{span} misses the size"
         return f"{DIRECTION} ({why})", rule
     if wide:
