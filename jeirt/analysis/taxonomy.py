@@ -160,3 +160,22 @@ def cluster_purities(clusters: np.ndarray, labels_true: Sequence) -> pd.DataFram
     )
     out.index.name = "cluster"
     return out.sort_values(["purity", "size"], ascending=False)
+
+
+def agreement_over_starts(x: np.ndarray, labels_true: Sequence, k: int, seed: int = 0, starts: int = 5) -> pd.DataFrame:
+    """The spread a verdict on the agreement scores reads: per k-means start (seed, seed + 1, ...),
+    the scores of the clusters of `x` ("learned") and of a random partition with their sizes
+    ("random"); columns (kind, metric), one row per start."""
+    if starts < 2:
+        raise ValueError(f"starts={starts}; a spread needs at least 2 k-means starts.")
+    rows = []
+    for start in range(starts):
+        ids = kmeans_directions(x, k, seed=seed + start)
+        learned = cluster_agreement(labels_true, ids)
+        chance = cluster_agreement(labels_true, random_partition(ids, seed + start))
+        rows.append(
+            {**{("learned", m): v for m, v in learned.items()}, **{("random", m): v for m, v in chance.items()}}
+        )
+    out = pd.DataFrame(rows).rename_axis("start")
+    out.columns = pd.MultiIndex.from_tuples(out.columns, names=["kind", "metric"])
+    return out

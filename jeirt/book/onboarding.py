@@ -123,15 +123,27 @@ def paper_rows(table: pd.DataFrame, stats: dict) -> pd.DataFrame:
     return out.astype(float)
 
 
-def gap_verdict(gap: pd.Series, joint: dict, cap: int) -> str:
-    """Within 0.5 points of joint training (Sec. 3.3's "within 0.5%")? Within noise when two standard
-    errors of the mean paired `gap` reach that. When onboarding is better by more and a joint fit ran
-    into the epoch `cap`, the verdict says so."""
-    capped = any(len(m.history_.val_loss) == cap for m in joint.values())
-    why = (
-        f"onboarding better; the joint fit stopped at the {cap}-epoch cap of this profile"
-        if gap.mean() > 0.005 and capped
-        else ""
+def gap_rule(gap: pd.Series, floor: pd.Series) -> dict:
+    """The declared rule of "within 0.5 points of joint training" (Sec. 3.3) on a paired `gap` (one per
+    held-out model, onboarded minus joint), with `floor` the same gap from 1% of the answers: when
+    1% would match too, the curve is too flat for the test to have power."""
+    if len(gap) < 2 or len(floor) < 2:
+        raise ValueError(f"{len(gap)} and {len(floor)} paired gaps; a standard error needs at least 2 models.")
+    mean, se = verdicts.mean_and_se(100 * gap)
+    low, low_se = verdicts.mean_and_se(100 * floor)
+    return dict(
+        rule="matches",
+        estimate=mean,
+        se=se,
+        value=0.0,
+        margin=paper.value("s33.within"),
+        floor=low,
+        floor_se=low_se,
+        limit=f"{len(gap)} held-out models",
     )
-    se = 100 * gap.std() / np.sqrt(len(gap)) if len(gap) > 1 else None
-    return verdicts.against(100 * gap.mean(), 0.0, paper.value("s33.within"), se=se, why=why)
+
+
+def capped(gap: pd.Series, joint: dict, cap: int) -> str:
+    """A note for the row when onboarding is better and a joint fit ran into the epoch `cap`."""
+    hit = any(len(m.history_.val_loss) == cap for m in joint.values())
+    return f"; the joint fit stopped at the {cap}-epoch cap" if gap.mean() > 0.005 and hit else ""
