@@ -585,3 +585,5 @@ def test_null_dataset_floor_and_excess_over_null(fitted):
         diag.excess_over_null(0.3, [0.1, 0.2])
     gap = diag.paired_share_gap(np.array([1, 1, 0, 0], bool), np.array([1, 0, 0, 0], bool))
     assert gap["gap"] == pytest.approx(0.25) and gap["se"] == pytest.approx(0.5 / 2)
+    twice = diag.paired_share_gap(np.array([1, 1, 0, 0], bool), np.array([1, 0, 0, 0], bool), times=2.0)
+    assert twice["gap"] == pytest.approx(0.0) and twice["second"] == pytest.approx(0.25)

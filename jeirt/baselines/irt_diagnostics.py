@@ -172,14 +172,15 @@ def excess_over_null(share: float, null: Sequence[float]) -> dict:
     }
 
 
-def paired_share_gap(first: np.ndarray, second: np.ndarray) -> dict:
-    """The share of items with `first` minus the share with `second` (two boolean flags per item, e.g.
-    predicted and actual unanimity), with the standard error of that difference over items (the
-    paired differences' sd / sqrt(n))."""
+def paired_share_gap(first: np.ndarray, second: np.ndarray, times: float = 1.0) -> dict:
+    """The share of items with `first` minus `times` the share with `second` (per item a flag or a
+    probability, e.g. predicted and actual unanimity; `times` 2: is the first at least twice the
+    second?), with the standard error of that difference over items (the paired differences' sd /
+    sqrt(n))."""
     x, y = np.asarray(first, dtype=float), np.asarray(second, dtype=float)
     if x.shape != y.shape or x.ndim != 1 or len(x) < 2:
-        raise ValueError(f"first {x.shape} and second {y.shape} must be flags of the same items, at least two.")
-    diff = x - y
+        raise ValueError(f"first {x.shape} and second {y.shape} must be values of the same items, at least two.")
+    diff = x - times * y
     return {
         "first": float(x.mean()),
         "second": float(y.mean()),
