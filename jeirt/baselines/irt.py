@@ -395,7 +395,7 @@ class TwoPL(_IRT):
 @dataclass(eq=False)
 class MarginalTwoPL(TwoPL):
     """The 2PL by marginal maximum likelihood, as mirt and girth fit it: the abilities are integrated out
-    under a population N(0, prior_sd_ability^2) by Gauss-Hermite quadrature on `n_nodes` nodes, and the
+    under a population N(0, prior_sd_ability^2) by quadrature on `n_nodes` equally spaced nodes, and the
     item parameters found by EM (Bock and Aitkin 1981); each model's ability is then its posterior mean
     (EAP) with its posterior sd (`ability_se_`). `standard_errors` gives the items' standard errors from
     the observed information (Louis 1982).
@@ -407,12 +407,16 @@ class MarginalTwoPL(TwoPL):
     The scale is the population's: a_j is the change in log-odds per prior_sd_ability of ability, with no
     rescaling after the fit (EAP abilities spread a little less than the population). The item priors
     a_j ~ N(0, prior_sd_discrimination^2), d_j ~ N(0, prior_sd_intercept^2) are kept (Bayes modal
-    estimation): weak, centred at 0, they keep an item everyone answers right finite. Missing answers
+    estimation): weak, centred at 0, they keep an item everyone answers right, or one that separates
+    the models perfectly, finite; the prior on a_j is wider than `TwoPL`'s (see the field). Missing answers
     are masked. The sign is fixed as in `TwoPL`: ability rises with accuracy. Runs in torch (CPU or GPU);
     `tol` is the largest change of any a_j or d_j in one EM cycle at which it stops (mirt's criterion).
     """
 
-    n_nodes: int = 41  # quadrature nodes for the ability distribution
+    prior_sd_discrimination: float = 10.0  # a ~ N(0, sd^2). Wider than TwoPL's 2: the common scale of all
+    # a_j feels every item's prior at once, and sd 2 shrank the discriminations by 10% on a simulated
+    # 1,000 x 300 test and by 40% on a 33 x 300 one (sd 10: within 3% and +11%, intervals covering 94%, 92%)
+    n_nodes: int = 61  # equally spaced quadrature nodes for the ability distribution (mirt's default)
     newton_steps: int = 2  # Newton steps per item in each M-step (the M-step's objective is concave)
     max_iter: int = 2000  # EM cycles at most
     tol: float = 1e-4  # stop when no a_j or d_j moves by more than this in one EM cycle
@@ -480,10 +484,14 @@ class MarginalTwoPL(TwoPL):
         return self
 
     def _quadrature(self, dev: torch.device) -> tuple[torch.Tensor, torch.Tensor]:
-        """Nodes of N(0, prior_sd_ability^2) and the log of their normalised weights, (K,) each."""
-        nodes, weights = np.polynomial.hermite_e.hermegauss(self.n_nodes)  # weight exp(-x^2 / 2)
+        """Equally spaced nodes from -6 to 6 population sds and the log of their normalised N(0, 1)
+        weights, (K,) each. Not Gauss-Hermite nodes: with hundreds of items a model's posterior is
+        narrower than their spacing (0.5 near 0 with 41 nodes), which spread the EAP abilities and
+        shrank the discriminations by a quarter on a simulated 1,000 x 300 test."""
+        nodes = np.linspace(-6.0, 6.0, self.n_nodes)
+        log_w = -0.5 * nodes**2
         as_t = lambda x: torch.as_tensor(x, dtype=torch.float64, device=dev)  # noqa: E731
-        return as_t(self.prior_sd_ability * nodes), as_t(np.log(weights / weights.sum()))
+        return as_t(self.prior_sd_ability * nodes), as_t(log_w - special.logsumexp(log_w))
 
     def _em(
         self, y: torch.Tensor, w: torch.Tensor, start: tuple[torch.Tensor, torch.Tensor] | None = None
