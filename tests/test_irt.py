@@ -485,14 +485,6 @@ def test_q3_finds_a_second_dimension_that_outfit_misses():
         diag.fit_by_group(labels, p, ["first"] * 3)
 
 
-def test_beyond_chance_is_two_standard_errors_of_the_difference():
-    # se of the difference of 0.2 and 0.1 over 100 items: sqrt((0.16 + 0.09) / 100) = 0.05
-    assert diag.beyond_chance(0.2, 0.1 - 1e-9, 100) and not diag.beyond_chance(0.2, 0.1 + 1e-3, 100)
-    assert not diag.beyond_chance(0.1, 0.2, 100)  # below chance is not beyond it
-    with pytest.raises(ValueError, match="n=0"):
-        diag.beyond_chance(0.2, 0.1, 0)
-
-
 def test_rasch_patterns_given_their_score_do_not_depend_on_ability():
     table = diag.patterns_given_score(np.array([-1.0, 0.0, 1.0]), 1, thetas=(-2.0, 0.0, 3.0))
     assert list(table.index) == ["001", "010", "100"]

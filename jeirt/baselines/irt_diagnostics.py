@@ -15,12 +15,12 @@ such a case). `patterns_given_score` shows the Rasch model's sufficient statisti
 
 Section 3.1 and Appendix J (the page "Why one number fails"): the shares of items with a
 discrimination that is negative or near zero (`discrimination_shares`), measured against the chance
-level of data redrawn from the fit with no falling item (`null_dataset`, `null_shares`);
-saturation, the items on which a fit predicts the same outcome for every model, beside the fit's
-own forecast of unanimity (`saturation`, `expected_unanimity`); and correct-set inclusion, whether a
-stronger model answers a superset of a weaker one's questions (`correct_set_inclusion`,
-`mean_inclusion_gap`). The thresholds (`NEAR_ZERO`, `NEAR_UNANIMOUS`) are fixed once, not per
-dataset.
+level and spread of data redrawn from the fit with no falling (or flat) item (`null_dataset`,
+`null_shares`, `excess_over_null`); saturation, the items on which a fit predicts the same outcome
+for every model, beside the fit's own forecast of unanimity (`saturation`, `expected_unanimity`,
+`paired_share_gap`); and correct-set inclusion, whether a stronger model answers a superset of a
+weaker one's questions (`correct_set_inclusion`, `mean_inclusion_gap`). The thresholds (`NEAR_ZERO`,
+`NEAR_UNANIMOUS`) are fixed once, not per dataset.
 """
 
 from __future__ import annotations
@@ -143,14 +143,6 @@ def discrimination_shares(discrimination: np.ndarray, near_zero: float = NEAR_ZE
         "near_zero": float(np.mean(np.abs(a) < near_zero)),
         "clearly_negative": float(np.mean(a <= -near_zero)),
     }
-
-
-def beyond_chance(share: float, chance: float, n: int) -> bool:
-    """True when `share` exceeds `chance` by more than two standard errors of their difference, both
-    read as binomial shares of `n` items."""
-    if n < 1:
-        raise ValueError(f"n={n}; expected the number of items, at least 1.")
-    return bool(share - chance > 2 * np.sqrt((share * (1 - share) + chance * (1 - chance)) / n))
 
 
 def excess_over_null(share: float, null: Sequence[float]) -> dict:
