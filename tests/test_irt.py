@@ -485,14 +485,6 @@ def test_q3_finds_a_second_dimension_that_outfit_misses():
         diag.fit_by_group(labels, p, ["first"] * 3)
 
 
-def test_beyond_chance_is_two_standard_errors_of_the_difference():
-    # se of the difference of 0.2 and 0.1 over 100 items: sqrt((0.16 + 0.09) / 100) = 0.05
-    assert diag.beyond_chance(0.2, 0.1 - 1e-9, 100) and not diag.beyond_chance(0.2, 0.1 + 1e-3, 100)
-    assert not diag.beyond_chance(0.1, 0.2, 100)  # below chance is not beyond it
-    with pytest.raises(ValueError, match="n=0"):
-        diag.beyond_chance(0.2, 0.1, 0)
-
-
 def test_rasch_patterns_given_their_score_do_not_depend_on_ability():
     table = diag.patterns_given_score(np.array([-1.0, 0.0, 1.0]), 1, thetas=(-2.0, 0.0, 3.0))
     assert list(table.index) == ["001", "010", "100"]
@@ -502,3 +494,89 @@ def test_rasch_patterns_given_their_score_do_not_depend_on_ability():
     assert np.allclose(table.iloc[:, 0], weights / weights.sum())
     with pytest.raises(ValueError, match="score=4"):
         diag.patterns_given_score(np.zeros(3), 4)
+
+
+# ---------------------------------------------------------------------------------------------
+# The 2PL by marginal maximum likelihood (Section 3.1's fit)
+
+
+def simulate_test(seed: int, n_models: int = 2000, n_items: int = 40):
+    """A 2,000 x 40 test from a known 2PL with positive slopes, theta ~ N(0, 1): the issue's setting."""
+    rng = np.random.default_rng(seed)
+    theta, a, b = rng.normal(size=n_models), rng.uniform(0.5, 2.5, n_items), rng.normal(size=n_items)
+    return make_dataset(irt.sample_labels(irt.icc(theta[:, None], a, b), seed=seed)), theta, a, b
+
+
+def test_marginal_2pl_recovers_discriminations_where_the_joint_map_inflates_them():
+    mml, jmap = [], []
+    for seed in range(3):
+        ds, _, a, _ = simulate_test(seed)
+        model = irt.MarginalTwoPL(device="cpu").fit(ds)
+        assert model.converged_
+        mml.append(model.discrimination_.mean() / a.mean())
+        jmap.append(irt.TwoPL(device="cpu").fit(ds).discrimination_.mean() / a.mean())
+    assert abs(np.mean(mml) - 1) < 0.04  # within a few %
+    assert np.mean(jmap) > 1.05  # the joint MAP, rescaled, inflates them (about 10% here)
+
+
+def test_marginal_2pl_item_intervals_cover_at_their_nominal_level():
+    z = {"discrimination": [], "intercept": []}
+    for seed in range(10, 20):
+        ds, _, a, b = simulate_test(seed)
+        model = irt.MarginalTwoPL(device="cpu").fit(ds)
+        se = model.standard_errors(ds)
+        z["discrimination"].append((model.discrimination_ - a) / se["discrimination"].to_numpy())
+        z["intercept"].append((model.intercept_ + a * b) / se["intercept"].to_numpy())
+    for values in z.values():
+        values = np.concatenate(values)  # 400 intervals
+        for level, k in ((0.95, 1.96), (0.90, 1.645)):
+            noise = np.sqrt(level * (1 - level) / len(values))
+            assert abs(np.mean(np.abs(values) <= k) - level) < 3.5 * noise
+
+
+def test_marginal_2pl_masks_missing_answers_and_abilities_are_eap():
+    ds, theta, a, b = simulate_2pl(800, 40, seed=7, density=0.7)
+    model = irt.MarginalTwoPL(device="cpu").fit(ds)
+    ok = np.isfinite(model.difficulty_)
+    assert np.corrcoef(model.discrimination_, a)[0, 1] > 0.95 and np.corrcoef(model.difficulty_[ok], b[ok])[0, 1] > 0.95
+    assert np.corrcoef(model.ability_, theta)[0, 1] > 0.9 and (model.ability_se_ > 0).all()
+    # the posterior mean and sd, as estimate_ability's Gauss-Hermite EAP gives them (the grids differ a little)
+    eap = irt.estimate_ability(ds.labels, model.discrimination_, model.intercept_, method="eap")
+    assert np.allclose(eap["theta"], model.ability_, atol=0.01) and np.allclose(eap["se"], model.ability_se_, atol=0.01)
+    mask = ds.observed.copy()
+    mask[:, 3], mask[5, :] = False, False
+    changed = ds.labels.copy()
+    changed[ds.observed & ~mask] = 1 - changed[ds.observed & ~mask]
+    one, two = (
+        irt.MarginalTwoPL(device="cpu").fit(ds, mask),
+        irt.MarginalTwoPL(device="cpu").fit(make_dataset(changed), mask),
+    )
+    assert np.isnan(one.discrimination_[3]) and np.isnan(one.ability_[5])
+    assert np.allclose(one.discrimination_, two.discrimination_, equal_nan=True)
+
+
+def test_marginal_2pl_refuses_bad_arguments():
+    ds, *_ = simulate_2pl(60, 10, seed=8)
+    with pytest.raises(ValueError, match="n_nodes"):
+        irt.MarginalTwoPL(n_nodes=2)
+    with pytest.raises(ValueError, match="start must be"):
+        irt.MarginalTwoPL(device="cpu").fit(ds, start=(np.ones(3), np.zeros(3)))
+    model = irt.MarginalTwoPL(device="cpu").fit(ds)
+    with pytest.raises(ValueError, match="fitted on"):
+        model.standard_errors(ds.subset(items=np.arange(5)))
+
+
+def test_null_dataset_floor_and_excess_over_null(fitted):
+    ds, *_, model = fitted
+    null = diag.null_dataset(model, ds, seed=0, floor=diag.NEAR_ZERO)
+    refit = irt.TwoPL().fit(null)
+    assert np.mean(refit.discrimination_ < 0) < 0.01  # no falling item left beyond noise
+    result = diag.excess_over_null(0.30, [0.10, 0.12, 0.14])
+    assert result["excess"] == pytest.approx(0.18) and result["null_sd"] == pytest.approx(0.02)
+    assert result["se"] == pytest.approx(0.02 * np.sqrt(4 / 3))
+    with pytest.raises(ValueError, match="at least 3"):
+        diag.excess_over_null(0.3, [0.1, 0.2])
+    gap = diag.paired_share_gap(np.array([1, 1, 0, 0], bool), np.array([1, 0, 0, 0], bool))
+    assert gap["gap"] == pytest.approx(0.25) and gap["se"] == pytest.approx(0.5 / 2)
+    twice = diag.paired_share_gap(np.array([1, 1, 0, 0], bool), np.array([1, 0, 0, 0], bool), times=2.0)
+    assert twice["gap"] == pytest.approx(0.0) and twice["second"] == pytest.approx(0.25)

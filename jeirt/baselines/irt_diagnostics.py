@@ -15,12 +15,12 @@ such a case). `patterns_given_score` shows the Rasch model's sufficient statisti
 
 Section 3.1 and Appendix J (the page "Why one number fails"): the shares of items with a
 discrimination that is negative or near zero (`discrimination_shares`), measured against the chance
-level of data redrawn from the fit with no falling item (`null_dataset`, `null_shares`);
-saturation, the items on which a fit predicts the same outcome for every model, beside the fit's
-own forecast of unanimity (`saturation`, `expected_unanimity`); and correct-set inclusion, whether a
-stronger model answers a superset of a weaker one's questions (`correct_set_inclusion`,
-`mean_inclusion_gap`). The thresholds (`NEAR_ZERO`, `NEAR_UNANIMOUS`) are fixed once, not per
-dataset.
+level and spread of data redrawn from the fit with no falling (or flat) item (`null_dataset`,
+`null_shares`, `excess_over_null`); saturation, the items on which a fit predicts the same outcome
+for every model, beside the fit's own forecast of unanimity (`saturation`, `expected_unanimity`,
+`paired_share_gap`); and correct-set inclusion, whether a stronger model answers a superset of a
+weaker one's questions (`correct_set_inclusion`, `mean_inclusion_gap`). The thresholds (`NEAR_ZERO`,
+`NEAR_UNANIMOUS`) are fixed once, not per dataset.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from jeirt.baselines.irt import TwoPL, sample_labels
+from jeirt.baselines.irt import MarginalTwoPL, TwoPL, sample_labels
 from jeirt.data import Dataset
 from jeirt.parallel import side_by_side
 
@@ -152,10 +152,42 @@ def share_gap_se(share: float, chance: float, n: int) -> float:
     return float(np.sqrt((share * (1 - share) + chance * (1 - chance)) / n))
 
 
-def beyond_chance(share: float, chance: float, n: int) -> bool:
-    """True when `share` exceeds `chance` by more than two standard errors of their difference, both
-    read as binomial shares of `n` items."""
-    return bool(share - chance > 2 * share_gap_se(share, chance, n))
+
+def excess_over_null(share: float, null: Sequence[float]) -> dict:
+    """A share measured on the data against the same share on data simulated under a null (a parametric
+    bootstrap, e.g. `null_shares`): the null's mean and spread (sd over its replicates: what sampling
+    noise alone makes), the excess share - null mean and its standard error, the null sd times
+    sqrt(1 + 1/R) for R replicates (the null mean is itself estimated). Needs at least 3 replicates."""
+    values = np.asarray(null, dtype=float)
+    if values.ndim != 1 or len(values) < 3 or not np.isfinite(values).all():
+        raise ValueError(f"null has {values.size} value(s); give at least 3 finite shares from null replicates.")
+    spread = float(values.std(ddof=1))
+    return {
+        "share": float(share),
+        "null_mean": float(values.mean()),
+        "null_sd": spread,
+        "excess": float(share - values.mean()),
+        "se": spread * float(np.sqrt(1 + 1 / len(values))),
+        "replicates": len(values),
+    }
+
+
+def paired_share_gap(first: np.ndarray, second: np.ndarray, times: float = 1.0) -> dict:
+    """The share of items with `first` minus `times` the share with `second` (per item a flag or a
+    probability, e.g. predicted and actual unanimity; `times` 2: is the first at least twice the
+    second?), with the standard error of that difference over items (the paired differences' sd /
+    sqrt(n))."""
+    x, y = np.asarray(first, dtype=float), np.asarray(second, dtype=float)
+    if x.shape != y.shape or x.ndim != 1 or len(x) < 2:
+        raise ValueError(f"first {x.shape} and second {y.shape} must be values of the same items, at least two.")
+    diff = x - times * y
+    return {
+        "first": float(x.mean()),
+        "second": float(y.mean()),
+        "gap": float(diff.mean()),
+        "se": float(diff.std(ddof=1) / np.sqrt(len(diff))),
+        "items": len(diff),
+    }
 
 
 def saturation(
@@ -225,20 +257,29 @@ def expected_unanimity(
     return count[keep] / n_draws
 
 
-def null_dataset(fit: TwoPL, ds: Dataset, seed: int = 0) -> Dataset:
-    """`ds` with its labels (same graded pairs) redrawn from the fitted 2PL after setting every negative
-    discrimination to 0: data in which no item favours weaker models. Refitting a 2PL to it shows how
-    many negative discriminations sampling noise alone produces."""
+def null_dataset(fit: TwoPL, ds: Dataset, seed: int = 0, floor: float = 0.0) -> Dataset:
+    """`ds` with its labels (same graded pairs) redrawn from the fitted 2PL after raising every
+    discrimination below `floor` to `floor`: with floor 0, data in which no item favours weaker models;
+    with floor NEAR_ZERO, data with no falling and no flat item either. Refitting a 2PL to it shows how
+    many such discriminations sampling noise alone produces."""
     rows, cols = fit._positions(ds)
-    a = np.maximum(fit.discrimination_[cols], 0.0)
+    a = np.maximum(fit.discrimination_[cols], floor)
     z = fit.ability_[rows, None] * a[None, :] + fit.intercept_[None, cols]
     labels = sample_labels(1.0 / (1.0 + np.exp(-z)), ds.observed, seed)
     return Dataset(f"{ds.name}-null{seed}", ds.models, ds.items, labels)
 
 
-def _null_shares(fit: TwoPL, ds: Dataset, seed: int, device: str | None) -> dict:
-    """`discrimination_shares` of a 2PL refitted to `null_dataset(fit, ds, seed)` (one worker's job)."""
-    return discrimination_shares(TwoPL(device=device).fit(null_dataset(fit, ds, seed=seed)).discrimination_)
+def _null_shares(fit: TwoPL, ds: Dataset, seed: int, device: str | None, floor: float) -> dict:
+    """`discrimination_shares` of the fit's estimator (same class and settings) refitted to
+    `null_dataset(fit, ds, seed, floor)` (one worker's job); a `MarginalTwoPL` starts from the null's items."""
+    null = null_dataset(fit, ds, seed=seed, floor=floor)
+    refit = type(fit)(**{**fit.get_params(), "device": device})
+    if isinstance(fit, MarginalTwoPL):
+        cols = fit._positions(ds)[1]
+        refit.fit(null, start=(np.maximum(fit.discrimination_[cols], floor), fit.intercept_[cols]))
+    else:
+        refit.fit(null)
+    return discrimination_shares(refit.discrimination_)
 
 
 def null_shares(
@@ -247,9 +288,11 @@ def null_shares(
     seeds: Sequence[int],
     device: str | None = None,
     n_jobs: int | None = None,
+    floor: float = 0.0,
 ) -> dict[str, list[dict]]:
     """For each name of `fits`, the `discrimination_shares` of a 2PL refitted to
-    `null_dataset(fits[name], data[name], seed)`, one per seed: the chance level of each share.
+    `null_dataset(fits[name], data[name], seed, floor)`, one per seed: the chance level of each share,
+    and over the seeds its spread.
 
     The refits are independent: `jeirt.parallel.side_by_side` makes them in `n_jobs` worker
     processes, each on one thread (a 2PL fit's own default), so they equal fits made here.
@@ -258,7 +301,9 @@ def null_shares(
     if missing:
         raise ValueError(f"no dataset for the fits {sorted(missing)}; give data one per name of fits.")
     jobs = [(name, int(seed)) for name in fits for seed in seeds]
-    shares = side_by_side(_null_shares, [(fits[name], data[name], seed, device) for name, seed in jobs], n_jobs=n_jobs)
+    shares = side_by_side(
+        _null_shares, [(fits[name], data[name], seed, device, floor) for name, seed in jobs], n_jobs=n_jobs
+    )
     out: dict[str, list[dict]] = {name: [] for name in fits}
     for (name, _), share in zip(jobs, shares):
         out[name].append(share)
