@@ -16,6 +16,8 @@ from sklearn.cluster import KMeans
 
 from jeirt.model import unit_rows
 
+MMLU = "mmlu"  # the benchmark whose subjects Table 5 clusters (57 of them on EmbedLLM)
+
 
 # Clustering agreement (Sec. 3.6, Table 5)
 def _contingency(labels_true: Sequence, labels_pred: Sequence) -> np.ndarray:
@@ -79,10 +81,13 @@ def taxonomy_labels(ds) -> tuple[np.ndarray, np.ndarray, str]:
     """(item positions, human class per item, column name) for the taxonomy analysis of dataset `ds`.
 
     The classes are the `subject` column on the items that have one (MMLU-Pro's 91 source subjects;
-    MMLU's subjects on metabench); a dataset without subjects falls back to `benchmark` on all items.
+    MMLU's subjects on metabench); where a benchmark named "mmlu" has subjects, only its items (Table
+    5's setting: on EmbedLLM the subject column also holds GPQA's variants, which are no MMLU subject);
+    a dataset without subjects falls back to `benchmark` on all items.
     """
     subject = ds.items["subject"].fillna("").astype(str).to_numpy()
-    keep = np.flatnonzero(subject != "")
+    mmlu = ds.items["benchmark"].astype(str).to_numpy() == MMLU
+    keep = np.flatnonzero((subject != "") & (mmlu if (mmlu & (subject != "")).any() else True))
     if len(keep) and len(np.unique(subject[keep])) > 1:
         return keep, subject[keep], "subject"
     return np.arange(ds.n_items), ds.items["benchmark"].astype(str).to_numpy(), "benchmark"
@@ -160,3 +165,30 @@ def cluster_purities(clusters: np.ndarray, labels_true: Sequence) -> pd.DataFram
     )
     out.index.name = "cluster"
     return out.sort_values(["purity", "size"], ascending=False)
+
+
+def asymmetry(
+    x: np.ndarray, labels_true: Sequence, k: int | None = None, starts: Sequence[int] = (0, 1, 2, 3, 4)
+) -> pd.DataFrame:
+    """Table 5's two asymmetries, per k-means start (`starts`: seeds): purity minus inverse purity and
+    homogeneity minus completeness of the clusters of `x`'s directions, and the same for a random
+    partition with that start's cluster sizes (`random_partition`): the floor that cluster sizes alone
+    give, since a random partition shows the same sign when k differs from the number of classes."""
+    labels_true = np.asarray(labels_true)
+    k = len(np.unique(labels_true)) if k is None else k
+    if len(starts) < 2:
+        raise ValueError(f"starts={list(starts)}; a spread over k-means starts needs at least 2.")
+    rows = []
+    for seed in starts:
+        clusters = kmeans_directions(x, k, seed)
+        for name, c in (("learned", clusters), ("random partition", random_partition(clusters, seed))):
+            a = cluster_agreement(labels_true, c)
+            rows.append(
+                {
+                    "start": seed,
+                    "clusters": name,
+                    "purity - inverse purity": a["purity"] - a["inverse purity"],
+                    "homogeneity - completeness": a["homogeneity"] - a["completeness"],
+                }
+            )
+    return pd.DataFrame(rows)
