@@ -73,6 +73,10 @@ def test_extreme_gap_true_false_and_noise(centres, sign):
     else:
         assert abs(out["gap"]) < 4 * out["se"] + 0.02  # no separation beyond its own spread
     assert out["benchmarks"] == 3
+    median = geometry.extreme_gap(x, g, "target", n_boot=50, seed=0, versus="median")
+    assert median["gap"] >= out["gap"]  # the median of the others is at least their lowest
+    with pytest.raises(ValueError, match="versus="):
+        geometry.extreme_gap(x, g, "target", versus="mean")
     with pytest.raises(ValueError, match="target='nope'"):
         geometry.extreme_gap(x, g, "nope")
 
@@ -132,6 +136,12 @@ def test_question_drops_by_hand():
     assert table.loc["b", "drop"] == pytest.approx(50.0)
     assert table.loc["b", "questions"] == 2
     assert table.loc["b", "se"] == pytest.approx(0.0)  # each question drops 50 points
+    other = run | {"leave-out": np.array([0.9, 0.1, 0.2, 0.7]), "question": np.array([1, 1, 5, 5])}
+    full = run | {"base": run["all"], "questions": 2, "best epoch": 1}
+    t3 = ood.left_out_table({"b": full, "c": other | {"base": run["all"], "questions": 2, "best epoch": 1}})
+    assert t3.loc["b", "diff"] == pytest.approx(-0.5) and t3.loc["b", "diff se"] == pytest.approx(0.0)
+    # pooled: four questions (item 5 of b and item 5 of c are different questions), drops 0.5, 0.5, 0, 0.5
+    assert t3.loc["overall", "diff se"] == pytest.approx(np.std([0.5, 0.5, 0.0, 0.5], ddof=1) / 2)
 
 
 def test_fold_splits_test_every_question_of_the_benchmark_once(sim):

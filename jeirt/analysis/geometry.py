@@ -473,12 +473,16 @@ def extreme_gap(
     column: str = "own cosine",
     n_boot: int = 200,
     seed: int = 0,
+    versus: str = "lowest",
 ) -> dict[str, float]:
     """Is benchmark `target` the lowest of all on `column` of `benchmark_directions` (own cosine: the
-    most dispersed; alignment: the most isolated)? The gap is the lowest of the other benchmarks minus
-    `target`'s value (positive: `target` is lowest), with its bootstrap standard error over questions
+    most dispersed; alignment: the most isolated)? The gap is the lowest of the other benchmarks
+    (`versus="median"`: their median, for "below the others" rather than "the lowest") minus
+    `target`'s value (positive: `target` is lower), with its bootstrap standard error over questions
     resampled within each benchmark (`n_boot` seeded resamples); also `target`'s rank (1 = lowest) and
     how many benchmarks there are."""
+    if versus not in ("lowest", "median"):
+        raise ValueError(f"versus={versus!r}; expected 'lowest' or 'median'.")
     groups = np.asarray(groups)
     names = np.unique(groups)
     if target not in names or len(names) < 2:
@@ -488,7 +492,9 @@ def extreme_gap(
 
     def gap(rows: np.ndarray) -> tuple[float, int]:
         values = benchmark_directions(x[rows], groups[rows])[column]
-        return float(values.drop(target).min() - values[target]), int((values < values[target]).sum()) + 1
+        others = values.drop(target)
+        reference = others.min() if versus == "lowest" else others.median()
+        return float(reference - values[target]), int((values < values[target]).sum()) + 1
 
     estimate, rank = gap(np.arange(len(groups)))
     rng = np.random.default_rng(seed)

@@ -22,7 +22,7 @@ from jeirt.fitcache import fit_many
 from jeirt.metrics import METRICS
 from jeirt.splits import Split, split_leave_benchmark_out
 
-COLUMNS = ["questions", "pairs", "leave-out", "all", "diff", "base", "bias", "best epoch"]
+COLUMNS = ["questions", "pairs", "leave-out", "all", "diff", "diff se", "base", "bias", "best epoch"]
 
 
 def left_out_pairs(
@@ -72,8 +72,10 @@ def left_out_table(runs: dict[str, dict], metric: str = "accuracy") -> pd.DataFr
 
     One row per benchmark and a last row "overall" that pools every run's pairs (large benchmarks
     weigh more). Columns: questions, pairs, leave-out, all, diff (leave-out - all; negative: leaving
-    the benchmark out hurts), base, bias (the leave-out model's mean prediction minus the observed
-    accuracy: positive when it thinks the benchmark easier than it is) and best epoch."""
+    the benchmark out hurts), diff se (the standard error of diff over the benchmark's test
+    questions, `question_drops`; accuracy only, NaN for other metrics), base, bias (the leave-out
+    model's mean prediction minus the observed accuracy: positive when it thinks the benchmark easier
+    than it is) and best epoch."""
     if metric not in METRICS:
         raise ValueError(f"metric={metric!r}; expected one of {sorted(METRICS)}.")
     if not runs:
@@ -87,10 +89,16 @@ def left_out_table(runs: dict[str, dict], metric: str = "accuracy") -> pd.DataFr
         return out | {"bias": float(run["leave-out"].mean() - run["labels"].mean())}
 
     pooled = {key: np.concatenate([r[key] for r in runs.values()]) for key in ("labels", *parts)}
+    # questions of different benchmarks are different questions, even where their item numbers agree
+    pooled["question"] = np.concatenate(
+        [np.char.add(f"{b}:", np.asarray(r["question"]).astype(str)) for b, r in runs.items()]
+    )
     pooled |= {"questions": sum(r["questions"] for r in runs.values()), "best epoch": np.nan}
     rows = {bench: row(run) for bench, run in runs.items()} | {"overall": row(pooled)}
     table = pd.DataFrame.from_dict(rows, orient="index").rename_axis("benchmark")
     table["diff"] = table["leave-out"] - table["all"]
+    spread = question_drops(runs | {"overall": pooled})["se"] / 100
+    table["diff se"] = spread if metric == "accuracy" else np.nan
     return table[COLUMNS]
 
 
