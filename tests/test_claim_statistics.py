@@ -117,6 +117,18 @@ def test_rank_alignment_gap_and_se():
     assert out.loc[8, "se"] == pytest.approx(np.sqrt(0.5 / 2 + 0.5 / 2) / 3.5)
     with pytest.raises(ValueError, match="exactly two"):
         geometry.rank_alignment(runs.assign(encoder="a"))
+    one = runs[runs["seed"] == 0].drop(columns="seed").assign(se=0.3)
+    by_se = geometry.rank_alignment(one)  # d = 8: a = 4, b = 2
+    assert by_se.loc[8, "relative gap"] == pytest.approx(2 / 3)
+    assert by_se.loc[8, "se"] == pytest.approx(np.sqrt(0.09 + 0.09) / 3)
+    with pytest.raises(ValueError, match="se or seed"):
+        geometry.rank_alignment(one.drop(columns="se"))
+
+
+def test_rank_se_shrinks_with_more_models():
+    rng = np.random.default_rng(0)
+    few, many = rng.standard_normal((20, 8)), rng.standard_normal((2000, 8))
+    assert geometry.rank_se(many, 50) < geometry.rank_se(few, 50)
 
 
 @pytest.fixture(scope="module")
@@ -227,3 +239,18 @@ def test_prior_mean_floor_is_one_vector_for_all(sim, one_thread):
     vectors = model.model_vectors_[rows]
     np.testing.assert_allclose(vectors, np.broadcast_to(vectors.mean(axis=0), vectors.shape), atol=1e-3)
     assert (floor["items"] == 0).all() and len(floor) == 3
+
+
+def test_paired_table_by_hand():
+    curve = pd.DataFrame(
+        {
+            "seed": [0] * 6,
+            "model": ["a", "b", "c"] * 2,
+            "setting": ["1%"] * 3 + ["0 answers"] * 3,
+            "accuracy": [0.6, 0.7, 0.8, 0.5, 0.6, 0.8],
+        }
+    )
+    table = onb.paired_table(curve, ["1%"], ["0 answers", "1%"])
+    assert table.loc["1%", "- 0 answers"] == pytest.approx(100 * 0.2 / 3)
+    assert table.loc["1%", "- 0 answers se"] == pytest.approx(100 * np.std([0.1, 0.1, 0.0], ddof=1) / np.sqrt(3))
+    assert "- 1%" not in table.columns

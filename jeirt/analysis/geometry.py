@@ -524,6 +524,17 @@ def untrained_floor(n_models: int, d: int, draws: int = 20, seed: int = 0) -> di
     }
 
 
+def rank_se(x: np.ndarray, n_boot: int = 200, seed: int = 0) -> float:
+    """Bootstrap standard error of Eq. 7's rank (`covariance_effective_rank`) of rows `x` over the
+    rows (models) resampled: how much the rank of a few dozen models moves with which models are in."""
+    x = np.asarray(x, dtype=np.float64)
+    if n_boot < 2:
+        raise ValueError(f"n_boot={n_boot}; a standard error needs at least 2 resamples.")
+    rng = np.random.default_rng(seed)
+    draws = [covariance_effective_rank(x[rng.integers(0, len(x), len(x))]) for _ in range(n_boot)]
+    return float(np.std(draws, ddof=1))
+
+
 def _cosine_distances(x: np.ndarray) -> np.ndarray:
     u = unit_rows(np.asarray(x, dtype=np.float64))
     i, j = np.triu_indices(len(u), k=1)
@@ -555,16 +566,23 @@ def map_agreement(a: np.ndarray, b: np.ndarray, n_perm: int = 200, seed: int = 0
 
 def rank_alignment(runs: pd.DataFrame, value: str = "rank") -> pd.DataFrame:
     """App. E.1's "effective ranks with different base encoders align": `runs` has one row per fit,
-    with columns encoder (two of them), d, seed and `value` (e.g. Eq. 7's rank of that fit's model
-    vectors). One row per d: each encoder's mean, the relative gap (first encoder's mean minus the
-    second's, over their average) and its standard error over seeds (NaN with one seed per encoder)."""
-    missing = {"encoder", "d", "seed", value} - set(runs.columns)
-    if missing:
-        raise ValueError(f"runs lacks column(s) {sorted(missing)}; expected encoder, d, seed and {value!r}.")
+    with columns encoder (two of them), d, `value` (e.g. Eq. 7's rank of that fit's model vectors) and
+    either se (its standard error, e.g. `rank_se`) or seed (several per encoder and d: the spread over
+    seeds). One row per d: each encoder's mean, the relative gap (first encoder minus the second, over
+    their average) and its standard error."""
+    missing = {"encoder", "d", value} - set(runs.columns)
+    if missing or not {"se", "seed"} & set(runs.columns):
+        raise ValueError(f"runs has columns {list(runs.columns)}; expected encoder, d, {value!r} and se or seed.")
     encoders = list(dict.fromkeys(runs["encoder"]))
     if len(encoders) != 2:
         raise ValueError(f"runs holds encoders {encoders}; expected exactly two to compare.")
-    stats = runs.groupby(["d", "encoder"])[value].agg(["mean", "var", "count"]).unstack("encoder")
+    grouped = runs.groupby(["d", "encoder"])
+    if "se" in runs.columns:  # a standard error per fit: that of the mean of the fits
+        stats = pd.DataFrame({"mean": grouped[value].mean(), "var": grouped["se"].apply(lambda s: (s**2).mean())})
+        stats["count"] = grouped[value].size()
+    else:
+        stats = grouped[value].agg(["mean", "var", "count"])
+    stats = stats.unstack("encoder")
     first, second = encoders
     average = (stats[("mean", first)] + stats[("mean", second)]) / 2
     out = pd.DataFrame({first: stats[("mean", first)], second: stats[("mean", second)]})
