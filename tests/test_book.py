@@ -139,7 +139,14 @@ def test_results_page_opens_with_computed_paper_vs_book_table(doc):
 def test_verdicts_are_computed_and_checked(tmp_path, monkeypatch):
     from jeirt.book import verdicts
 
-    assert verdicts.VERDICTS == ("holds", "matches within noise", "holds in direction", "does not hold", "not testable")
+    assert verdicts.VERDICTS == (
+        "holds",
+        "matches within noise",
+        "holds in direction",
+        "does not hold",
+        "inconclusive here",
+        "not testable",
+    )
     assert verdicts.verdict(True) == "holds" and verdicts.verdict(False) == "does not hold"
     assert verdicts.verdict(False, direction=True) == "holds in direction"
     assert verdicts.verdict(False, noise=True, direction=True) == "matches within noise"
@@ -187,6 +194,7 @@ def test_verdicts_are_computed_and_checked(tmp_path, monkeypatch):
         "matches within noise": 1,
         "holds in direction": 1,
         "does not hold": 0,
+        "inconclusive here": 0,
         "not testable": 1,
     }
     pytest.importorskip("myst_nb")
@@ -201,11 +209,14 @@ def test_verdicts_are_computed_and_checked(tmp_path, monkeypatch):
     assert list(card["page"]) == ["book/ww", "book/ww", "book/zz", "book/xy", "book/xy"]
     snapshot = verdicts.save_claims(tmp_path, tmp_path / "snap" / "claims.json", "test build")
     assert verdicts.tally(snapshot, {"zz": "z", "xy": "x", "ww": "w"}) == {
-        "holds": 0,
-        "matches within noise": 3,
-        "holds in direction": 1,
-        "does not hold": 0,
-        "not testable": 1,
+        "": {
+            "holds": 0,
+            "matches within noise": 3,
+            "holds in direction": 1,
+            "does not hold": 0,
+            "inconclusive here": 0,
+            "not testable": 1,
+        }
     }
     with pytest.raises(FileNotFoundError, match="nope"):
         verdicts.scorecard(tmp_path, {"nope": "book/nope"})

@@ -1,31 +1,82 @@
-"""The verdicts results pages print about the paper's claims, computed from numbers in one place.
+"""The verdicts results pages print about the paper's claims: one power-aware engine, rows declared as tables.
 
-A page never writes "holds" by hand: it passes the measured quantity here and glues what comes back,
-so a rerun that contradicts the paper says so. Every results page opens its findings with the table
-`paper_vs_book` builds: one `Claim` per row, with the paper's number (quoted from `jeirt.book.paper`,
-the one table of the paper's values, or `paper.no_number(place)` where the paper prints none), ours,
-the dataset and encoder, the setting it ran in (`setting`: profile, test questions, d, seeds) and one
-of five verdicts:
+A page never writes "holds" by hand. It declares its claims as a short table, one dict per row, and
+`show` (through `judge`) turns each row into a `Claim` whose verdict a named rule computed:
 
-    holds                  the claim's condition is met on our numbers
-    matches within noise   not met by the number itself, but within its spread (an interval over
-                           seeds or questions, or the statistic's p-value) of meeting it
-    holds in direction     the sign or the ordering is met, the size is not
-    does not hold          none of these
-    not testable ...       'not testable here: why' (the data or the encoder lack it) or 'not testable
-                           in the smoke profile: why' (the smoke slice is too small to carry it)
+    verdicts.show("ood_paper_vs_book", [
+        dict(claim="leaving a benchmark out lowers its accuracy (Table 3)", source="paper: Table 3",
+             paper=said, ours=ours, data=where, setting=run,
+             rule="above", estimate=drop, se=se, bound=0.0, limit="14 benchmarks"),
+        dict(claim=..., source="v2 summary", ..., rule="untestable", why="one encoder here"),
+    ])
+
+Row keys: `claim` (a few words, with the place), `source`, `paper` (`jeirt.book.paper.quote` or
+`paper.no_number`), `ours` (our numbers, formatted), `data` (dataset and encoder), `setting`
+(`setting(cfg, ...)`), `rule` (a name in `RULES`) and that rule's arguments.
+
+Sources (`SOURCES`; a row's `source` starts with one): 'paper: <place>' (section, table or figure,
+e.g. 'paper: Sec. 3.1, Fig. 1'), 'v2 summary' (the AI-written summary of the paper's v2, never the
+paper), 'IRT-Net: "<its words>"' (quoted from ../shared/paper/irt-net.md), 'this book' (the book's
+own tests) and 'mathematics' (numerical checks of the paper's propositions, listed outside the tally).
+
+The spread convention, used by every rule: an interval is the estimate +- `SE_MULTIPLIER` (= 2)
+standard errors (SE), about 95% for a normal estimate; a rule given `interval=(low, high)` in place
+of `se` (a Fisher-z rho interval, a bootstrap percentile interval) uses it as that interval.
+Every rule first asks what the data can resolve (is the interval narrower than the effect, the margin
+or the headroom at stake?), then reads the estimate. Verdicts (`VERDICTS`, the leading words; reasons
+and numbers come after them, never inside):
+
+    holds                  the interval excludes the claim's negation
+    matches within noise   the paper's value lies inside an interval narrow enough (half-width at
+                           most the row's `margin`) to have excluded a difference that matters
+    holds in direction     the sign or ordering is met beyond noise, the claimed size is not
+    does not hold          the interval excludes the claim (or any effect that matters, `margin`)
+    inconclusive here      the data cannot separate the claim from its negation: 'inconclusive
+                           here: <limit>' with the reason in words ('33 models', 'one benchmark')
+    not testable           'not testable here: why' (the data or encoder lack it) or 'not testable
+                           in the <profile> profile: why'
+
+The rules (`RULES`; each returns the verdict text and the rule in words, which the row keeps):
+
+    above     one-sided, estimate > bound (optionally by at least `size`): holds when low > bound
+              (and > size when given); holds in direction when low > bound but high < size; does
+              not hold when high < bound + margin; inconclusive otherwise, or when `headroom` (the
+              most the data allows, e.g. oracle minus best model) is below the size claimed
+    below     the mirror of `above`: estimate < bound
+    matches   two-sided, estimate equals the paper's `value` within `margin`: inconclusive when the
+              half-width exceeds the margin; holds when the interval lies inside value +- margin;
+              matches within noise when it holds the value; else holds in direction (`direction`
+              True: the sign the claim rests on is met) or does not hold
+    bound     the paper's bound, estimate <= `bound` (or >= with side='>='): holds when the whole
+              interval obeys it, does not hold when the whole interval breaks it, matches within
+              noise when it straddles the bound and is narrower than 2 x margin, else inconclusive
+    between   estimate strictly inside (low_band, high_band), e.g. better than a null band and
+              short of perfect: holds when the interval is inside, does not hold when it is wholly
+              outside, else inconclusive
+    peak      a curve peaks at `at`: inconclusive when the curve's span (max - min) is within
+              SE_MULTIPLIER x sqrt(2) x the `se` of a point (its seed spread); else holds when `at`
+              is the only point within that distance of the best, matches within noise when it is
+              one of several, does not hold when it is not among them
+    untestable  'not testable ...' with `why` (and `profile` for the smoke slice)
 
 `show` glues the table and, when `$JEIRT_CLAIMS_DIR` is set (scripts/build_book.py sets it), writes
-the page's rows there as JSON; `scorecard` gathers them for the Reproducing page and `count` tallies
-the verdicts. tests/test_book.py checks that every results page builds its table here, quotes the
-paper through `jeirt.book.paper` and writes no verdict by hand.
+the page's rows there as JSON; `scorecard` gathers them for the Reproducing page, `tally` counts the
+verdicts by source (the paper's claims alone, each other source apart, the mathematics outside), and
+
+    python -m jeirt.book.verdicts tally results/claims_full_mmlu_pro.json
+
+prints that tally. tests/test_book.py checks that every results page builds its table here, quotes
+the paper through `jeirt.book.paper` and writes no verdict by hand; tests/test_verdicts.py plants data
+where a claim is true, false and pure noise.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import os
-from collections.abc import Sequence
+import sys
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 
@@ -35,19 +86,22 @@ HOLDS = "holds"
 NOISE = "matches within noise"
 DIRECTION = "holds in direction"
 FAILS = "does not hold"
+INCONCLUSIVE = "inconclusive here"
 UNTESTABLE = "not testable"
-VERDICTS = (HOLDS, NOISE, DIRECTION, FAILS, UNTESTABLE)  # the only words a verdict cell starts with
-COLUMNS = ("claim", "paper", "this book", "dataset and encoder", "setting", "verdict")
+VERDICTS = (HOLDS, NOISE, DIRECTION, FAILS, INCONCLUSIVE, UNTESTABLE)  # the only words a verdict cell starts with
+COLUMNS = ("claim", "source", "paper", "this book", "dataset and encoder", "setting", "verdict")
+SOURCES = ("paper", "v2 summary", "IRT-Net", "this book", "mathematics")  # what a row's `source` starts with
+SE_MULTIPLIER = 2.0  # every interval: estimate +- 2 standard errors (SE), about 95%
 
 
 def verdict(
     holds: bool | None, direction: bool = False, why: str = "", noise: bool = False, profile: str | None = None
 ) -> str:
-    """The verdict on one claim: `holds` True -> 'holds'; else 'matches within noise' when `noise`,
-    else 'holds in direction' when `direction`, else 'does not hold'. `holds` None -> 'not testable
-    here: ' + `why`, or with `profile` (the smoke slice cannot carry the claim) 'not testable in the
-    <profile> profile: ' + `why`; a reason is required. A non-empty `why` is appended to a testable
-    verdict too, as '(why)'."""
+    """The verdict text from decided conditions: `holds` True -> 'holds'; else 'matches within noise'
+    when `noise`, else 'holds in direction' when `direction`, else 'does not hold'. `holds` None ->
+    'not testable here: ' + `why`, or with `profile` (the smoke slice cannot carry the claim) 'not
+    testable in the <profile> profile: ' + `why`; a reason is required. A non-empty `why` is appended
+    to a testable verdict as '(why)'. The rules below decide the conditions; pages call the rules."""
     if holds is None:
         if not why:
             raise ValueError("verdict(None, ...) needs why=: say why the claim is not testable here.")
@@ -56,43 +110,218 @@ def verdict(
     return f"{word} ({why})" if why else word
 
 
-def against(
-    ours: float,
-    paper: float | tuple[float, float],
-    tolerance: float,
-    direction: bool = False,
-    why: str = "",
+def inconclusive(limit: str, detail: str = "") -> str:
+    """'inconclusive here: <limit>' (the data's limit in words, e.g. '33 models'), then `detail`."""
+    if not isinstance(limit, str) or not limit.strip():
+        raise ValueError("limit=: say in words what keeps the data from deciding (e.g. '33 models', 'one benchmark').")
+    return f"{INCONCLUSIVE}: {limit}" + (f" ({detail})" if detail else "")
+
+
+def _g(x: float) -> str:
+    """A number for a verdict's reason or rule text: 3 significant digits."""
+    return f"{x:.3g}"
+
+
+def _interval(estimate: float, se: float | None, interval: Sequence[float] | None) -> tuple[float, float]:
+    """The interval a rule reads: `interval` as given, or estimate +- SE_MULTIPLIER x `se`."""
+    if not math.isfinite(float(estimate)):
+        raise ValueError(f"estimate={estimate}; expected a finite number.")
+    if (se is None) == (interval is None):
+        raise ValueError("give the estimate's spread as se= (a standard error) or interval=(low, high), one of them.")
+    if interval is not None:
+        lo, hi = (float(v) for v in interval)
+        if not lo <= hi:
+            raise ValueError(f"interval={interval}; expected (low, high) with low <= high.")
+        return lo, hi
+    if not (math.isfinite(float(se)) and se >= 0):
+        raise ValueError(f"se={se}; expected a finite, non-negative standard error.")
+    return float(estimate) - SE_MULTIPLIER * se, float(estimate) + SE_MULTIPLIER * se
+
+
+def above(
+    estimate: float,
+    *,
+    limit: str,
+    bound: float = 0.0,
     se: float | None = None,
-    sds: float = 2.0,
-) -> str:
-    """Verdict of a number against the paper's: 'holds' when `ours` lies within `tolerance` of
-    `paper` (a value, or a (low, high) range of the paper's settings); else, given the standard
-    error `se` of ours (over seeds or questions), 'matches within noise' when `ours` +- `sds` * `se`
-    reaches that interval; else 'holds in direction' when `direction` (the sign or ordering the claim
-    rests on is met), else 'does not hold'."""
-    if tolerance < 0:
-        raise ValueError(f"tolerance={tolerance}; expected a non-negative number.")
-    if se is not None and not se >= 0:
-        raise ValueError(f"se={se}; expected a non-negative standard error (or None: no spread known).")
-    lo, hi = (paper, paper) if isinstance(paper, (int, float)) else paper
-    if lo > hi:
-        raise ValueError(f"paper={paper}; expected a value or a (low, high) range with low <= high.")
-    lo, hi, ours = lo - tolerance, hi + tolerance, float(ours)
-    spread = sds * se if se is not None else 0.0
-    return verdict(
-        lo <= ours <= hi,
-        direction=direction,
-        why=why,
-        noise=se is not None and ours - spread <= hi and ours + spread >= lo,
+    interval: Sequence[float] | None = None,
+    size: float | None = None,
+    margin: float = 0.0,
+    headroom: float | None = None,
+) -> tuple[str, str]:
+    """One-sided claim 'estimate > bound' (by at least `size` when given): (verdict, rule in words).
+    `margin`: the smallest excess that matters (below bound + margin the claim fails); `headroom`: the
+    largest value the data allows (a claimed size above it is inconclusive)."""
+    return _one_sided(estimate, limit, bound, se, interval, size, margin, headroom, sign=1.0)
+
+
+def below(
+    estimate: float,
+    *,
+    limit: str,
+    bound: float = 0.0,
+    se: float | None = None,
+    interval: Sequence[float] | None = None,
+    size: float | None = None,
+    margin: float = 0.0,
+    headroom: float | None = None,
+) -> tuple[str, str]:
+    """One-sided claim 'estimate < bound' (by `size`, i.e. below `size`, when given): the mirror of `above`;
+    `headroom` is then the lowest value the data allows."""
+    return _one_sided(estimate, limit, bound, se, interval, size, margin, headroom, sign=-1.0)
+
+
+def _one_sided(estimate, limit, bound, se, interval, size, margin, headroom, sign: float) -> tuple[str, str]:
+    """`above` (sign 1) and `below` (sign -1) on the flipped axis."""
+    inconclusive(limit)  # checks the words up front, so a missing reason fails on every machine
+    if margin < 0:
+        raise ValueError(f"margin={margin}; expected a non-negative smallest effect that matters.")
+    lo, hi = _interval(estimate, se, interval)
+    op, lo_s, hi_s = (">", lo, hi) if sign > 0 else ("<", -hi, -lo)
+    b, s = sign * bound, None if size is None else sign * size
+    if s is not None and s < b:
+        raise ValueError(f"size={size} lies on the wrong side of bound={bound} for a claim 'estimate {op} bound'.")
+    rule = f"one-sided: estimate {op} {_g(bound)}" + (f" by at least {_g(size)}" if size is not None else "")
+    rule += f"; interval +-{_g(SE_MULTIPLIER)} SE" if interval is None else "; interval given"
+    rule += f"; fails beyond a margin of {_g(margin)}" if margin else ""
+    span = f"interval {_g(lo)} to {_g(hi)}"
+    if headroom is not None and sign * headroom <= (s if s is not None else b + margin):
+        return inconclusive(limit, f"the most the data allows is {_g(headroom)}; {span}"), rule
+    target = s if s is not None else b
+    if lo_s > target:
+        return HOLDS, rule
+    if hi_s < b + margin:
+        return FAILS, rule
+    if s is not None and hi_s < s:
+        return (DIRECTION, rule) if lo_s > b else (FAILS, rule)
+    return inconclusive(limit, span), rule
+
+
+def matches(
+    estimate: float,
+    *,
+    value: float | tuple[float, float],
+    margin: float,
+    limit: str,
+    se: float | None = None,
+    interval: Sequence[float] | None = None,
+    direction: bool = False,
+) -> tuple[str, str]:
+    """Two-sided claim 'estimate equals the paper's `value`' (a number, or a (low, high) range of its
+    settings) within `margin`, the smallest difference that matters: (verdict, rule in words)."""
+    inconclusive(limit)
+    if not margin > 0:
+        raise ValueError(f"margin={margin}; state the smallest difference that matters (a positive number).")
+    v_lo, v_hi = (value, value) if isinstance(value, (int, float)) else (float(value[0]), float(value[1]))
+    if v_lo > v_hi:
+        raise ValueError(f"value={value}; expected a number or a (low, high) range with low <= high.")
+    lo, hi = _interval(estimate, se, interval)
+    rule = f"equals {_g(v_lo)}" + (f" to {_g(v_hi)}" if v_hi > v_lo else "") + f" within +-{_g(margin)}"
+    rule += f"; interval +-{_g(SE_MULTIPLIER)} SE" if interval is None else "; interval given"
+    if (hi - lo) / 2 > margin:
+        return inconclusive(limit, f"interval {_g(lo)} to {_g(hi)} is wider than the margin +-{_g(margin)}"), rule
+    if v_lo - margin <= lo and hi <= v_hi + margin:
+        return HOLDS, rule
+    if lo <= v_hi and hi >= v_lo:
+        return NOISE, rule
+    return (DIRECTION if direction else FAILS), rule
+
+
+def bound(
+    estimate: float,
+    *,
+    bound: float,
+    margin: float,
+    limit: str,
+    side: str = "<=",
+    se: float | None = None,
+    interval: Sequence[float] | None = None,
+) -> tuple[str, str]:
+    """A bound of the paper, 'estimate <= bound' (or '>='), tested as a bound: (verdict, rule in words).
+    `margin`: how far across the bound an interval may reach and still count as on it."""
+    inconclusive(limit)
+    if side not in ("<=", ">="):
+        raise ValueError(f"side={side!r}; expected '<=' or '>='.")
+    if margin < 0:
+        raise ValueError(f"margin={margin}; expected a non-negative number.")
+    lo, hi = _interval(estimate, se, interval)
+    rule = f"bound: estimate {side} {_g(bound)}; interval " + (
+        f"+-{_g(SE_MULTIPLIER)} SE" if interval is None else "given"
     )
+    obeys, breaks = (hi <= bound, lo > bound) if side == "<=" else (lo >= bound, hi < bound)
+    if obeys:
+        return HOLDS, rule
+    if breaks:
+        return FAILS, rule
+    if (hi - lo) / 2 <= margin:
+        return NOISE, rule
+    return inconclusive(limit, f"interval {_g(lo)} to {_g(hi)} straddles the bound {_g(bound)}"), rule
 
 
-def rho_interval(rho: float, n: int, sds: float = 2.0) -> tuple[float, float]:
+def between(
+    estimate: float,
+    *,
+    low: float,
+    high: float,
+    limit: str,
+    se: float | None = None,
+    interval: Sequence[float] | None = None,
+) -> tuple[str, str]:
+    """Claim 'low < estimate < high' (e.g. above a null band from random partitions and short of an
+    upper band): (verdict, rule in words)."""
+    inconclusive(limit)
+    if not low < high:
+        raise ValueError(f"low={low}, high={high}; expected low < high.")
+    lo, hi = _interval(estimate, se, interval)
+    rule = f"between {_g(low)} and {_g(high)}; interval " + (
+        f"+-{_g(SE_MULTIPLIER)} SE" if interval is None else "given"
+    )
+    if low < lo and hi < high:
+        return HOLDS, rule
+    if hi <= low or lo >= high:
+        return FAILS, rule
+    return inconclusive(limit, f"interval {_g(lo)} to {_g(hi)} crosses a band's edge"), rule
+
+
+def peak(curve: Mapping[float, float], *, at: float, se: float, limit: str) -> tuple[str, str]:
+    """Claim 'the curve peaks at `at`', judged against the `se` of one point (its seed spread): two
+    points differ beyond noise when their gap exceeds SE_MULTIPLIER x sqrt(2) x se."""
+    inconclusive(limit)
+    if at not in curve:
+        raise ValueError(f"at={at} is not a point of the curve {sorted(curve)}; measure it there first.")
+    if not (math.isfinite(se) and se >= 0):
+        raise ValueError(f"se={se}; expected a finite, non-negative standard error.")
+    tie = SE_MULTIPLIER * math.sqrt(2) * se
+    best, span = max(curve.values()), max(curve.values()) - min(curve.values())
+    rule = f"peak at {_g(at)}: points within {_g(tie)} ({_g(SE_MULTIPLIER)} SE of a difference) of the best tie"
+    if span <= tie:
+        return inconclusive(limit, f"the curve spans {_g(span)}, within its noise {_g(tie)}"), rule
+    near = [x for x, v in curve.items() if v >= best - tie]
+    if at not in near:
+        return FAILS, rule
+    return (HOLDS if near == [at] else NOISE), rule
+
+
+def untestable(why: str, profile: str | None = None) -> tuple[str, str]:
+    """'not testable here: why' (or 'in the <profile> profile'): (verdict, rule in words)."""
+    return verdict(None, why=why, profile=profile), "not testable"
+
+
+RULES = {
+    "above": above,
+    "below": below,
+    "matches": matches,
+    "bound": bound,
+    "between": between,
+    "peak": peak,
+    "untestable": untestable,
+}
+
+
+def rho_interval(rho: float, n: int, sds: float = SE_MULTIPLIER) -> tuple[float, float]:
     """An approximate interval for a Spearman rho over `n` points: rho +- `sds` standard errors on
     Fisher's z, whose standard error for Spearman's rho is 1.06 / sqrt(n - 3) (Fieller, Hartley and
     Pearson 1957), mapped back to rho."""
-    import math
-
     if n < 4:
         raise ValueError(f"n={n}; a Spearman interval needs at least 4 points.")
     z, se = math.atanh(max(min(rho, 0.999999), -0.999999)), 1.06 / (n - 3) ** 0.5
@@ -120,9 +349,9 @@ def setting(
     return f"{cfg.profile} profile; {questions}; d = {d}; {seeds} seed{'s' if seeds > 1 else ''}"
 
 
-def compared(gap: float, se: float, sds: float = 2.0) -> str:
+def compared(gap: float, se: float, sds: float = SE_MULTIPLIER) -> str:
     """'ahead of', 'behind' or 'level with': the sign of `gap` where it exceeds `sds` standard errors.
-    A description for prose and tables, not a verdict; pass `compared(...) == 'ahead of'` to `verdict`."""
+    A description for prose and tables, not a verdict."""
     if gap > sds * se:
         return "ahead of"
     if gap < -sds * se:
@@ -140,49 +369,119 @@ def mean_and_se(gaps) -> tuple[float, float]:
     return float(gaps.mean()), float(gaps.std(ddof=1) / np.sqrt(len(gaps)))
 
 
-def ahead(gap: float, se: float, sds: float = 2.0) -> str:
-    """The verdict on "ours is ahead" from a gap (positive: ours better) and its standard error:
-    'holds' beyond `sds` standard errors, 'matches within noise' within them, else 'does not hold'."""
+def against(
+    ours: float,
+    paper: float | tuple[float, float],
+    tolerance: float,
+    direction: bool = False,
+    why: str = "",
+    se: float | None = None,
+    sds: float = SE_MULTIPLIER,
+) -> str:
+    """Legacy (pages move to the declared rules; removed once none calls it): 'holds' when `ours`
+    lies within `tolerance` of `paper`, else 'matches within noise' when ours +- `sds` SE reaches
+    it, else 'holds in direction' when `direction`, else 'does not hold'."""
+    if tolerance < 0:
+        raise ValueError(f"tolerance={tolerance}; expected a non-negative number.")
+    if se is not None and not se >= 0:
+        raise ValueError(f"se={se}; expected a non-negative standard error (or None: no spread known).")
+    lo, hi = (paper, paper) if isinstance(paper, (int, float)) else paper
+    if lo > hi:
+        raise ValueError(f"paper={paper}; expected a value or a (low, high) range with low <= high.")
+    lo, hi, ours = lo - tolerance, hi + tolerance, float(ours)
+    spread = sds * se if se is not None else 0.0
+    noise = se is not None and ours - spread <= hi and ours + spread >= lo
+    return verdict(lo <= ours <= hi, direction=direction, why=why, noise=noise)
+
+
+def ahead(gap: float, se: float, sds: float = SE_MULTIPLIER) -> str:
+    """Legacy (pages move to the rule `above`; removed once none calls it): 'holds' beyond `sds` SE,
+    'matches within noise' within them, else 'does not hold'."""
     side = compared(gap, se, sds)
     return verdict(side == "ahead of", noise=side == "level with")
 
 
+def source_kind(source: str) -> str:
+    """Which of `SOURCES` a row's `source` names ('' for a row built before sources existed)."""
+    if not source:
+        return ""
+    found = [s for s in SOURCES if source == s or source.startswith(s + ":") or source.startswith(s + " ")]
+    if not found:
+        raise ValueError(
+            f"source={source!r}; start it with one of {SOURCES} ('paper: Sec. 3.1, Fig. 1', 'v2 summary', "
+            "'IRT-Net: \"<its words>\"', 'this book', 'mathematics')."
+        )
+    kind = found[0]
+    if kind == "paper" and not source.removeprefix("paper").strip(" :"):
+        raise ValueError(f"source={source!r}; name the paper's place: 'paper: Sec. 3.4, Table 3'.")
+    if kind == "IRT-Net" and '"' not in source:
+        raise ValueError(f"source={source!r}; quote IRT-Net's words: 'IRT-Net: \"<its words>\"'.")
+    return kind
+
+
 @dataclass(frozen=True)
 class Claim:
-    """One row of a page's "paper vs this book" table."""
+    """One row of a page's "paper vs this book" table; `judge` builds it from a declared row."""
 
     claim: str  # the claim in a few words, with where the paper makes it (section, table, figure)
     paper: str  # paper.quote(...) ("Table 5: 0.389 / 0.418", the v2 summary's cited as such) or paper.no_number(...)
     ours: str  # our number(s), formatted
     data: str  # dataset and encoder ("simulated" for a simulation)
-    verdict: str  # from `verdict` or `against`, never typed by hand
+    verdict: str  # from a rule, never typed by hand
     setting: str = ""  # `setting(cfg, ...)`: profile, test questions, d, seeds
+    source: str = ""  # one of SOURCES, with its place: 'paper: Table 5', 'v2 summary', 'this book', ...
+    rule: str = ""  # the rule that gave the verdict, in words
 
     def __post_init__(self) -> None:
         for f in fields(self):
             value = getattr(self, f.name)
-            if not isinstance(value, str) or (f.name != "setting" and not value.strip()):
+            if not isinstance(value, str) or (f.name not in ("setting", "source", "rule") and not value.strip()):
                 raise ValueError(f"Claim.{f.name}={value!r}; expected a non-empty string.")
         if not self.verdict.startswith(VERDICTS):
             raise ValueError(
-                f"Claim.verdict={self.verdict!r}; build it with verdicts.verdict or "
-                f"verdicts.against, which start with one of {VERDICTS}."
+                f"Claim.verdict={self.verdict!r}; declare the row with a rule (verdicts.RULES), "
+                f"whose verdicts start with one of {VERDICTS}."
             )
         if "not available" in self.paper:
             raise ValueError(
                 f"Claim.paper={self.paper!r}; quote the paper with jeirt.book.paper.quote, or "
                 "paper.no_number(place) where it prints no number."
             )
+        source_kind(self.source)
 
 
-def paper_vs_book(claims: Sequence[Claim]) -> pd.DataFrame:
+ROW_KEYS = ("claim", "source", "paper", "ours", "data", "setting", "rule")
+
+
+def judge(row: Mapping) -> Claim:
+    """One declared row (a dict: `ROW_KEYS` and the arguments of its rule) -> its `Claim`, the verdict
+    computed by `RULES[row['rule']]`."""
+    missing = [k for k in ROW_KEYS if k not in row]
+    if missing:
+        raise ValueError(f"row {row.get('claim', row)!r} lacks {missing}; a row needs {ROW_KEYS}.")
+    if not row["source"]:
+        raise ValueError(f"row {row['claim']!r}: name its source, one of {SOURCES}.")
+    name = row["rule"]
+    if name not in RULES:
+        raise ValueError(f"row {row['claim']!r}: rule={name!r}; expected one of {sorted(RULES)}.")
+    args = {k: v for k, v in row.items() if k not in ROW_KEYS}
+    try:
+        text, rule = RULES[name](**args)
+    except TypeError as err:
+        raise TypeError(f"row {row['claim']!r}, rule {name!r}: {err}") from None
+    keep = {k: row[k] for k in ("claim", "paper", "ours", "data", "setting", "source")}
+    return Claim(**keep, verdict=text, rule=rule)
+
+
+def paper_vs_book(claims: Sequence[Claim | Mapping]) -> pd.DataFrame:
     """The table every results page opens its findings with: one row per claim, columns `COLUMNS`."""
     if not claims:
-        raise ValueError("paper_vs_book needs at least one Claim.")
+        raise ValueError("paper_vs_book needs at least one row.")
+    claims = [judge(c) if isinstance(c, Mapping) else c for c in claims]
     bad = [type(c).__name__ for c in claims if not isinstance(c, Claim)]
     if bad:
-        raise TypeError(f"paper_vs_book takes Claim rows; got {bad}.")
-    rows = [(c.claim, c.paper, c.ours, c.data, c.setting, c.verdict) for c in claims]
+        raise TypeError(f"paper_vs_book takes declared rows (dicts) or Claim rows; got {bad}.")
+    rows = [(c.claim, c.source, c.paper, c.ours, c.data, c.setting, c.verdict) for c in claims]
     return pd.DataFrame(rows, columns=list(COLUMNS)).set_index("claim")
 
 
@@ -205,16 +504,17 @@ def claims_dir() -> Path | None:
     return Path(folder).expanduser().resolve() if folder else None
 
 
-def show(name: str, claims: Sequence[Claim]) -> pd.DataFrame:
-    """Build the table, glue it under `name` as HTML with one header row (the page shows it at the top
-    with a `{glue}` directive), write its rows to `claims_dir()/<page>.json` when set (the page is
-    `name` less its '_paper_vs_book', e.g. 'ood') and return it."""
+def show(name: str, rows: Sequence[Claim | Mapping]) -> pd.DataFrame:
+    """Judge the declared rows, glue the table under `name` as HTML with one header row (the page shows
+    it at the top with a `{glue}` directive), write its rows to `claims_dir()/<page>.json` when set
+    (the page is `name` less its '_paper_vs_book', e.g. 'ood') and return it."""
     from IPython.display import HTML
 
     from jeirt.book import glue
 
     if not name.endswith("_paper_vs_book"):
         raise ValueError(f"name={name!r}; expected '<page prefix>_paper_vs_book'.")
+    claims = [judge(r) if isinstance(r, Mapping) else r for r in rows]
     table = paper_vs_book(claims)
     glue(name, HTML(table.reset_index().to_html(index=False, border=0, classes="paper-vs-book")), display=False)
     folder = claims_dir()
@@ -248,11 +548,11 @@ PAGES = {
 
 def scorecard(folder: str | Path, pages: dict[str, str] | None = None) -> pd.DataFrame:
     """Every page's claim rows from `folder` (what `show` wrote, one JSON file per page; or a
-    `save_claims` snapshot file), one row per
-    claim with the page it comes from (`pages`: glue prefix -> page file, default `PAGES`), sorted into
-    the paper's order (`jeirt.book.paper.position` of the claim, a row starting '...' kept beside the
-    one before it; within a place, page order, then row order). A page with no file there is a
-    `FileNotFoundError` naming it."""
+    `save_claims` snapshot file), one row per claim with the page it comes from (`pages`: glue prefix
+    -> page file, default `PAGES`) and its source kind (`source_kind`), sorted into the paper's order
+    (`jeirt.book.paper.position` of the claim, a row starting '...' kept beside the one before it;
+    within a place, page order, then row order). A page with no file there is a `FileNotFoundError`
+    naming it."""
     from jeirt.book.paper import position
 
     folder, pages = Path(folder), PAGES if pages is None else pages
@@ -272,10 +572,14 @@ def scorecard(folder: str | Path, pages: dict[str, str] | None = None) -> pd.Dat
         for claim in found[prefix]["claims"]:
             # a row that continues the one before ('... by about 10 points') stays beside it
             where = where if claim["claim"].startswith("...") else position(claim["claim"])
+            source = claim.get("source", "")
             rows.append(
                 {
                     "position": where,
                     **{k: claim[k] for k in ("claim", "paper", "ours", "data", "setting", "verdict")},
+                    "source": source,
+                    "kind": source_kind(source),
+                    "rule": claim.get("rule", ""),
                     "page": page,
                 }
             )
@@ -298,8 +602,55 @@ def save_claims(folder: str | Path, path: str | Path, note: str) -> Path:
     return write_json(path, {"note": note, "pages": pages}, indent=1)
 
 
-def tally(source: str | Path, pages: dict[str, str] | None = None) -> dict[str, int]:
-    """The scorecard's counts per verdict word (holds, matches within noise, holds in direction, does
-    not hold, not testable), from a build's claims folder or a `save_claims` snapshot: what the README
-    quotes."""
-    return {k: int(v) for k, v in count(scorecard(source, pages)).items()}
+# The tally's groups, in print order: the paper's claims (the tally the README and the Reproducing
+# page quote), then each other source apart, the mathematics last and outside the tally.
+TALLY_GROUPS = ("paper", "v2 summary", "IRT-Net", "this book", "mathematics", "")
+
+
+def tally(source: str | Path, pages: dict[str, str] | None = None) -> dict[str, dict[str, int]]:
+    """The scorecard's counts per verdict word, by source kind: {'paper': {'holds': n, ...}, 'v2 summary':
+    ..., 'mathematics': ...}, from a build's claims folder or a `save_claims` snapshot. Only the kinds
+    present appear; '' gathers rows built before sources existed (rebuild to name them)."""
+    card = scorecard(source, pages)
+    out = {}
+    for kind in TALLY_GROUPS:
+        part = card[card["kind"] == kind]
+        if len(part):
+            out[kind] = {k: int(v) for k, v in count(part).items()}
+    return out
+
+
+def tally_text(counts: dict[str, dict[str, int]]) -> str:
+    """`tally`'s counts as the lines the command prints: the paper's claims first, the others apart."""
+    names = {
+        "paper": "the paper's claims (the tally)",
+        "v2 summary": "the v2 summary (AI-written, not the paper)",
+        "IRT-Net": "IRT-Net",
+        "this book": "this book's own claims",
+        "mathematics": "checks of the mathematics (outside the tally)",
+        "": "rows without a source (built before sources; rebuild)",
+    }
+    lines = []
+    for kind, by_word in counts.items():
+        words = ", ".join(f"{n} {w}" for w, n in by_word.items() if n)
+        lines.append(f"{names[kind]}: {sum(by_word.values())} rows: {words}")
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """`python -m jeirt.book.verdicts tally <claims folder or snapshot>`: print the tally by source."""
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="python -m jeirt.book.verdicts", description=main.__doc__)
+    parser.add_argument("command", choices=["tally"])
+    parser.add_argument("claims", help="a build's claims folder or a snapshot, e.g. results/claims_full_mmlu_pro.json")
+    args = parser.parse_args(argv)
+    path = Path(args.claims)
+    if not path.exists():
+        parser.error(f"{path} does not exist; give a build's claims folder or a snapshot from save_claims.")
+    print(tally_text(tally(path)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,202 @@
+"""The verdict engine on planted data: each rule says holds where the claim is true, does not hold
+where it is false, and inconclusive where the data is pure noise too thin to decide."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from jeirt.book import verdicts
+from jeirt.book.verdicts import DIRECTION, FAILS, HOLDS, INCONCLUSIVE, NOISE
+
+
+def planted(effect: float, n: int, seed: int) -> tuple[float, float]:
+    """Mean and SE of n draws from N(effect, 1): a paired gap with a known truth."""
+    draws = np.random.default_rng(seed).normal(effect, 1.0, n)
+    return verdicts.mean_and_se(draws)
+
+
+def word(result: tuple[str, str]) -> str:
+    return verdicts.word(result[0])
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_above_on_planted_gaps(seed):
+    true, false, noise = planted(0.5, 400, seed), planted(-0.5, 400, seed), planted(0.0, 12, seed)
+    assert word(verdicts.above(true[0], se=true[1], limit="400 models")) == HOLDS
+    assert word(verdicts.above(false[0], se=false[1], limit="400 models")) == FAILS
+    # pure noise: the interval straddles 0, so the data cannot separate the claim from its negation
+    mean, se = noise
+    if abs(mean) < verdicts.SE_MULTIPLIER * se:  # a 2-SE interval covers 0 for these seeds
+        result = verdicts.above(mean, se=se, limit="12 models")[0]
+        assert result.startswith(INCONCLUSIVE) and "12 models" in result
+    # with plenty of noise-only data and a margin that matters, the data excludes the claim
+    big = planted(0.0, 4000, seed)
+    assert word(verdicts.above(big[0], se=big[1], margin=0.2, limit="4,000 models")) == FAILS
+    # below mirrors above
+    assert word(verdicts.below(false[0], se=false[1], limit="400 models")) == HOLDS
+    assert word(verdicts.below(true[0], se=true[1], limit="400 models")) == FAILS
+
+
+def test_above_with_a_size_and_headroom():
+    # "+10 points" claimed; the data's headroom (oracle minus best model) is 4.5: it cannot pass
+    text, rule = verdicts.above(-0.4, se=0.7, size=10.0, headroom=4.5, limit="4.5 points of headroom")
+    assert text.startswith(f"{INCONCLUSIVE}: 4.5 points of headroom") and "by at least 10" in rule
+    assert word(verdicts.above(3.0, se=0.5, size=10.0, limit="x")) == DIRECTION  # ahead, far short of 10
+    assert word(verdicts.above(11.0, se=0.4, size=10.0, limit="x")) == HOLDS
+    assert word(verdicts.above(-0.2, se=0.4, size=10.0, limit="x")) == FAILS  # 10 points excluded
+    with pytest.raises(ValueError, match="wrong side"):
+        verdicts.above(1.0, se=0.1, size=-1.0, limit="x")
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_matches_on_planted_values(seed):
+    paper = 74.7
+    same, off = planted(paper, 900, seed), planted(paper + 3.0, 900, seed)
+    assert word(verdicts.matches(same[0], se=same[1], value=paper, margin=0.5, limit="900 questions")) in (HOLDS, NOISE)
+    assert word(verdicts.matches(off[0], se=off[1], value=paper, margin=0.5, limit="900 questions")) == FAILS
+    assert word(verdicts.matches(off[0], se=off[1], value=paper, margin=0.5, limit="q", direction=True)) == DIRECTION
+    thin = planted(paper, 9, seed)  # an interval wider than the margin cannot say "matches"
+    result = verdicts.matches(thin[0], se=thin[1], value=paper, margin=0.2, limit="9 questions")[0]
+    assert result.startswith(f"{INCONCLUSIVE}: 9 questions")
+    # an interval inside value +- margin is equivalence shown: holds
+    assert word(verdicts.matches(74.6, se=0.05, value=paper, margin=0.5, limit="x")) == HOLDS
+    # the paper's value inside a narrow interval that still reaches past the margin: within noise
+    assert word(verdicts.matches(75.0, se=0.2, value=paper, margin=0.5, limit="x")) == NOISE
+
+
+def test_bound_is_tested_as_a_bound():
+    # App. D: excess log loss O(d/n), a log-log slope at or below -1
+    assert word(verdicts.bound(-1.9, se=0.1, bound=-1.0, margin=0.1, limit="x")) == HOLDS
+    assert word(verdicts.bound(-0.5, se=0.1, bound=-1.0, margin=0.1, limit="x")) == FAILS
+    assert word(verdicts.bound(-0.99, se=0.04, bound=-1.0, margin=0.1, limit="x")) == NOISE
+    assert verdicts.bound(-0.99, se=0.5, bound=-1.0, margin=0.1, limit="3 sizes")[0].startswith(INCONCLUSIVE)
+    assert word(verdicts.bound(0.3, se=0.1, bound=0.0, side=">=", margin=0.1, limit="x")) == HOLDS
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_between_null_and_perfect(seed):
+    rng = np.random.default_rng(seed)
+    null = rng.normal(0.08, 0.005, 50)  # scores of random partitions
+    band = (null.mean() + verdicts.SE_MULTIPLIER * null.std(ddof=1), 0.9)
+    partial, chance = planted(0.3, 500, seed), planted(0.08, 500, seed)
+    assert word(verdicts.between(partial[0], se=partial[1] / 10, low=band[0], high=band[1], limit="x")) == HOLDS
+    assert word(verdicts.between(chance[0], se=chance[1] / 100, low=band[0], high=band[1], limit="x")) == FAILS
+    wide = verdicts.between(0.3, se=0.2, low=band[0], high=band[1], limit="5 starts")[0]
+    assert wide.startswith(f"{INCONCLUSIVE}: 5 starts")
+
+
+def test_peak_judges_a_flat_curve_against_its_noise():
+    ds = [8, 16, 32, 64, 128, 256, 512, 1024]
+    flat = dict(zip(ds, 68.3 + np.random.default_rng(0).normal(0, 0.1, 8)))
+    assert verdicts.peak(flat, at=256, se=0.2, limit="a 0.37-point curve")[0].startswith(INCONCLUSIVE)
+    peaked = {d: 70 - 0.002 * (d - 256) ** 2 / 100 for d in ds}
+    assert word(verdicts.peak(peaked, at=256, se=0.05, limit="x")) == HOLDS
+    assert word(verdicts.peak(peaked, at=8, se=0.05, limit="x")) == FAILS
+    assert word(verdicts.peak(peaked, at=128, se=3.0, limit="x")) == NOISE  # tied with the best
+    with pytest.raises(ValueError, match="not a point"):
+        verdicts.peak(peaked, at=100, se=0.1, limit="x")
+
+
+def test_rules_refuse_bad_input():
+    with pytest.raises(ValueError, match="limit="):
+        verdicts.above(1.0, se=0.1, limit="")
+    with pytest.raises(ValueError, match="one of them"):
+        verdicts.above(1.0, limit="x")
+    with pytest.raises(ValueError, match="one of them"):
+        verdicts.above(1.0, se=0.1, interval=(0, 2), limit="x")
+    with pytest.raises(ValueError, match="se="):
+        verdicts.above(1.0, se=-0.1, limit="x")
+    with pytest.raises(ValueError, match="margin="):
+        verdicts.matches(1.0, se=0.1, value=1.0, margin=0.0, limit="x")
+    with pytest.raises(ValueError, match="low <= high"):
+        verdicts.above(1.0, interval=(2.0, 0.0), limit="x")
+    # an interval given directly (a Fisher-z rho interval) is read as it is
+    lo, hi = verdicts.rho_interval(-0.60, 5)
+    assert verdicts.below(-0.60, interval=(lo, hi), limit="5 benchmarks")[0].startswith(INCONCLUSIVE)
+
+
+def test_declared_rows_are_judged_with_their_source(tmp_path, monkeypatch):
+    rows = [
+        dict(
+            claim="a (Table 5)",
+            source="paper: Table 5",
+            paper="Table 5: 0.346",
+            ours="0.30",
+            data="d",
+            setting="s",
+            rule="above",
+            estimate=0.3,
+            se=0.01,
+            bound=0.1,
+            limit="x",
+        ),
+        dict(
+            claim="b",
+            source="v2 summary",
+            paper="v2 summary: +10",
+            ours="-0.4",
+            data="d",
+            setting="s",
+            rule="above",
+            estimate=-0.4,
+            se=0.7,
+            size=10.0,
+            headroom=4.5,
+            limit="4.5 points of headroom",
+        ),
+        dict(
+            claim="c",
+            source="this book",
+            paper="not a claim of the paper",
+            ours="1",
+            data="d",
+            setting="s",
+            rule="untestable",
+            why="one encoder",
+        ),
+        dict(
+            claim="d (Prop. 1)",
+            source="mathematics",
+            paper="a proof",
+            ours="0 violations",
+            data="d",
+            setting="s",
+            rule="bound",
+            estimate=0.0,
+            se=0.0,
+            bound=0.0,
+            margin=0.0,
+            limit="x",
+        ),
+    ]
+    claims = [verdicts.judge(r) for r in rows]
+    assert [verdicts.word(c.verdict) for c in claims] == [HOLDS, INCONCLUSIVE, "not testable", HOLDS]
+    assert claims[0].rule.startswith("one-sided: estimate > 0.1")
+    with pytest.raises(ValueError, match="source"):
+        verdicts.judge({**rows[0], "source": "the paper"})
+    with pytest.raises(ValueError, match="place"):
+        verdicts.judge({**rows[0], "source": "paper"})
+    with pytest.raises(ValueError, match="quote"):
+        verdicts.judge({**rows[0], "source": "IRT-Net: state of the art"})
+    with pytest.raises(ValueError, match="rule="):
+        verdicts.judge({**rows[0], "rule": "roughly"})
+    with pytest.raises(ValueError, match="lacks"):
+        verdicts.judge({k: v for k, v in rows[0].items() if k != "source"})
+    with pytest.raises(TypeError, match="rule 'above'"):
+        verdicts.judge({**rows[0], "value": 3})
+    pytest.importorskip("myst_nb")
+    monkeypatch.setenv("JEIRT_CLAIMS_DIR", str(tmp_path))
+    verdicts.show("aa_paper_vs_book", rows[:2])
+    verdicts.show("bb_paper_vs_book", rows[2:])
+    written = json.loads((tmp_path / "aa.json").read_text())["claims"]
+    assert written[1]["source"] == "v2 summary" and written[1]["verdict"].startswith(INCONCLUSIVE)
+    counts = verdicts.tally(tmp_path, {"aa": "book/aa", "bb": "book/bb"})
+    assert list(counts) == ["paper", "v2 summary", "this book", "mathematics"]
+    assert counts["paper"][HOLDS] == 1 and sum(counts["paper"].values()) == 1
+    assert counts["mathematics"][HOLDS] == 1
+    snapshot = verdicts.save_claims(tmp_path, tmp_path / "snap" / "claims.json", "test build")
+    monkeypatch.setattr(verdicts, "PAGES", {"aa": "book/aa", "bb": "book/bb"})
+    assert verdicts.main(["tally", str(snapshot)]) == 0
