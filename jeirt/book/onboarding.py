@@ -1,6 +1,6 @@
 """The Onboarding page's tables and figures (Sec. 3.3, Tables 1-2, App. D): the curve over the share
-of answers, the rate at which the error falls, Table 1's layout in percent and the verdict on a
-paired gap. The experiment's steps are in `jeirt.tasks.onboarding`.
+of answers, the rate at which the error falls and Table 1's layout in percent. The experiment's
+steps are in `jeirt.tasks.onboarding`.
 """
 
 from __future__ import annotations
@@ -9,7 +9,6 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from jeirt.book import paper, verdicts
 from jeirt.book.figures import style
 
 
@@ -121,17 +120,3 @@ def paper_rows(table: pd.DataFrame, stats: dict) -> pd.DataFrame:
     out = 100 * table.loc[list(stats)].rename(index=stats, columns={"All": "all"})
     out.index = pd.MultiIndex.from_product([["sent"], out.index])
     return out.astype(float)
-
-
-def gap_verdict(gap: pd.Series, joint: dict, cap: int) -> str:
-    """Within 0.5 points of joint training (Sec. 3.3's "within 0.5%")? Within noise when two standard
-    errors of the mean paired `gap` reach that. When onboarding is better by more and a joint fit ran
-    into the epoch `cap`, the verdict says so."""
-    capped = any(len(m.history_.val_loss) == cap for m in joint.values())
-    why = (
-        f"onboarding better; the joint fit stopped at the {cap}-epoch cap of this profile"
-        if gap.mean() > 0.005 and capped
-        else ""
-    )
-    se = 100 * gap.std() / np.sqrt(len(gap)) if len(gap) > 1 else None
-    return verdicts.against(100 * gap.mean(), 0.0, paper.value("s33.within"), se=se, why=why)
