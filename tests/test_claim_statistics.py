@@ -182,17 +182,6 @@ def test_cross_fitted_runs_score_every_question(sim, one_thread):
     assert table.loc[bench, "questions"] == run["questions"] and np.isfinite(table.loc[bench, "se"])
 
 
-def test_asymmetry_learned_and_random():
-    x, g = directions({f"s{k}": (E[k], 0.05) for k in range(4)}, 60, seed=2)
-    table = taxonomy.asymmetry(x, g, k=8, starts=(0, 1))
-    learned = table[table["clusters"] == "learned"]
-    # 8 clusters of 4 clean classes: every cluster is pure, every class split: purity 1 > inverse purity
-    assert (learned["purity - inverse purity"] > 0.3).all()
-    assert set(table["clusters"]) == {"learned", "random partition"}
-    with pytest.raises(ValueError, match="starts="):
-        taxonomy.asymmetry(x, g, starts=(0,))
-
-
 def test_taxonomy_labels_keep_mmlu_only_where_it_has_subjects(sim):
     ds, _ = sim
     items = ds.items.copy()

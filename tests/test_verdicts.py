@@ -57,10 +57,17 @@ def test_matches_on_planted_values(seed):
     same, off = planted(paper, 900, seed), planted(paper + 3.0, 900, seed)
     assert word(verdicts.matches(same[0], se=same[1], value=paper, margin=0.5, limit="900 questions")) in (HOLDS, NOISE)
     assert word(verdicts.matches(off[0], se=off[1], value=paper, margin=0.5, limit="900 questions")) == FAILS
-    assert word(verdicts.matches(off[0], se=off[1], value=paper, margin=0.5, limit="q", direction=True)) == DIRECTION
+    assert word(verdicts.matches(off[0], se=off[1], value=paper, margin=0.5, limit="q", sign=1)) == DIRECTION
     thin = planted(paper, 9, seed)  # an interval wider than the margin cannot say "matches"
     result = verdicts.matches(thin[0], se=thin[1], value=paper, margin=0.2, limit="9 questions")[0]
     assert result.startswith(f"{INCONCLUSIVE}: 9 questions")
+    # a directional claim ('lowers accuracy, by 12 points') on 5 benchmarks: the sign beyond noise, the size not
+    assert verdicts.matches(9.3, se=2.8, value=12.0, margin=2.0, limit="x", sign=1)[0].startswith(DIRECTION)
+    assert verdicts.matches(1.0, se=2.8, value=12.0, margin=2.0, limit="5 benchmarks", sign=1)[0].startswith(
+        f"{INCONCLUSIVE}: 5 benchmarks"
+    )
+    auc = verdicts.matches(0.66, se=0.01, value=(0.73, 0.77), margin=0.01, limit="x", sign=1, null=0.5)
+    assert auc[0].startswith(DIRECTION) and "> 0.5" in auc[1]
     # an interval inside value +- margin is equivalence shown: holds
     assert word(verdicts.matches(74.6, se=0.05, value=paper, margin=0.5, limit="x")) == HOLDS
     # the paper's value inside a narrow interval that still reaches past the margin: within noise
@@ -200,3 +207,41 @@ def test_declared_rows_are_judged_with_their_source(tmp_path, monkeypatch):
     snapshot = verdicts.save_claims(tmp_path, tmp_path / "snap" / "claims.json", "test build")
     monkeypatch.setattr(verdicts, "PAGES", {"aa": "book/aa", "bb": "book/bb"})
     assert verdicts.main(["tally", str(snapshot)]) == 0
+
+
+def test_the_spreads_verdicts_read():
+    """The library helpers behind the pages' SEs: each widens with less data and refuses too little."""
+    import pandas as pd
+
+    from jeirt.analysis import geometry, taxonomy
+    from jeirt.baselines import irt_diagnostics as diag
+    from jeirt.book import dimension
+    from jeirt.tasks import onboarding as onb
+
+    assert diag.share_gap_se(0.1, 0.1, 100) > diag.share_gap_se(0.1, 0.1, 10_000) > 0
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(200, 8)) * np.array([3.0, 1, 1, 1, 1, 1, 1, 1])  # one strong component
+    assert 0 < geometry.first_component_se(x[:20]) and geometry.first_component_se(x) < 0.1
+    with pytest.raises(ValueError, match="at least 3"):
+        geometry.first_component_se(x[:2])
+    classes = np.repeat(np.arange(4), 50)
+    points = np.eye(4)[classes] + rng.normal(0, 0.3, (200, 4))  # clusters that follow the classes
+    starts = taxonomy.agreement_over_starts(points, classes, 4, starts=3)
+    assert len(starts) == 3 and (starts["learned"]["nmi"] > starts["random"]["nmi"] + 0.3).all()
+    n = np.array([8, 16, 32, 64, 128, 256])
+    summary = pd.DataFrame({"items": n, "kl": 2.0 / n * np.exp(rng.normal(0, 0.05, 6))})
+    slope, se = onb.rate_slope(summary, 1, 512), onb.rate_slope_se(summary, 1, 512)
+    assert abs(slope + 1) < 3 * se + 0.05 and 0 < se < 0.1
+    assert np.isnan(onb.rate_slope_se(summary, 1, 16))  # two budgets: no residuals
+    runs = pd.DataFrame(
+        {
+            "encoder": "e",
+            "d": np.repeat([8, 16], 3),
+            "seed": [0, 1, 2] * 2,
+            "accuracy": [0.6, 0.62, 0.61, 0.7, 0.7, 0.7],
+        }
+    )
+    assert list(dimension.per_seed(runs, "e", 16)) == pytest.approx([70.0, 70.0, 70.0])
+    assert dimension.point_se(runs, "e") == pytest.approx(100 * 0.01 / np.sqrt(3) / 2)
+    with pytest.raises(ValueError, match="d = 32"):
+        dimension.per_seed(runs, "e", 32)

@@ -67,6 +67,17 @@ def cumulative_variance(x: np.ndarray, n_components: int = 64) -> np.ndarray:
     return np.cumsum(PCA(n_components=n).fit(x).explained_variance_ratio_)
 
 
+def first_component_se(x: np.ndarray, n_boot: int = 200, seed: int = 0) -> float:
+    """Bootstrap standard error (over the rows, e.g. models) of the first principal component's share
+    of variance: the spread a verdict on that share reads."""
+    x = np.asarray(x, dtype=np.float64)
+    if len(x) < 3:
+        raise ValueError(f"{len(x)} rows; a bootstrap of the first component needs at least 3.")
+    rng = np.random.default_rng(seed)
+    shares = [cumulative_variance(x[rng.integers(0, len(x), len(x))], 1)[0] for _ in range(n_boot)]
+    return float(np.std(shares, ddof=1))
+
+
 # Model families (App. E, Fig. 5)
 
 # The first pattern found anywhere in the model name (case-insensitive) names the family; the order

@@ -167,28 +167,20 @@ def cluster_purities(clusters: np.ndarray, labels_true: Sequence) -> pd.DataFram
     return out.sort_values(["purity", "size"], ascending=False)
 
 
-def asymmetry(
-    x: np.ndarray, labels_true: Sequence, k: int | None = None, starts: Sequence[int] = (0, 1, 2, 3, 4)
-) -> pd.DataFrame:
-    """Table 5's two asymmetries, per k-means start (`starts`: seeds): purity minus inverse purity and
-    homogeneity minus completeness of the clusters of `x`'s directions, and the same for a random
-    partition with that start's cluster sizes (`random_partition`): the floor that cluster sizes alone
-    give, since a random partition shows the same sign when k differs from the number of classes."""
-    labels_true = np.asarray(labels_true)
-    k = len(np.unique(labels_true)) if k is None else k
-    if len(starts) < 2:
-        raise ValueError(f"starts={list(starts)}; a spread over k-means starts needs at least 2.")
+def agreement_over_starts(x: np.ndarray, labels_true: Sequence, k: int, seed: int = 0, starts: int = 5) -> pd.DataFrame:
+    """The spread a verdict on the agreement scores reads: per k-means start (seed, seed + 1, ...),
+    the scores of the clusters of `x` ("learned") and of a random partition with their sizes
+    ("random"); columns (kind, metric), one row per start."""
+    if starts < 2:
+        raise ValueError(f"starts={starts}; a spread needs at least 2 k-means starts.")
     rows = []
-    for seed in starts:
-        clusters = kmeans_directions(x, k, seed)
-        for name, c in (("learned", clusters), ("random partition", random_partition(clusters, seed))):
-            a = cluster_agreement(labels_true, c)
-            rows.append(
-                {
-                    "start": seed,
-                    "clusters": name,
-                    "purity - inverse purity": a["purity"] - a["inverse purity"],
-                    "homogeneity - completeness": a["homogeneity"] - a["completeness"],
-                }
-            )
-    return pd.DataFrame(rows)
+    for start in range(starts):
+        ids = kmeans_directions(x, k, seed=seed + start)
+        learned = cluster_agreement(labels_true, ids)
+        chance = cluster_agreement(labels_true, random_partition(ids, seed + start))
+        rows.append(
+            {**{("learned", m): v for m, v in learned.items()}, **{("random", m): v for m, v in chance.items()}}
+        )
+    out = pd.DataFrame(rows).rename_axis("start")
+    out.columns = pd.MultiIndex.from_tuples(out.columns, names=["kind", "metric"])
+    return out

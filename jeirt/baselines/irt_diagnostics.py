@@ -145,12 +145,17 @@ def discrimination_shares(discrimination: np.ndarray, near_zero: float = NEAR_ZE
     }
 
 
+def share_gap_se(share: float, chance: float, n: int) -> float:
+    """The standard error of `share` - `chance`, both read as independent binomial shares of `n` items."""
+    if n < 1:
+        raise ValueError(f"n={n}; expected the number of items, at least 1.")
+    return float(np.sqrt((share * (1 - share) + chance * (1 - chance)) / n))
+
+
 def beyond_chance(share: float, chance: float, n: int) -> bool:
     """True when `share` exceeds `chance` by more than two standard errors of their difference, both
     read as binomial shares of `n` items."""
-    if n < 1:
-        raise ValueError(f"n={n}; expected the number of items, at least 1.")
-    return bool(share - chance > 2 * np.sqrt((share * (1 - share) + chance * (1 - chance)) / n))
+    return bool(share - chance > 2 * share_gap_se(share, chance, n))
 
 
 def saturation(

@@ -68,3 +68,18 @@ def summary_table(summary: pd.DataFrame) -> pd.DataFrame:
     table[["accuracy (%)", "sd over seeds"]] *= 100
     rounding = {"accuracy (%)": 2, "sd over seeds": 2, "val. loss": 4, "AUC": 4, "fit (s)": 1}
     return table.round(rounding).astype(object).where(table.notna(), "–")
+
+
+def per_seed(runs: pd.DataFrame, encoder: str, d: int) -> pd.Series:
+    """Test accuracy (in points) of one encoder at one d, one value per seed: what paired gaps read."""
+    found = runs[(runs["encoder"] == encoder) & (runs["d"] == d)]
+    if found.empty:
+        raise ValueError(f"no run of {encoder} at d = {d}; the sweep has d in {sorted(runs['d'].unique())}.")
+    return 100 * found.set_index("seed")["accuracy"]
+
+
+def point_se(runs: pd.DataFrame, encoder: str) -> float:
+    """The standard error over seeds of one point of the accuracy-vs-d curve (in points), averaged over d:
+    the noise a peak of that curve is judged against."""
+    by_d = runs[runs["encoder"] == encoder].groupby("d")["accuracy"]
+    return float((100 * by_d.std(ddof=1) / by_d.count() ** 0.5).mean())

@@ -120,3 +120,9 @@ def paper_rows(table: pd.DataFrame, stats: dict) -> pd.DataFrame:
     out = 100 * table.loc[list(stats)].rename(index=stats, columns={"All": "all"})
     out.index = pd.MultiIndex.from_product([["sent"], out.index])
     return out.astype(float)
+
+
+def capped(gap: pd.Series, joint: dict, cap: int) -> str:
+    """A note for the row when onboarding is better and a joint fit ran into the epoch `cap`."""
+    hit = any(len(m.history_.val_loss) == cap for m in joint.values())
+    return f"; the joint fit stopped at the {cap}-epoch cap" if gap.mean() > 0.005 and hit else ""

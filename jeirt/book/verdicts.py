@@ -43,10 +43,16 @@ The rules (`RULES`; each returns the verdict text and the rule in words, which t
               not hold when high < bound + margin; inconclusive otherwise, or when `headroom` (the
               most the data allows, e.g. oracle minus best model) is below the size claimed
     below     the mirror of `above`: estimate < bound
-    matches   two-sided, estimate equals the paper's `value` within `margin`: inconclusive when the
-              half-width exceeds the margin; holds when the interval lies inside value +- margin;
-              matches within noise when it holds the value; else holds in direction (`direction`
-              True: the sign the claim rests on is met) or does not hold
+    matches   two-sided, estimate equals the paper's `value` within `margin`: holds when the interval
+              lies inside value +- margin; matches within noise when it holds the value and its
+              half-width is at most the margin; `sign` (+1 or -1: the claim also says which way,
+              e.g. 'lowers accuracy, by 12 points'): holds in direction when the interval excludes
+              `null` (default 0; 0.5 for an AUC) on that side but not the size (too wide to test
+              it, or off it); else inconclusive when the half-width exceeds the margin, does not
+              hold when it excludes the value.
+              `floor` (with `floor_se`): what a trivial method scores on the same scale (1% of
+              the answers, the prior mean); when the floor would match too, the test has no
+              power and the verdict is inconclusive
     bound     the paper's bound, estimate <= `bound` (or >= with side='>='): holds when the whole
               interval obeys it, does not hold when the whole interval breaks it, matches within
               noise when it straddles the bound and is narrower than 2 x margin, else inconclusive
@@ -92,6 +98,13 @@ VERDICTS = (HOLDS, NOISE, DIRECTION, FAILS, INCONCLUSIVE, UNTESTABLE)  # the onl
 COLUMNS = ("claim", "source", "paper", "this book", "dataset and encoder", "setting", "verdict")
 SOURCES = ("paper", "v2 summary", "IRT-Net", "this book", "mathematics")  # what a row's `source` starts with
 SE_MULTIPLIER = 2.0  # every interval: estimate +- 2 standard errors (SE), about 95%
+# Datasets whose `benchmark` column holds the categories of one benchmark (MMLU-Pro's 14), not benchmarks.
+ONE_BENCHMARK = ("mmlu_pro",)
+
+
+def benchmarks(ds) -> int:
+    """How many benchmarks a dataset holds (1 for `ONE_BENCHMARK`'s, whose categories stand in for them)."""
+    return 1 if ds.name in ONE_BENCHMARK else int(ds.items["benchmark"].nunique())
 
 
 def verdict(
@@ -205,26 +218,42 @@ def matches(
     limit: str,
     se: float | None = None,
     interval: Sequence[float] | None = None,
-    direction: bool = False,
+    sign: int = 0,
+    null: float = 0.0,
+    floor: float | None = None,
+    floor_se: float | None = None,
 ) -> tuple[str, str]:
     """Two-sided claim 'estimate equals the paper's `value`' (a number, or a (low, high) range of its
-    settings) within `margin`, the smallest difference that matters: (verdict, rule in words)."""
+    settings) within `margin`, the smallest difference that matters; `sign` +1 / -1 when the claim
+    also says which way (the value's sign): (verdict, rule in words)."""
     inconclusive(limit)
     if not margin > 0:
         raise ValueError(f"margin={margin}; state the smallest difference that matters (a positive number).")
     v_lo, v_hi = (value, value) if isinstance(value, (int, float)) else (float(value[0]), float(value[1]))
     if v_lo > v_hi:
         raise ValueError(f"value={value}; expected a number or a (low, high) range with low <= high.")
+    if sign not in (-1, 0, 1):
+        raise ValueError(f"sign={sign}; expected +1 or -1 (the claim's direction) or 0 (none).")
     lo, hi = _interval(estimate, se, interval)
     rule = f"equals {_g(v_lo)}" + (f" to {_g(v_hi)}" if v_hi > v_lo else "") + f" within +-{_g(margin)}"
     rule += f"; interval +-{_g(SE_MULTIPLIER)} SE" if interval is None else "; interval given"
-    if (hi - lo) / 2 > margin:
-        return inconclusive(limit, f"interval {_g(lo)} to {_g(hi)} is wider than the margin +-{_g(margin)}"), rule
-    if v_lo - margin <= lo and hi <= v_hi + margin:
+    rule += f"; direction {'>' if sign > 0 else '<'} {_g(null)}" if sign else ""
+    wide = (hi - lo) / 2 > margin
+    span = f"interval {_g(lo)} to {_g(hi)}"
+    if floor is not None:
+        f_lo, f_hi = _interval(floor, floor_se, None)
+        if f_hi >= v_lo - margin and f_lo <= v_hi + margin:
+            return inconclusive(limit, f"a trivial method's {_g(floor)} +-{_g(2 * floor_se)} matches too"), rule
+    if not wide and v_lo - margin <= lo and hi <= v_hi + margin:
         return HOLDS, rule
-    if lo <= v_hi and hi >= v_lo:
+    if not wide and lo <= v_hi and hi >= v_lo:
         return NOISE, rule
-    return (DIRECTION if direction else FAILS), rule
+    if sign and (lo > null if sign > 0 else hi < null):
+        why = f"the size: {span} is wider than the margin +-{_g(margin)}" if wide else f"{span} misses the size"
+        return f"{DIRECTION} ({why})", rule
+    if wide:
+        return inconclusive(limit, f"{span} is wider than the margin +-{_g(margin)}"), rule
+    return FAILS, rule
 
 
 def bound(
@@ -367,38 +396,6 @@ def mean_and_se(gaps) -> tuple[float, float]:
     if len(gaps) < 2:
         raise ValueError(f"{len(gaps)} paired difference(s); a standard error needs at least 2.")
     return float(gaps.mean()), float(gaps.std(ddof=1) / np.sqrt(len(gaps)))
-
-
-def against(
-    ours: float,
-    paper: float | tuple[float, float],
-    tolerance: float,
-    direction: bool = False,
-    why: str = "",
-    se: float | None = None,
-    sds: float = SE_MULTIPLIER,
-) -> str:
-    """Legacy (pages move to the declared rules; removed once none calls it): 'holds' when `ours`
-    lies within `tolerance` of `paper`, else 'matches within noise' when ours +- `sds` SE reaches
-    it, else 'holds in direction' when `direction`, else 'does not hold'."""
-    if tolerance < 0:
-        raise ValueError(f"tolerance={tolerance}; expected a non-negative number.")
-    if se is not None and not se >= 0:
-        raise ValueError(f"se={se}; expected a non-negative standard error (or None: no spread known).")
-    lo, hi = (paper, paper) if isinstance(paper, (int, float)) else paper
-    if lo > hi:
-        raise ValueError(f"paper={paper}; expected a value or a (low, high) range with low <= high.")
-    lo, hi, ours = lo - tolerance, hi + tolerance, float(ours)
-    spread = sds * se if se is not None else 0.0
-    noise = se is not None and ours - spread <= hi and ours + spread >= lo
-    return verdict(lo <= ours <= hi, direction=direction, why=why, noise=noise)
-
-
-def ahead(gap: float, se: float, sds: float = SE_MULTIPLIER) -> str:
-    """Legacy (pages move to the rule `above`; removed once none calls it): 'holds' beyond `sds` SE,
-    'matches within noise' within them, else 'does not hold'."""
-    side = compared(gap, se, sds)
-    return verdict(side == "ahead of", noise=side == "level with")
 
 
 def source_kind(source: str) -> str:

@@ -350,3 +350,16 @@ def rate_slope(summary: pd.DataFrame, lo: float, hi: float) -> float:
     if len(rows) < 2:
         return float("nan")
     return float(np.polyfit(np.log(rows["items"]), np.log(rows["kl"]), 1)[0])
+
+
+def rate_slope_se(summary: pd.DataFrame, lo: float, hi: float) -> float:
+    """The standard error of `rate_slope`'s least-squares slope from its residuals (NaN with fewer than
+    three positive budgets): the spread a verdict on the rate reads."""
+    rows = summary.drop(index="all", errors="ignore")
+    rows = rows[(rows["items"] >= lo) & (rows["items"] <= hi) & (rows["kl"] > 0)]
+    if len(rows) < 3:
+        return float("nan")
+    x, y = np.log(rows["items"].to_numpy(float)), np.log(rows["kl"].to_numpy(float))
+    slope, intercept = np.polyfit(x, y, 1)
+    resid = y - (slope * x + intercept)
+    return float(np.sqrt(resid @ resid / (len(x) - 2) / ((x - x.mean()) @ (x - x.mean()))))
