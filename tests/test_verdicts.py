@@ -68,6 +68,11 @@ def test_matches_on_planted_values(seed):
     )
     auc = verdicts.matches(0.66, se=0.01, value=(0.73, 0.77), margin=0.01, limit="x", sign=1, null=0.5)
     assert auc[0].startswith(DIRECTION) and "> 0.5" in auc[1]
+    # onboarding on a flat curve: 1% of the answers (the floor) matches joint training too, so no power
+    flat = verdicts.matches(-0.08, se=0.19, value=0.0, margin=0.5, floor=-0.3, floor_se=0.1, limit="30 models")
+    assert flat[0].startswith(f"{INCONCLUSIVE}: 30 models") and "no power" in flat[0]
+    steep = verdicts.matches(-0.08, se=0.19, value=0.0, margin=0.5, floor=-3.3, floor_se=0.3, limit="30 models")
+    assert steep[0] == HOLDS
     # an interval inside value +- margin is equivalence shown: holds
     assert word(verdicts.matches(74.6, se=0.05, value=paper, margin=0.5, limit="x")) == HOLDS
     # the paper's value inside a narrow interval that still reaches past the margin: within noise

@@ -243,7 +243,7 @@ def matches(
     if floor is not None:
         f_lo, f_hi = _interval(floor, floor_se, None)
         if f_hi >= v_lo - margin and f_lo <= v_hi + margin:
-            return inconclusive(limit, f"a trivial method's {_g(floor)} +-{_g(2 * floor_se)} matches too"), rule
+            return inconclusive(limit, f"the floor {_g(floor)} +-{_g(2 * floor_se)} matches too: no power"), rule
     if not wide and v_lo - margin <= lo and hi <= v_hi + margin:
         return HOLDS, rule
     if not wide and lo <= v_hi and hi >= v_lo:
