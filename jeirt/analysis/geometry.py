@@ -441,3 +441,163 @@ def within_between_cosine(
     if not (pair & same).any() or not (pair & ~same).any():
         raise ValueError("need at least one pair within a group and one across groups.")
     return float(cos[pair & same].mean()), float(cos[pair & ~same].mean())
+
+
+# What the data can resolve about the claims above: bootstrap spreads and untrained floors (issue 38)
+def peak_counts(values: np.ndarray, n_boot: int = 200, seed: int = 0, prominence: float = 0.05) -> np.ndarray:
+    """How many peaks `density_peaks` finds in `values` (first entry) and in each of `n_boot` seeded
+    bootstrap resamples of them (n_boot + 1,): a peak count that a resample of the questions changes
+    is not something the data shows."""
+    values = np.asarray(values, dtype=np.float64)
+    if n_boot < 1:
+        raise ValueError(f"n_boot={n_boot}; expected at least one bootstrap resample.")
+    rng = np.random.default_rng(seed)
+    draws = [values] + [values[rng.integers(0, len(values), len(values))] for _ in range(n_boot)]
+    return np.array([len(density_peaks(v, prominence)) for v in draws])
+
+
+def benchmark_directions(x: np.ndarray, groups: Sequence[str]) -> pd.DataFrame:
+    """One row per benchmark of question rows `x` (n, d): questions; own cosine (mean and sd of each
+    question's cosine to its benchmark's mean direction, Table 6); negative share (questions pointing
+    away from their benchmark's mean, App. E.2's PIQA); alignment (cosine of its mean direction with
+    that of all other questions, Table 4: low = isolated, Fig. 7)."""
+    from jeirt.analysis.alignment import directional_alignment
+
+    cosines = cosine_to_means(x, groups)
+    own = cosines.groupby("benchmark")["own benchmark"]
+    table = pd.DataFrame(
+        {
+            "questions": own.size(),
+            "own cosine": own.mean(),
+            "own sd": own.std(ddof=1),
+            "negative share": own.apply(lambda c: float((c < 0).mean())),
+        }
+    )
+    table["alignment"] = directional_alignment(x, groups)
+    return table.rename_axis("benchmark")
+
+
+def extreme_gap(
+    x: np.ndarray,
+    groups: Sequence[str],
+    target: str,
+    column: str = "own cosine",
+    n_boot: int = 200,
+    seed: int = 0,
+    versus: str = "lowest",
+) -> dict[str, float]:
+    """Is benchmark `target` the lowest of all on `column` of `benchmark_directions` (own cosine: the
+    most dispersed; alignment: the most isolated)? The gap is the lowest of the other benchmarks
+    (`versus="median"`: their median, for "below the others" rather than "the lowest") minus
+    `target`'s value (positive: `target` is lower), with its bootstrap standard error over questions
+    resampled within each benchmark (`n_boot` seeded resamples); also `target`'s rank (1 = lowest) and
+    how many benchmarks there are."""
+    if versus not in ("lowest", "median"):
+        raise ValueError(f"versus={versus!r}; expected 'lowest' or 'median'.")
+    groups = np.asarray(groups)
+    names = np.unique(groups)
+    if target not in names or len(names) < 2:
+        raise ValueError(f"target={target!r}; expected one of at least two benchmarks {list(names)}.")
+    if n_boot < 2:
+        raise ValueError(f"n_boot={n_boot}; a standard error needs at least 2 resamples.")
+
+    def gap(rows: np.ndarray) -> tuple[float, int]:
+        values = benchmark_directions(x[rows], groups[rows])[column]
+        others = values.drop(target)
+        reference = others.min() if versus == "lowest" else others.median()
+        return float(reference - values[target]), int((values < values[target]).sum()) + 1
+
+    estimate, rank = gap(np.arange(len(groups)))
+    rng = np.random.default_rng(seed)
+    members = [np.flatnonzero(groups == g) for g in names]
+    draws = [gap(np.concatenate([rng.choice(m, len(m)) for m in members]))[0] for _ in range(n_boot)]
+    return {"gap": estimate, "se": float(np.std(draws, ddof=1)), "rank": rank, "benchmarks": len(names)}
+
+
+def untrained_floor(n_models: int, d: int, draws: int = 20, seed: int = 0) -> dict[str, float]:
+    """The spread of model vectors that were never trained: Eq. 7's covariance effective rank and the
+    first principal component's share of variance of `draws` seeded N(0, 1) matrices (n_models, d),
+    mean and sd of each. The paper's recipe starts E_M there, so a trained spread near it says
+    nothing about training."""
+    if n_models < 2 or d < 1 or draws < 2:
+        raise ValueError(f"n_models={n_models}, d={d}, draws={draws}; expected n_models >= 2, d >= 1, draws >= 2.")
+    rng = np.random.default_rng(seed)
+    ranks, pc1 = [], []
+    for _ in range(draws):
+        m = rng.standard_normal((n_models, d))
+        ranks.append(covariance_effective_rank(m))
+        pc1.append(float(cumulative_variance(m, 1)[0]))
+    return {
+        "erank": float(np.mean(ranks)),
+        "erank sd": float(np.std(ranks, ddof=1)),
+        "pc1": float(np.mean(pc1)),
+        "pc1 sd": float(np.std(pc1, ddof=1)),
+    }
+
+
+def rank_se(x: np.ndarray, n_boot: int = 200, seed: int = 0) -> float:
+    """Bootstrap standard error of Eq. 7's rank (`covariance_effective_rank`) of rows `x` over the
+    rows (models) resampled: how much the rank of a few dozen models moves with which models are in."""
+    x = np.asarray(x, dtype=np.float64)
+    if n_boot < 2:
+        raise ValueError(f"n_boot={n_boot}; a standard error needs at least 2 resamples.")
+    rng = np.random.default_rng(seed)
+    draws = [covariance_effective_rank(x[rng.integers(0, len(x), len(x))]) for _ in range(n_boot)]
+    return float(np.std(draws, ddof=1))
+
+
+def _cosine_distances(x: np.ndarray) -> np.ndarray:
+    u = unit_rows(np.asarray(x, dtype=np.float64))
+    i, j = np.triu_indices(len(u), k=1)
+    return 1.0 - np.einsum("nd,nd->n", u[i], u[j])
+
+
+def map_agreement(a: np.ndarray, b: np.ndarray, n_perm: int = 200, seed: int = 0) -> dict[str, float]:
+    """Do two fits place the same models alike (Fig. 5 across encoders or dimensions)? `a` (n, d_a) and
+    `b` (n, d_b) are the same models' vectors, rows in one order. The agreement is the Spearman
+    correlation of their pairwise cosine distances (a Mantel statistic; no 2-D map's distortions), with
+    its null: the same after shuffling `b`'s models (`n_perm` seeded permutations), mean and sd."""
+    from scipy.stats import spearmanr
+
+    a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    if len(a) != len(b) or len(a) < 4:
+        raise ValueError(f"a has {len(a)} rows and b {len(b)}; expected the same models, at least 4.")
+    if n_perm < 2:
+        raise ValueError(f"n_perm={n_perm}; the null's spread needs at least 2 permutations.")
+    da = _cosine_distances(a)
+    rng = np.random.default_rng(seed)
+    null = [spearmanr(da, _cosine_distances(b[rng.permutation(len(b))]))[0] for _ in range(n_perm)]
+    return {
+        "agreement": float(spearmanr(da, _cosine_distances(b))[0]),
+        "null mean": float(np.mean(null)),
+        "null sd": float(np.std(null, ddof=1)),
+        "models": len(a),
+    }
+
+
+def rank_alignment(runs: pd.DataFrame, value: str = "rank") -> pd.DataFrame:
+    """App. E.1's "effective ranks with different base encoders align": `runs` has one row per fit,
+    with columns encoder (two of them), d, `value` (e.g. Eq. 7's rank of that fit's model vectors) and
+    either se (its standard error, e.g. `rank_se`) or seed (several per encoder and d: the spread over
+    seeds). One row per d: each encoder's mean, the relative gap (first encoder minus the second, over
+    their average) and its standard error."""
+    missing = {"encoder", "d", value} - set(runs.columns)
+    if missing or not {"se", "seed"} & set(runs.columns):
+        raise ValueError(f"runs has columns {list(runs.columns)}; expected encoder, d, {value!r} and se or seed.")
+    encoders = list(dict.fromkeys(runs["encoder"]))
+    if len(encoders) != 2:
+        raise ValueError(f"runs holds encoders {encoders}; expected exactly two to compare.")
+    grouped = runs.groupby(["d", "encoder"])
+    if "se" in runs.columns:  # a standard error per fit: that of the mean of the fits
+        stats = pd.DataFrame({"mean": grouped[value].mean(), "var": grouped["se"].apply(lambda s: (s**2).mean())})
+        stats["count"] = grouped[value].size()
+    else:
+        stats = grouped[value].agg(["mean", "var", "count"])
+    stats = stats.unstack("encoder")
+    first, second = encoders
+    average = (stats[("mean", first)] + stats[("mean", second)]) / 2
+    out = pd.DataFrame({first: stats[("mean", first)], second: stats[("mean", second)]})
+    out["relative gap"] = (out[first] - out[second]) / average
+    var = stats[("var", first)] / stats[("count", first)] + stats[("var", second)] / stats[("count", second)]
+    out["se"] = np.sqrt(var) / average
+    return out

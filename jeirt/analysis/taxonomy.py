@@ -16,6 +16,8 @@ from sklearn.cluster import KMeans
 
 from jeirt.model import unit_rows
 
+MMLU = "mmlu"  # the benchmark whose subjects Table 5 clusters (57 of them on EmbedLLM)
+
 
 # Clustering agreement (Sec. 3.6, Table 5)
 def _contingency(labels_true: Sequence, labels_pred: Sequence) -> np.ndarray:
@@ -79,10 +81,13 @@ def taxonomy_labels(ds) -> tuple[np.ndarray, np.ndarray, str]:
     """(item positions, human class per item, column name) for the taxonomy analysis of dataset `ds`.
 
     The classes are the `subject` column on the items that have one (MMLU-Pro's 91 source subjects;
-    MMLU's subjects on metabench); a dataset without subjects falls back to `benchmark` on all items.
+    MMLU's subjects on metabench); where a benchmark named "mmlu" has subjects, only its items (Table
+    5's setting: on EmbedLLM the subject column also holds GPQA's variants, which are no MMLU subject);
+    a dataset without subjects falls back to `benchmark` on all items.
     """
     subject = ds.items["subject"].fillna("").astype(str).to_numpy()
-    keep = np.flatnonzero(subject != "")
+    mmlu = ds.items["benchmark"].astype(str).to_numpy() == MMLU
+    keep = np.flatnonzero((subject != "") & (mmlu if (mmlu & (subject != "")).any() else True))
     if len(keep) and len(np.unique(subject[keep])) > 1:
         return keep, subject[keep], "subject"
     return np.arange(ds.n_items), ds.items["benchmark"].astype(str).to_numpy(), "benchmark"

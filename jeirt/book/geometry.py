@@ -215,3 +215,91 @@ def groups_one_by_one(
     fig.supxlabel(xlabel, fontsize=9)
     fig.supylabel(ylabel, fontsize=9)
     return fig
+
+
+# Datasets with several benchmarks, for App. E.2's benchmark-level statements (mmlu_pro is one benchmark)
+MULTI_BENCHMARK = ("metabench", "zeroeval")
+
+
+def fits_on(
+    cfg, encoders: list[str], names: tuple[str, ...] = MULTI_BENCHMARK, **options
+) -> dict[tuple[str, str], tuple]:
+    """One JE-IRT per dataset in `names` and encoder in `encoders`, with the page's settings (`cfg`'s d,
+    recipe, epoch cap, seed, slice, split) and `options` (e.g. `recipe=`), fitted side by side through
+    the cache: (dataset, encoder) -> (dataset, fitted model)."""
+    from dataclasses import replace
+
+    from jeirt.estimator import JEIRT
+    from jeirt.fitcache import fit_many
+
+    data = {name: replace(cfg, dataset=name).load_dataset() for name in names}
+    keys = [(name, encoder) for name in names for encoder in encoders]
+    settings = dict(d=cfg.d, recipe=cfg.recipe, random_state=cfg.seed, progress=False)
+    settings |= {"training": {"max_epochs": cfg.max_epochs or 200}} | options
+    models = [JEIRT(encoder=encoder, **settings) for _, encoder in keys]
+    splits = [cfg.split_for(data[name]) for name, _ in keys]
+    fitted = fit_many(models, [data[name] for name, _ in keys], splits)
+    return {key: (data[key[0]], model) for key, model in zip(keys, fitted)}
+
+
+def spread_table(fits: dict[str, object], floor: dict[str, float], seed: int = 0) -> pd.DataFrame:
+    """One row per fit (name -> fitted JE-IRT) and one for the untrained floor
+    (`geometry.untrained_floor`): Eq. 7's rank of the model vectors, its standard error (bootstrap
+    over models; the floor's: the sd of one draw) and the first principal component's share."""
+    from jeirt.analysis import geometry
+
+    rows = {}
+    for name, fit in fits.items():
+        m = fit.model_vectors_  # (n_models, d)
+        rows[name] = {
+            "Eq. 7 rank": geometry.covariance_effective_rank(m),
+            "se": geometry.rank_se(m, seed=seed),
+            "first component": float(geometry.cumulative_variance(m, 1)[0]),
+        }
+    rows["untrained N(0, 1)"] = {"Eq. 7 rank": floor["erank"], "se": floor["erank sd"], "first component": floor["pc1"]}
+    return pd.DataFrame(rows).T
+
+
+def rank_runs(fits: dict[str, dict[int, object]], seed: int = 0) -> pd.DataFrame:
+    """One row per fit (encoder -> d -> fitted JE-IRT): encoder, d, Eq. 7's rank of its model vectors
+    and that rank's bootstrap standard error over models (`geometry.rank_se`), for
+    `geometry.rank_alignment`."""
+    from jeirt.analysis import geometry
+
+    rows = [
+        {
+            "encoder": encoder,
+            "d": d,
+            "rank": geometry.covariance_effective_rank(fit.model_vectors_),
+            "se": geometry.rank_se(fit.model_vectors_, seed=seed),
+        }
+        for encoder, by_d in fits.items()
+        for d, fit in by_d.items()
+    ]
+    return pd.DataFrame(rows)
+
+
+def benchmark_statements(multi: dict[tuple[str, str], tuple], seed: int = 0) -> tuple[dict, dict, pd.DataFrame]:
+    """App. E.2's benchmark statements on each fit of `fits_on` ((dataset, encoder) -> (data, fit)):
+    the per-benchmark table (`geometry.benchmark_directions`), the peak counts of the cosines to the
+    global mean for the data and 200 resamples (`geometry.peak_counts`), and the gaps behind "MMLU
+    most dispersed" (its own cosine against the lowest of the others) and "GSM8K isolated" (its
+    alignment against the others' median), each with its bootstrap standard error
+    (`geometry.extreme_gap`)."""
+    from jeirt.analysis import geometry
+
+    directions, peaks, gaps = {}, {}, {}
+    for (name, encoder), (data, fit) in multi.items():
+        q_emb = fit.question_embeddings(data)  # (n_items, d)
+        groups = data.items["benchmark"].to_numpy()
+        directions[name, encoder] = geometry.benchmark_directions(q_emb, groups)
+        to_global = geometry.cosine_to_means(q_emb, groups)["global"].to_numpy()
+        peaks[name, encoder] = geometry.peak_counts(to_global, 200, seed=seed)
+        if "mmlu" in groups:
+            gaps["MMLU most dispersed", name, encoder] = geometry.extreme_gap(q_emb, groups, "mmlu", seed=seed)
+        gsm = "gsm8k" if "gsm8k" in groups else "gsm"
+        gaps["GSM8K isolated", name, encoder] = geometry.extreme_gap(
+            q_emb, groups, gsm, "alignment", seed=seed, versus="median"
+        )
+    gaps = pd.DataFrame(gaps).T.rename_axis(["statement", "dataset", "encoder"])
+    return directions, peaks, gaps

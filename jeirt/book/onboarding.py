@@ -1,6 +1,6 @@
 """The Onboarding page's tables and figures (Sec. 3.3, Tables 1-2, App. D): the curve over the share
-of answers, the rate at which the error falls, Table 1's layout in percent and the verdict on a
-paired gap. The experiment's steps are in `jeirt.tasks.onboarding`.
+of answers, the rate at which the error falls and Table 1's layout in percent. The experiment's
+steps are in `jeirt.tasks.onboarding`.
 """
 
 from __future__ import annotations
@@ -9,7 +9,6 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from jeirt.book import paper, verdicts
 from jeirt.book.figures import style
 
 
@@ -121,26 +120,6 @@ def paper_rows(table: pd.DataFrame, stats: dict) -> pd.DataFrame:
     out = 100 * table.loc[list(stats)].rename(index=stats, columns={"All": "all"})
     out.index = pd.MultiIndex.from_product([["sent"], out.index])
     return out.astype(float)
-
-
-def gap_rule(gap: pd.Series, floor: pd.Series) -> dict:
-    """The declared rule of "within 0.5 points of joint training" (Sec. 3.3) on a paired `gap` (one per
-    held-out model, onboarded minus joint), with `floor` the same gap from 1% of the answers: when
-    1% would match too, the curve is too flat for the test to have power."""
-    if len(gap) < 2 or len(floor) < 2:
-        raise ValueError(f"{len(gap)} and {len(floor)} paired gaps; a standard error needs at least 2 models.")
-    mean, se = verdicts.mean_and_se(100 * gap)
-    low, low_se = verdicts.mean_and_se(100 * floor)
-    return dict(
-        rule="matches",
-        estimate=mean,
-        se=se,
-        value=0.0,
-        margin=paper.value("s33.within"),
-        floor=low,
-        floor_se=low_se,
-        limit=f"{len(gap)} held-out models",
-    )
 
 
 def capped(gap: pd.Series, joint: dict, cap: int) -> str:

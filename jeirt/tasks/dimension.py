@@ -173,3 +173,28 @@ def available_encoders(
             except Exception as err:  # noqa: BLE001 (any failure to load weights: skip it, say why)
                 skipped[name] = f"{type(err).__name__}: {str(err).splitlines()[0]}"
     return usable, skipped
+
+
+def gain_spread(gaps: pd.Series, drop: float = 0.1) -> dict[str, float]:
+    """Sec. 3.2's "not driven by a handful of outlier models": per-model gaps (`gaps`, one per model,
+    e.g. JE-IRT's accuracy minus the best baseline's, in points) summarised as their mean and standard
+    error, the same after dropping the `drop` share of models with the largest gaps (at least one: the
+    handful), and the share of models with a positive gap. A mean gain that survives the drop is not
+    the outliers'; one that vanishes is."""
+    gaps = pd.Series(gaps, dtype=float).dropna()
+    if len(gaps) < 4:
+        raise ValueError(f"{len(gaps)} per-model gaps; a spread over models needs at least 4.")
+    if not 0 < drop < 0.5:
+        raise ValueError(f"drop={drop}; expected a share of models between 0 and 0.5.")
+    n_drop = max(1, int(round(drop * len(gaps))))
+    kept = gaps.sort_values().iloc[:-n_drop]
+    se = lambda g: float(g.std(ddof=1) / np.sqrt(len(g)))
+    return {
+        "models": len(gaps),
+        "mean": float(gaps.mean()),
+        "se": se(gaps),
+        "dropped": n_drop,
+        "mean without the top": float(kept.mean()),
+        "se without the top": se(kept),
+        "share positive": float((gaps > 0).mean()),
+    }

@@ -182,6 +182,7 @@ def onboard_and_score(
     mask: np.ndarray,
     reference: np.ndarray | None = None,
     prior_scale: float | str = "auto",
+    validation: np.ndarray | None = None,
     **keys,
 ) -> pd.DataFrame:
     """One step of the onboarding experiment: fit the vectors of the new LLMs from their answers under
@@ -189,7 +190,8 @@ def onboard_and_score(
     them on their test labels (`score_new`). With `prior_scale="auto"` the width is the one that best
     predicts the new LLMs' validation answers (`new.validation`; the Laplace evidence when there are none):
     with more answers the evidence widens the prior past what new questions want (DECISIONS.md). The rows
-    add seconds (onboarding all of them) and prior_scale (the width used, the most common one)."""
+    add seconds (onboarding all of them) and prior_scale (the width used, the most common one).
+    `validation` replaces `new.validation` (e.g. `capped_validation`: no more of them than `mask` has)."""
     if mask.shape != new.answers.shape:
         raise ValueError(f"mask has shape {mask.shape}; expected the new LLMs' answers' {new.answers.shape}.")
     if (mask & ~new.answers).any():
@@ -198,11 +200,36 @@ def onboard_and_score(
             "`new.answers` (subsample_items, first_items)."
         )
     start = time.perf_counter()
-    validation = new.validation if prior_scale == "auto" else None
+    validation = (new.validation if validation is None else validation) if prior_scale == "auto" else None
     model.onboard(new.data, mask, replace=True, prior_scale=prior_scale, val_mask=validation)
     seconds = time.perf_counter() - start
     rows = score_new(model, new, mask.sum(axis=1), reference, **keys)
     return rows.assign(seconds=seconds, prior_scale=model.onboard_prior_scale_)
+
+
+def capped_validation(validation: np.ndarray, mask: np.ndarray, seed: int = 0) -> np.ndarray:
+    """Each new LLM's validation answers (`validation`, (n_new, n_items)) cut to a seeded choice of as
+    many as it is onboarded from under `mask`: the prior's width then rests on no more of a model's
+    answers than the share under test (all of them would be about 12 times the 1% on mmlu_pro)."""
+    validation, mask = np.asarray(validation, dtype=bool), np.asarray(mask, dtype=bool)
+    if validation.shape != mask.shape:
+        raise ValueError(f"validation has shape {validation.shape}; expected mask's {mask.shape}.")
+    order = np.random.default_rng(seed).permutation(mask.shape[1])
+    ranks = np.cumsum(validation[:, order], axis=1)  # (n_new, n_items) running count, in a seeded order
+    out = np.zeros_like(validation)
+    out[:, order] = validation[:, order] & (ranks <= mask.sum(axis=1)[:, None])
+    return out
+
+
+PRIOR_MEAN_WIDTH = 1e-8  # a prior this narrow pins a new vector to the prior mean: what 0 answers give
+
+
+def prior_mean_scores(model: Estimator, new: NewModels, **keys) -> pd.DataFrame:
+    """The floor of an onboarding curve: every new LLM scored at the prior mean (the known vectors'
+    mean: no answer of its own moves it; `items` 0), the 0-answer accuracy a share of answers must beat."""
+    model.onboard(new.data, new.answers, replace=True, prior_scale=PRIOR_MEAN_WIDTH)
+    rows = score_new(model, new, np.zeros(len(new.names), dtype=int), **keys)
+    return rows.assign(seconds=np.nan, prior_scale=0.0)
 
 
 def joint_scores(joint: Estimator, new: NewModels, **keys) -> pd.DataFrame:
@@ -241,6 +268,26 @@ def onboarding_gap(
     if missing:
         raise ValueError(f"settings {missing} are not in the curve; it has {list(wide.columns)}.")
     return (wide[setting] - wide[reference]).rename(f"{setting} - {reference}")
+
+
+def paired_table(
+    curve: pd.DataFrame, settings: Sequence[str], references: Sequence[str], metric: str = "accuracy"
+) -> pd.DataFrame:
+    """One row per setting: for each reference, the mean and standard error over (seed, held-out LLM)
+    of setting minus reference (`onboarding_gap`), x 100 (points for accuracy); a setting is not
+    compared with itself. E.g. each share against the prior mean's floor ("0 answers") and "All"."""
+    rows = {}
+    for setting in settings:
+        row = {}
+        for ref in references:
+            if ref != setting:
+                gap = 100 * onboarding_gap(curve, setting, ref, metric).dropna()
+                if len(gap) < 2:
+                    raise ValueError(f"{setting} - {ref}: {len(gap)} paired gap(s); a standard error needs 2.")
+                row[f"- {ref}"] = float(gap.mean())
+                row[f"- {ref} se"] = float(gap.std(ddof=1) / np.sqrt(len(gap)))
+        rows[setting] = row
+    return pd.DataFrame(rows).T
 
 
 def recent_models(

@@ -22,7 +22,7 @@ from jeirt.fitcache import fit_many
 from jeirt.metrics import METRICS
 from jeirt.splits import Split, split_leave_benchmark_out
 
-COLUMNS = ["questions", "pairs", "leave-out", "all", "diff", "base", "bias", "best epoch"]
+COLUMNS = ["questions", "pairs", "leave-out", "all", "diff", "diff se", "base", "bias", "best epoch"]
 
 
 def left_out_pairs(
@@ -62,6 +62,7 @@ def left_out_pairs(
         "all": np.asarray(full_probs)[test],
         "base": np.broadcast_to(rate[:, None], ds.labels.shape)[test],
         "questions": int(test.any(axis=0).sum()),
+        "question": np.nonzero(test)[1],  # the item of each pair, for spreads over questions
         "best epoch": getattr(history, "best_epoch", np.nan),
     }
 
@@ -71,8 +72,10 @@ def left_out_table(runs: dict[str, dict], metric: str = "accuracy") -> pd.DataFr
 
     One row per benchmark and a last row "overall" that pools every run's pairs (large benchmarks
     weigh more). Columns: questions, pairs, leave-out, all, diff (leave-out - all; negative: leaving
-    the benchmark out hurts), base, bias (the leave-out model's mean prediction minus the observed
-    accuracy: positive when it thinks the benchmark easier than it is) and best epoch."""
+    the benchmark out hurts), diff se (the standard error of diff over the benchmark's test
+    questions, `question_drops`; accuracy only, NaN for other metrics), base, bias (the leave-out
+    model's mean prediction minus the observed accuracy: positive when it thinks the benchmark easier
+    than it is) and best epoch."""
     if metric not in METRICS:
         raise ValueError(f"metric={metric!r}; expected one of {sorted(METRICS)}.")
     if not runs:
@@ -86,10 +89,16 @@ def left_out_table(runs: dict[str, dict], metric: str = "accuracy") -> pd.DataFr
         return out | {"bias": float(run["leave-out"].mean() - run["labels"].mean())}
 
     pooled = {key: np.concatenate([r[key] for r in runs.values()]) for key in ("labels", *parts)}
+    # questions of different benchmarks are different questions, even where their item numbers agree
+    pooled["question"] = np.concatenate(
+        [np.char.add(f"{b}:", np.asarray(r["question"]).astype(str)) for b, r in runs.items()]
+    )
     pooled |= {"questions": sum(r["questions"] for r in runs.values()), "best epoch": np.nan}
     rows = {bench: row(run) for bench, run in runs.items()} | {"overall": row(pooled)}
     table = pd.DataFrame.from_dict(rows, orient="index").rename_axis("benchmark")
     table["diff"] = table["leave-out"] - table["all"]
+    spread = question_drops(runs | {"overall": pooled})["se"] / 100
+    table["diff se"] = spread if metric == "accuracy" else np.nan
     return table[COLUMNS]
 
 
@@ -144,3 +153,64 @@ def spread_pick(values: pd.Series, k: int) -> list:
         return [order[len(order) // 2]]
     positions = np.unique(np.round(np.linspace(0, len(order) - 1, k)).astype(int))
     return [order[i] for i in positions]
+
+
+def question_drops(runs: dict[str, dict]) -> pd.DataFrame:
+    """Per benchmark of `runs` (benchmark -> `left_out_pairs`, or several folds' runs pooled by
+    `pool_runs`): the accuracy drop from leaving it out (all - leave-out, in points: positive when
+    leaving it out hurts, Table 3's grey cells) and its standard error over the benchmark's test
+    questions (each question's drop averaged over its models; a few questions make a wide one)."""
+    rows = {}
+    for bench, run in runs.items():
+        truth = np.asarray(run["labels"]) >= 0.5
+        right_all, right_out = ((np.asarray(run[k]) >= 0.5) == truth for k in ("all", "leave-out"))
+        per_pair = 100 * (right_all.astype(float) - right_out)
+        per_question = pd.Series(per_pair).groupby(np.asarray(run["question"])).mean()
+        n = len(per_question)
+        se = float(per_question.std(ddof=1) / np.sqrt(n)) if n > 1 else np.nan
+        rows[bench] = {"questions": n, "drop": float(per_pair.mean()), "se": se}
+    return pd.DataFrame.from_dict(rows, orient="index").rename_axis("benchmark")
+
+
+def fold_split(ds: Dataset, benchmark: str, fold: int, folds: int = 5, seed: int = 0) -> Split:
+    """The question split of fold `fold` of `folds` for `benchmark`: its test part is that fold of the
+    benchmark's questions (a seeded partition), every other question is split 80/10/10 as usual
+    (`split_by_question`). Over all folds each of the benchmark's questions is tested once, so a
+    benchmark of 100 questions is not judged on the 10 a single split tests (`cross_fitted_runs`)."""
+    from jeirt.splits import split_by_question
+
+    if not 0 <= fold < folds or folds < 2:
+        raise ValueError(f"fold={fold}, folds={folds}; expected folds >= 2 and 0 <= fold < folds.")
+    in_bench = ds.items["benchmark"].to_numpy() == benchmark
+    if in_bench.sum() < folds:
+        raise ValueError(f"benchmark {benchmark!r} has {in_bench.sum()} questions; expected at least folds={folds}.")
+    base = split_by_question(ds, seed=seed)
+    members = np.flatnonzero(in_bench)
+    part = np.random.default_rng(seed).permutation(len(members)) % folds  # (n_members,) fold of each question
+    tested = np.zeros(ds.n_items, dtype=bool)
+    tested[members[part == fold]] = True
+    trained = in_bench & ~tested
+    train = (base.train | (base.test & trained[None, :])) & ~tested[None, :]
+    val = base.val & ~tested[None, :]
+    test = (base.test & ~in_bench[None, :]) | (ds.observed & tested[None, :])
+    return Split(train, val, test, f"{base.name}-{benchmark}-fold{fold}of{folds}")
+
+
+def cross_fitted_runs(
+    ds: Dataset,
+    make_model: Callable[[], Estimator],
+    benchmark: str,
+    folds: int = 5,
+    seed: int = 0,
+) -> dict:
+    """`benchmark`'s leave-out run on every one of its questions: one leave-out fit
+    (`split_leave_benchmark_out`) against `folds` fits that each trained on the other folds of it
+    (`fold_split`), all side by side through the fit cache; the folds' pairs pooled into one run
+    (the shape of `left_out_pairs`, for `question_drops`)."""
+    splits = [fold_split(ds, benchmark, k, folds, seed) for k in range(folds)]
+    held = split_leave_benchmark_out(ds, benchmark, seed=seed)
+    fits = fit_many([make_model() for _ in range(folds + 1)], ds, [held, *splits])
+    leave_out, alls = fits[0], fits[1:]
+    runs = [left_out_pairs(ds, benchmark, s, held, leave_out, m.predict_proba(ds)) for s, m in zip(splits, alls)]
+    pooled = {key: np.concatenate([r[key] for r in runs]) for key in ("labels", "leave-out", "all", "base", "question")}
+    return pooled | {"questions": sum(r["questions"] for r in runs), "best epoch": runs[0]["best epoch"]}
