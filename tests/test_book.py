@@ -64,7 +64,12 @@ def test_chapter_follows_house_style(doc):
     assert first.source.strip() == book.SETUP_CELL.strip(), (
         f"{doc}: the first code cell must be jeirt.book.SETUP_CELL (the Colab install cell)"
     )
-    assert "hide-output" in first.metadata.get("tags", []), f"{doc}: tag the setup cell hide-output"
+    assert "remove-cell" in first.metadata.get("tags", []), (
+        f"{doc}: tag the setup cell remove-cell (the site opens with the page's subject; Colab still runs it)"
+    )
+    overview = next(i for i, c in enumerate(nb.cells) if c.cell_type == "markdown" and "## Overview" in c.source)
+    shown = [c for c in nb.cells[:overview] if c.cell_type == "code" and "remove-cell" not in c.metadata.get("tags", [])]
+    assert not shown, f"{doc}: a code cell shows before '## Overview'; tag it remove-cell or move it below"
     assert any("print(cfg.describe())" in c.source for c in code[:4]), (
         f"{doc}: print cfg.describe() near the top so readers see the settings"
     )

@@ -49,7 +49,8 @@ PROFILES = ("smoke", "full")
 DEFAULT_ENCODER = "all-MiniLM-L6-v2"
 
 
-# The first cell of every chapter (tagged hide-output); tests/test_book.py checks each page has
+# The first cell of every chapter, tagged remove-cell: out of sight on the site (a page opens with its
+# subject), still run on Colab and in a local notebook; tests/test_book.py checks each page has
 # `SETUP_CELL`. It cannot import jeirt: on Colab jeirt is what it installs. The pages carry the cell for a
 # project without a public repository (how to run the page locally); a build with `JEIRT_REPO_URL` set
 # puts `setup_cell(url)` in its place (`build_source`), which clones and installs on Colab: a shallow
