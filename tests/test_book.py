@@ -68,7 +68,9 @@ def test_chapter_follows_house_style(doc):
         f"{doc}: tag the setup cell remove-cell (the site opens with the page's subject; Colab still runs it)"
     )
     overview = next(i for i, c in enumerate(nb.cells) if c.cell_type == "markdown" and "## Overview" in c.source)
-    shown = [c for c in nb.cells[:overview] if c.cell_type == "code" and "remove-cell" not in c.metadata.get("tags", [])]
+    shown = [
+        c for c in nb.cells[:overview] if c.cell_type == "code" and "remove-cell" not in c.metadata.get("tags", [])
+    ]
     assert not shown, f"{doc}: a code cell shows before '## Overview'; tag it remove-cell or move it below"
     assert any("print(cfg.describe())" in c.source for c in code[:4]), (
         f"{doc}: print cfg.describe() near the top so readers see the settings"
