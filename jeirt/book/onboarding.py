@@ -149,3 +149,15 @@ def stored_prior_rises() -> pd.Series:
     test = pd.DataFrame(stored["summary"]).query("part == 'test'").sort_values("share")
     rises = test.groupby(["prior", "corrections", "dataset"], sort=False)["log_loss"].apply(lambda x: x.diff().max())
     return rises.groupby(["prior", "corrections"], sort=False).max()
+
+
+def stored_recipe_runs() -> pd.DataFrame:
+    """Best validation loss of the library's recipe and the metabench section's own, by profile and d,
+    from the stored run of `scripts/onboarding_recipe.py` (results/onboarding_recipe_metabench.json)."""
+    import json
+
+    from jeirt.settings import REPO_ROOT
+
+    stored = json.loads((REPO_ROOT / "results" / "onboarding_recipe_metabench.json").read_text())
+    runs = pd.DataFrame(stored["runs"])
+    return runs.pivot_table(index=["profile", "d"], columns="recipe", values="best_val_loss", sort=False)
