@@ -21,6 +21,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 from conftest import nbval_command
 
@@ -65,7 +66,14 @@ def test_chapter_follows_house_style(doc):
     assert first.source.strip() == book.SETUP_CELL.strip(), (
         f"{doc}: the first code cell must be jeirt.book.SETUP_CELL (the Colab install cell)"
     )
-    assert "hide-output" in first.metadata.get("tags", []), f"{doc}: tag the setup cell hide-output"
+    assert "remove-cell" in first.metadata.get("tags", []), (
+        f"{doc}: tag the setup cell remove-cell (the site opens with the page's subject; Colab still runs it)"
+    )
+    overview = next(i for i, c in enumerate(nb.cells) if c.cell_type == "markdown" and "## Overview" in c.source)
+    shown = [
+        c for c in nb.cells[:overview] if c.cell_type == "code" and "remove-cell" not in c.metadata.get("tags", [])
+    ]
+    assert not shown, f"{doc}: a code cell shows before '## Overview'; tag it remove-cell or move it below"
     assert any("print(cfg.describe())" in c.source for c in code[:4]), (
         f"{doc}: print cfg.describe() near the top so readers see the settings"
     )
@@ -87,9 +95,10 @@ def test_chapter_follows_house_style(doc):
             )
 
 
-# Pages that report results (everything but the introduction, the data tour, the primer and the
-# reproduction guide): each opens its findings with the "paper vs this book" table of verdicts.py.
-NOT_RESULTS = {"intro", "data", "irt_primer", "reproducing"}
+# Pages that report results (everything but the introduction, the data tour, the primer, the
+# your-own-results lecture and the reproduction guide): each opens its findings with the "paper vs
+# this book" table of verdicts.py.
+NOT_RESULTS = {"intro", "data", "irt_primer", "reproducing", "your_results"}
 RESULTS_PAGES = [doc for doc in CHAPTERS if Path(doc).name not in NOT_RESULTS]
 # A verdict typed by hand: a string literal that is a verdict word, or a markdown table with a verdict column.
 VERDICT_LITERAL = re.compile(
@@ -397,6 +406,41 @@ def test_load_dataset_respects_the_profile():
     assert (ds.n_models, ds.n_items) == (10, 300)
     again = cfg.load_dataset()
     assert list(again.items["item_id"]) == list(ds.items["item_id"])  # seeded
+
+
+def test_your_results_csv_round_trip(tmp_path):
+    from jeirt.book import your_results
+    from jeirt.data import read_results_csv
+
+    ds = book.page_settings("smoke", max_items=60, max_models=5).load_dataset()
+    newcomer = ds.models[2]
+    results, new = your_results.write_example(ds, tmp_path / "csv", newcomer)
+    user, late = read_results_csv(results), read_results_csv(new)
+    assert newcomer not in user.models and late.models == [newcomer]
+    cols = pd.Index(ds.items["item_id"]).get_indexer(user.items["item_id"])
+    np.testing.assert_array_equal(user.labels, ds.labels[np.ix_(ds.model_index(user.models), cols)])
+    shipped = your_results.with_shipped_vectors(user, ds, "minilm")  # an alias of the default encoder
+    np.testing.assert_array_equal(shipped.embeddings[book.DEFAULT_ENCODER], ds.embeddings[book.DEFAULT_ENCODER][cols])
+    with pytest.raises(KeyError, match="not a model"):
+        your_results.write_example(ds, tmp_path / "csv", "no such model")
+    with pytest.raises(ValueError, match="not in"):
+        your_results.with_shipped_vectors(user, ds.subset(items=np.arange(10)), book.DEFAULT_ENCODER)
+    with pytest.raises(KeyError, match="ships no"):
+        your_results.with_shipped_vectors(user, ds, "tfidf-svd")
+
+
+def test_front_page_box_comes_from_the_settings():
+    cfg = book.page_settings("smoke", max_items=60)
+    ds = cfg.load_dataset()
+    box = intro.this_build(cfg, ds, ds)
+    assert box.loc["data", "this build"] == cfg.dataset and box.loc["question encoder", "this build"] == cfg.encoder
+    assert box.loc["questions", "this build"] == f"{ds.n_items:,} of {ds.n_items:,}"
+    assert str(ds.items["benchmark"].nunique()) in box.loc["benchmarks", "this build"]
+    missing = intro.not_here(cfg, ds).index.str.cat(sep=" | ")
+    assert "EmbedLLM" in missing and "App. I" in missing
+    assert ("ModernBERT-Large" in missing) == ("ModernBERT-large" not in ds.embeddings)  # shipped or not
+    with_mpnet = intro.not_here(book.page_settings("smoke", encoder="all-mpnet-base-v2"), ds)
+    assert not with_mpnet.index.str.contains("encoder of this build").any()  # the paper's own encoder
 
 
 # ---------------------------------------------------------------------------------------------

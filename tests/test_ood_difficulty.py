@@ -71,6 +71,25 @@ def test_difficulty_auc_by_hand():
     assert difficulty.difficulty_auc(TOY_SCORES, TOY_LABELS) == pytest.approx(8.5 / 12)
 
 
+def test_difficulty_auc_gap_is_paired_over_questions():
+    rng = np.random.default_rng(0)
+    hard = rng.random(300)  # (n_items,) the true difficulty
+    labels = (rng.random((30, 300)) > hard).astype(float)
+    noisy = hard + rng.normal(0, 0.3, 300)  # a worse score of the same difficulty
+    gap, se = difficulty.difficulty_auc_gap(hard, noisy, labels, n_boot=100)
+    assert gap == pytest.approx(difficulty.difficulty_auc(hard, labels) - difficulty.difficulty_auc(noisy, labels))
+    assert gap > 3 * se > 0  # the truer score is clearly ahead
+    # pairing: the gap's SE is below what two independent SEs would add up to
+    alone = np.hypot(
+        difficulty.difficulty_auc_se(hard, labels, n_boot=100), difficulty.difficulty_auc_se(noisy, labels, n_boot=100)
+    )
+    assert se < alone
+    same, same_se = difficulty.difficulty_auc_gap(hard, hard, labels, n_boot=20)
+    assert same == 0 and same_se == 0
+    with pytest.raises(ValueError, match="one per question"):
+        difficulty.difficulty_auc_gap(hard, np.ones((30, 300)), labels)
+
+
 def test_difficulty_auc_per_pair_scores_mask_and_soft_labels():
     per_pair = np.broadcast_to(TOY_SCORES, TOY_LABELS.shape)
     assert difficulty.difficulty_auc(per_pair, TOY_LABELS) == pytest.approx(8.5 / 12)

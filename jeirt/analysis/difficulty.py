@@ -90,17 +90,42 @@ def difficulty_auc_se(
     """Standard error of `difficulty_auc` by a bootstrap over questions: the questions are drawn with
     replacement, each with all its graded pairs (the pairs of one question share its score, so they
     are not independent draws). `scores` is one difficulty per question (n_items,)."""
+    return _auc_bootstrap_se([scores], labels, mask, n_boot, seed)
+
+
+def difficulty_auc_gap(
+    first: np.ndarray,
+    second: np.ndarray,
+    labels: np.ndarray,
+    mask: np.ndarray | None = None,
+    n_boot: int = 200,
+    seed: int = 0,
+) -> tuple[float, float]:
+    """`difficulty_auc(first) - difficulty_auc(second)` on the same pairs, and its standard error by a
+    paired bootstrap over questions (both scores see the same draws, so what the questions share
+    cancels). `first` and `second` are one difficulty per question (n_items,)."""
+    gap = difficulty_auc(first, labels, mask) - difficulty_auc(second, labels, mask)
+    return float(gap), _auc_bootstrap_se([first, second], labels, mask, n_boot, seed)
+
+
+def _auc_bootstrap_se(scores: list, labels: np.ndarray, mask: np.ndarray | None, n_boot: int, seed: int) -> float:
+    """SE over `n_boot` draws of questions with replacement of the AUC of `scores[0]`, or of the gap
+    `scores[0] - scores[1]` when two are given (each one per question)."""
     if n_boot < 2:
         raise ValueError(f"n_boot={n_boot}; expected at least 2 bootstrap draws.")
-    scores, labels = np.asarray(scores, dtype=np.float64), np.asarray(labels, dtype=np.float64)
-    if scores.shape != (labels.shape[1],):
-        raise ValueError(f"scores has shape {scores.shape}; expected one per question ({labels.shape[1]},).")
+    labels = np.asarray(labels, dtype=np.float64)
+    scores = [np.asarray(score, dtype=np.float64) for score in scores]
+    for score in scores:
+        if score.shape != (labels.shape[1],):
+            raise ValueError(f"scores has shape {score.shape}; expected one per question ({labels.shape[1]},).")
     rng = np.random.default_rng(seed)
     n = labels.shape[1]
     draws = []
     for _ in range(n_boot):
         cols = rng.integers(0, n, n)
-        draws.append(difficulty_auc(scores[cols], labels[:, cols], None if mask is None else mask[:, cols]))
+        sub = None if mask is None else mask[:, cols]
+        aucs = [difficulty_auc(score[cols], labels[:, cols], sub) for score in scores]
+        draws.append(aucs[0] if len(aucs) == 1 else aucs[0] - aucs[1])
     return float(np.nanstd(draws, ddof=1))
 
 

@@ -15,8 +15,9 @@ nothing elsewhere) and
 so a reader sees on every page what the numbers below it were computed with. The environment decides:
 
     JEIRT_PROFILE   smoke (default here; tests, quick iteration): small slices, the whole book in minutes
-                    full (`make book`'s default): the paper's settings on the whole dataset (on `mmlu_pro`
-                    about 20 minutes on 2 CPU cores; EmbedLLM wants a GPU)
+                    full (`make book`'s default): the whole dataset, d = 256 and repeated seeds; the
+                    paper's split and recipe too on EmbedLLM only (`PAPER_SETTING`). On `mmlu_pro`
+                    about 20 minutes on 2 CPU cores; EmbedLLM wants a GPU
     JEIRT_DATASET   default embedllm (full) or mmlu_pro (smoke; `make book`'s default in both); any name
                     `jeirt.data.load_dataset` takes
     JEIRT_ENCODER   frozen question encoder, default all-MiniLM-L6-v2
@@ -49,7 +50,8 @@ PROFILES = ("smoke", "full")
 DEFAULT_ENCODER = "all-MiniLM-L6-v2"
 
 
-# The first cell of every chapter (tagged hide-output); tests/test_book.py checks each page has
+# The first cell of every chapter, tagged remove-cell: out of sight on the site (a page opens with its
+# subject), still run on Colab and in a local notebook; tests/test_book.py checks each page has
 # `SETUP_CELL`. It cannot import jeirt: on Colab jeirt is what it installs. The pages carry the cell for a
 # project without a public repository (how to run the page locally); a build with `JEIRT_REPO_URL` set
 # puts `setup_cell(url)` in its place (`build_source`), which clones and installs on Colab: a shallow

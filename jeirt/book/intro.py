@@ -73,3 +73,67 @@ def geometry_toy(ax: plt.Axes | None = None, shade: str = "model a", seed: int =
     ax.set_ylabel("embedding dimension 2")
     ax.legend(loc="lower left")
     return ax
+
+
+# The box at the top of the front page: what this build ran on, next to the paper's setting
+RECIPE_WORDS = {
+    "fast": "jeirt's fast recipe (the paper's dropout, a faster schedule)",
+    "paper": "the JE-IRT authors' recipe (their code's d = 256 settings)",
+}
+SPLIT_WORDS = {
+    "seeded": "a seeded 80/10/10 split by question",
+    "official": "the dataset's own train / val / test files",
+}
+
+
+def this_build(cfg, full, ds) -> pd.DataFrame:
+    """The front page's box: this build's data, models, benchmarks, encoder, recipe and split (from the
+    settings `cfg`, the whole dataset `full` and the profile's cut `ds`) beside the paper's setting."""
+    from jeirt.book import paper
+
+    groups = ds.items["benchmark"].unique()
+    shown = ", ".join(map(str, groups[:4])) + (", ..." if len(groups) > 4 else "")
+    rows = {
+        "profile": (cfg.profile, "–"),
+        "data": (cfg.dataset, "EmbedLLM (Sec. 3)"),
+        "models": (f"{ds.n_models} of {full.n_models}", f"{paper.value('s3.models'):.0f}"),
+        "questions": (f"{ds.n_items:,} of {full.n_items:,}", "EmbedLLM's (the count is not printed)"),
+        "benchmarks": (f"{len(groups)} groups in the benchmark column: {shown}", f"{paper.value('s3.benchmarks'):.0f}"),
+        "question encoder": (cfg.encoder, " and ".join(paper.ENCODERS.values())),
+        "recipe": (RECIPE_WORDS[cfg.recipe], RECIPE_WORDS["paper"]),
+        "split": (SPLIT_WORDS[cfg.split], "train / validation / test; which split is not printed"),
+        "dimension d": (
+            f"{cfg.d} (compared: {', '.join(map(str, cfg.d_grid))})",
+            f"a range, best near {paper.value('s32.peak_d'):.0f} (Sec. 3.2)",
+        ),
+        "seeds": (", ".join(map(str, cfg.seeds)), "–"),
+    }
+    return pd.DataFrame(rows, index=["this build", "the paper"]).T.rename_axis("")
+
+
+def not_here(cfg, ds) -> pd.DataFrame:
+    """What of the paper this build cannot reproduce, and why, from the settings `cfg` and the dataset
+    `ds` (its shipped encoders): the front page's box lists it."""
+    from jeirt.book import paper
+    from jeirt.data import local_datasets
+
+    rows = {}
+    if cfg.dataset.lower() != "embedllm":
+        shipped = ", ".join(local_datasets())
+        rows["EmbedLLM, the paper's data"] = (
+            f"not shipped (data/ holds {shipped}); `jeirt.data.load_embedllm` fetches it from the Hugging Face hub: "
+            "JEIRT_DATASET=embedllm"
+        )
+    missing = [name for name in paper.ENCODERS.values() if name.lower() not in {e.lower() for e in ds.embeddings}]
+    if missing:
+        rows[f"the paper's encoder {' and '.join(missing)}"] = (
+            f"no embeddings shipped for {cfg.dataset} (only {', '.join(ds.embeddings)}); computing them needs the "
+            "encoder's weights"
+        )
+    if cfg.encoder.lower() not in {name.lower() for name in paper.ENCODERS.values()}:
+        rows[f"the encoder of this build, {cfg.encoder}"] = "not one of the paper's two: every number depends on it"
+    rows[f"App. I's {paper.value('s33.recent_models'):.0f} recent LLMs (Table 2)"] = (
+        f"their answers to App. I's {paper.value('appI.questions'):,.0f} questions are in no dataset jeirt "
+        "ships or downloads"
+    )
+    return pd.DataFrame({"why": rows}).rename_axis("not reproduced here")

@@ -105,6 +105,32 @@ def rate_loglog(
     return ax
 
 
+def stored_prior_rises() -> pd.Series:
+    """The largest rise of the test log loss from one share to the next, over the datasets of the stored
+    run of `benchmarks/onboarding_prior.py` (results/onboarding_prior.json), by (prior, corrections):
+    the page quotes it for the width it uses and for the evidence's, which the build does not rerun."""
+    import json
+
+    from jeirt.settings import REPO_ROOT
+
+    stored = json.loads((REPO_ROOT / "results" / "onboarding_prior.json").read_text())
+    test = pd.DataFrame(stored["summary"]).query("part == 'test'").sort_values("share")
+    rises = test.groupby(["prior", "corrections", "dataset"], sort=False)["log_loss"].apply(lambda x: x.diff().max())
+    return rises.groupby(["prior", "corrections"], sort=False).max()
+
+
+def stored_recipe_runs() -> pd.DataFrame:
+    """Best validation loss of the library's recipe and the metabench section's own, by profile and d,
+    from the stored run of `scripts/onboarding_recipe.py` (results/onboarding_recipe_metabench.json)."""
+    import json
+
+    from jeirt.settings import REPO_ROOT
+
+    stored = json.loads((REPO_ROOT / "results" / "onboarding_recipe_metabench.json").read_text())
+    runs = pd.DataFrame(stored["runs"])
+    return runs.pivot_table(index=["profile", "d"], columns="recipe", values="best_val_loss", sort=False)
+
+
 def as_percent(table: pd.DataFrame) -> pd.DataFrame:
     """An `onboarding_table` for people, one row per setting ("1%" ... "All"): test accuracy
     "mean ± sd" in percent, and the items each model saw."""

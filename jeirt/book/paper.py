@@ -32,7 +32,7 @@ modernbert std 3.93 2.14 2.16 2.07 2.10 2.11 2.11 2.15 2.07
 sent mean 72.30 73.63 73.60 73.78 73.74 73.81 73.71 73.81 73.85
 sent std 2.87 2.43 2.37 2.34 2.31 2.39 2.44 2.42 2.42
 """
-# Table 2: test accuracy (%) of 6 recent LLMs (App. I: 29,640 new questions, 8 benchmarks) onboarded
+# Table 2: test accuracy (%) of 6 recent LLMs (App. I: 29,640 questions, 8 benchmarks) onboarded
 # with a fraction of their answers; mean over the 6 models. No joint-training ("all") column.
 TABLE_2 = """\
 encoder 1% 5% 10% 20% 40% 60% 80% 100%
@@ -108,7 +108,7 @@ TEXT = [
     ("s33.models", 10, "Sec. 3.3 / App. H", "held-out LLMs of the leave-one-out onboarding study"),
     ("s33.within", 0.5, "Sec. 3.3", "points: from 10% of its answers, onboarding is within this of All"),
     ("s33.recent_models", 6, "Sec. 3.3 / App. I", "recent LLMs onboarded in Table 2"),
-    ("appI.questions", 29640, "App. I", "new questions the 6 recent LLMs are evaluated on (8 benchmarks)"),
+    ("appI.questions", 29640, "App. I", "questions the 6 recent LLMs are evaluated on (8 benchmarks, split 80/10/10)"),
     ("s35.bins", 20, "Sec. 3.5 / Fig. 3", "quantile bins of the norm in the binned accuracy"),
     ("s35.auc_lo", 0.73, "Sec. 3.5 / Fig. 3", "lowest AUC of the norm as a score for wrong answers (two encoders)"),
     ("s35.auc_hi", 0.77, "Sec. 3.5 / Fig. 3", "highest AUC of the norm as a score for wrong answers (two encoders)"),
