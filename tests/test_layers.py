@@ -39,7 +39,7 @@ CORE = (
 )
 CORE_MODULES = ("jeirt", *(f"jeirt.{name}" for name in CORE))
 LAYERS = ("jeirt.baselines", "jeirt.analysis", "jeirt.tasks", "jeirt.book")
-ENTRY = ("jeirt.cli", "jeirt.__main__", "jeirt.interrupts")
+ENTRY = ("jeirt.cli", "jeirt.__main__", "jeirt.interrupts")  # jeirt.cli is a package: one module per verb group
 # The core's size, as `ruff format` writes it (`wc -l` of CORE_MODULES' files). It had 3,889 lines when the
 # last limit (4,300) was set; then the refinement of new questions moved in from a page module
 # (questions.py, about 190 lines), the one posterior of a new model went into onboard.py (about 170),
@@ -118,8 +118,9 @@ def test_the_package_was_found_and_parsed():
 
 def test_every_module_has_a_layer():
     """A new module of jeirt/ is placed on purpose: named in CORE, inside a layer package, or in ENTRY."""
-    placed = [*CORE_MODULES, *ENTRY]
-    unplaced = [m for m in MODULES if m not in placed and not any(in_layer(m, layer) for layer in LAYERS)]
+    unplaced = [
+        m for m in MODULES if m not in CORE_MODULES and not any(in_layer(m, layer) for layer in (*LAYERS, *ENTRY))
+    ]
     assert not unplaced, (
         f"modules in no layer: {unplaced}; add each to CORE, ENTRY or a layer package "
         f"({', '.join(LAYERS)}) in {Path(__file__).name}"
@@ -207,7 +208,7 @@ def test_tasks_import_neither_book_nor_cli():
 
 def test_nothing_imports_the_cli():
     """Only the console entry (`jeirt.__main__`, which runs it with Ctrl-C handled) sits above it."""
-    bad = offending([m for m in MODULES if m not in ("jeirt.cli", "jeirt.__main__")], ("jeirt.cli",))
+    bad = offending([m for m in MODULES if not in_layer(m, "jeirt.cli") and m != "jeirt.__main__"], ("jeirt.cli",))
     assert not bad, "jeirt.cli is the top layer; no module may import it:\n" + "\n".join(bad)
 
 
@@ -262,7 +263,7 @@ def test_the_api_page_documents_every_module_below_the_book():
     """book/api.md runs autodoc on each module of the core, baselines and tasks, and shows the CLI's help."""
     page = (ROOT / "book" / "api.md").read_text(encoding="utf-8")
     documented = re.findall(r"^\.\. automodule:: (\S+)$", page, re.MULTILINE)
-    wanted = {m for m in MODULES if not in_layer(m, "jeirt.book") and m not in ENTRY}
+    wanted = {m for m in MODULES if not any(in_layer(m, layer) for layer in ("jeirt.book", *ENTRY))}
     assert len(documented) == len(set(documented)), "book/api.md documents a module twice"
     assert set(documented) == wanted, (
         f"book/api.md: add {sorted(wanted - set(documented))}, remove {sorted(set(documented) - wanted)}"
