@@ -7,7 +7,7 @@ BIN    := $(VENV)/bin
 # Datasets: the repository's own data/ (checked against data/checksums.json), unless JEIRT_DATA says otherwise.
 export JEIRT_DATA ?= $(abspath data)
 
-.PHONY: setup vendor book screenshots test clean
+.PHONY: setup vendor book page screenshots typecheck test clean
 
 setup: $(VENV)/.installed vendor
 
@@ -31,6 +31,11 @@ $(VENV)/.installed: pyproject.toml
 book: setup
 	$(BIN)/python scripts/build_book.py
 
+# One page run as a notebook, outputs included, into _build/pages/<PAGE>.ipynb, with the settings the
+# environment gives (scripts/run_page.py):  make page PAGE=onboarding [JEIRT_PROFILE=full] [JEIRT_DEVICE=cuda]
+page: setup
+	$(BIN)/python scripts/run_page.py $(PAGE)
+
 # Full-page PNGs of the built site in _build/screenshots/ (needs chromium), checking maths and images.
 screenshots:
 	$(BIN)/python scripts/screenshots.py
@@ -49,9 +54,14 @@ test: setup
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/python scripts/format_pages.py --check
+	$(MAKE) typecheck
 	rm -rf $(GLUE_LOG)
 	JEIRT_GLUE_LOG=$(GLUE_LOG) $(BIN)/pytest -n auto --maxprocesses 4 --dist worksteal
 	$(BIN)/python scripts/glued_values.py --check results/glued_smoke_mmlu_pro.json --log $(GLUE_LOG)
+
+# The package's types (mypy, configured in pyproject.toml).
+typecheck: setup
+	$(BIN)/mypy jeirt
 
 clean:
 	rm -rf _build .jupyter_cache

@@ -61,14 +61,24 @@ PACKAGES = {name for name, path in MODULES.items() if path.name == "__init__.py"
 def imports_of(module: str) -> list[tuple[str, int, str]]:
     """(imported jeirt module, line, source text) for every import in `module`, at any depth (module
     level, inside functions, classes or `if` blocks). `from jeirt.<pkg> import x` is `jeirt.<pkg>.x` when
-    that is a module, else `jeirt.<pkg>`; relative imports are resolved against `module`'s package."""
+    that is a module, else `jeirt.<pkg>`; relative imports are resolved against `module`'s package.
+    Imports under `if TYPE_CHECKING:` are left out: they never run (`jeirt/__init__.py` names its public
+    API so for type checkers, and imports it lazily)."""
     path = MODULES[module]
     source = path.read_text(encoding="utf-8")
     package = module if module in PACKAGES else module.rpartition(".")[0]
     found = []
     lines = source.splitlines()
-    for node in ast.walk(ast.parse(source, filename=str(path))):
-        if not isinstance(node, (ast.Import, ast.ImportFrom)):
+    tree = ast.parse(source, filename=str(path))
+    type_only = {
+        id(inner)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.If) and ast.unparse(node.test) in ("TYPE_CHECKING", "typing.TYPE_CHECKING")
+        for stmt in node.body
+        for inner in ast.walk(stmt)
+    }
+    for node in ast.walk(tree):
+        if not isinstance(node, (ast.Import, ast.ImportFrom)) or id(node) in type_only:
             continue
         text = lines[node.lineno - 1].strip()
         if isinstance(node, ast.Import):
@@ -358,3 +368,17 @@ def test_jeirt_clones_and_sets_params():
     assert JEIRT(d=8).set_params(d=16).d == 16
     with pytest.raises(ValueError, match="Invalid parameter"):
         JEIRT(d=8).set_params(width=16)
+
+
+def test_the_public_api_is_exported_lazily():
+    """`from jeirt import JEIRT, ...`: every name of `jeirt.__all__` is importable, and `import jeirt`
+    alone imports neither torch nor pandas (the console entry needs it light, `jeirt/__main__.py`)."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, jeirt; assert not {'torch', 'pandas'} & set(sys.modules), sorted(sys.modules); "
+        "missing = [n for n in jeirt.__all__ if getattr(jeirt, n, None) is None]; assert not missing, missing"
+    )
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
+    assert run.returncode == 0, run.stderr[-2000:]

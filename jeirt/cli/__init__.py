@@ -151,7 +151,7 @@ def main(argv: list[str] | None = None) -> int:
     forget_written()
     stderr = sys.stderr
     if not stderr.isatty():  # progress as lines a log can show
-        sys.stderr = _LogLines(stderr)  # type: ignore[assignment]
+        sys.stderr = _LogLines(stderr)
     try:
         validate(args)
         result = args.verb.run(args)

@@ -6,24 +6,18 @@ import argparse
 
 from jeirt import settings
 from jeirt.cli import common
-from jeirt.cli.checks import Verb, check_dataset
-
-
-def check(args: argparse.Namespace) -> None:
-    """NAME is 'verify' or a dataset (`check_dataset`)."""
-    if args.name is not None and args.name != "verify":
-        check_dataset("--dataset", args.name)
+from jeirt.cli.checks import Verb
 
 
 def run(args: argparse.Namespace) -> None:
     """`jeirt data`: list the datasets; `jeirt data NAME`: describe one; `jeirt data verify`: check them."""
     from jeirt.data import local_datasets, verify_files
 
-    if args.name is None:
+    if args.dataset is None:
         names = local_datasets()
         common.emit({"data_dir": str(settings.data_dir()), "datasets": names + ["embedllm (hub)"]}, args.json)
         return
-    if args.name == "verify":
+    if args.dataset == "verify":
         root = settings.data_dir()
         checked = verify_files(root, full=True)
         if not checked:
@@ -33,7 +27,7 @@ def run(args: argparse.Namespace) -> None:
             )
         common.emit({"data_dir": str(root), "verified": f"{len(checked)} files match checksums.json"}, args.json)
         return
-    ds = common.dataset(args.name)
+    ds = common.dataset(args.dataset)
     table = ds.describe()
     print(f"{ds.name}: {ds.n_models} models x {ds.n_items} items; embeddings: {sorted(ds.embeddings) or 'none'}")
     print(table.to_string(index=False, float_format=lambda x: f"{x:.3f}"))
@@ -49,15 +43,14 @@ def run(args: argparse.Namespace) -> None:
         common.write_summary(args.json, finite_json(summary))
 
 
-VERB = Verb("data", run, check)
+VERB = Verb("data", run)
 
 
 def add_parsers(add: common.AddParser) -> None:
     """Add `data` to the `jeirt` command."""
     p = add(VERB, "list the local datasets, describe one, or verify their checksums")
     p.add_argument(
-        "name",
+        "dataset",
         nargs="?",
-        metavar="dataset",
         help="dataset name or results CSV; 'verify' re-hashes every file listed in $JEIRT_DATA/checksums.json",
     )
