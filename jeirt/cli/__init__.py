@@ -173,7 +173,3 @@ def main(argv: list[str] | None = None) -> int:
             sys.stderr._flush_pending()
         sys.stderr = stderr
     return int(result or 0)
-
-
-if __name__ == "__main__":  # `python -m jeirt.cli`; the console script and `python -m jeirt` run jeirt.__main__
-    sys.exit(main())
