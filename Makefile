@@ -11,7 +11,7 @@ BIN    := $(VENV)/bin
 # Datasets: the repository's own data/ (checked against data/checksums.json), unless JEIRT_DATA says otherwise.
 export JEIRT_DATA ?= $(abspath data)
 
-.PHONY: setup vendor book screenshots test snapshot lock clean
+.PHONY: setup vendor book page screenshots typecheck test snapshot lock clean
 
 setup: $(VENV)/.installed vendor
 
@@ -46,6 +46,11 @@ lock: $(VENV)/.installed
 book: setup
 	$(BIN)/python scripts/build_book.py
 
+# One page run as a notebook, outputs included, into _build/pages/<PAGE>.ipynb, with the settings the
+# environment gives (scripts/run_page.py):  make page PAGE=onboarding [JEIRT_PROFILE=full] [JEIRT_DEVICE=cuda]
+page: setup
+	$(BIN)/python scripts/run_page.py $(PAGE)
+
 # Full-page PNGs of the built site in _build/screenshots/ (needs chromium), checking maths and images.
 screenshots:
 	$(BIN)/python scripts/screenshots.py
@@ -66,6 +71,7 @@ test: setup
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/python scripts/format_pages.py --check
+	$(MAKE) typecheck
 	rm -rf $(GLUE_LOG)
 	JEIRT_GLUE_LOG=$(GLUE_LOG) $(BIN)/pytest -n auto --maxprocesses 4 --dist worksteal
 	$(BIN)/python scripts/glued_values.py --check $(SNAPSHOT) --log $(GLUE_LOG)
@@ -87,6 +93,10 @@ snapshot: setup
 	done
 	$(BIN)/python scripts/glued_values.py --noise $(SNAPSHOT) $(foreach seed,$(SNAPSHOT_SEEDS),--log $(GLUE_LOG)-seed$(seed)) \
 		--seeds $(SNAPSHOT_SEEDS)
+
+# The package's types (mypy, configured in pyproject.toml).
+typecheck: setup
+	$(BIN)/mypy jeirt
 
 clean:
 	rm -rf _build .jupyter_cache

@@ -444,8 +444,8 @@ def from_long(
         first = (np.flatnonzero(bad.to_numpy()) + 1)[:5].tolist()
         raise ValueError(
             f"{int(bad.sum())} label(s) are missing, not numbers or outside [0, 1] "
-            f"(data rows {first}, counted from 1); a pair that was not evaluated must be left "
-            "out, not NaN."
+            f"(data rows {first}, counted from 1; the first is {df['label'].iloc[first[0] - 1]!r}); a pair "
+            "that was not evaluated must be left out, not NaN."
         )
     df["label"] = labels.astype(np.float32)
     key = ["model", "item_id"]

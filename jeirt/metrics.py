@@ -88,7 +88,8 @@ def _question_bins(
     _, q = np.unique(np.asarray(questions), return_inverse=True)
     bins = np.minimum((probs * n_bins).astype(int), n_bins - 1)
     cell, size = q * n_bins + bins, (q.max() + 1) * n_bins
-    return tuple(np.bincount(cell, w, size).reshape(-1, n_bins) for w in (None, probs, labels))
+    count, prob_sum, label_sum = (np.bincount(cell, w, size).reshape(-1, n_bins) for w in (None, probs, labels))
+    return count, prob_sum, label_sum
 
 
 def ece_bootstrap(

@@ -255,6 +255,7 @@ def train(
             stale += 1
             if stale >= cfg.patience:
                 break
+    assert best_state is not None, "the first epoch's finite validation loss is always kept"
     net.load_state_dict(best_state)
     net.eval()
     history.seconds = time.perf_counter() - start

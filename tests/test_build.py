@@ -4,6 +4,7 @@ key jupyter-book looks up, or every build would run every page twice."""
 
 from __future__ import annotations
 
+import subprocess
 import sys
 from pathlib import Path
 
@@ -662,3 +663,13 @@ def test_check_html_finds_links_to_the_placeholder_repository(tmp_path, capsys):
     (site / "page.html").write_text(body.format("jeirt/jeirt") + '<a href="https://github.com/jeirt/jeirt">repo</a>')
     assert check_html.main(["--build", str(site), "--toc", str(tmp_path / "_toc.yml")]) == 1
     assert "2 link(s) to the placeholder repository" in capsys.readouterr().err
+
+
+def test_make_page_names_the_pages_when_given_none_of_them():
+    """`make page PAGE=...` runs scripts/run_page.py; a name that is no page is refused with the list."""
+    makefile = (ROOT / "Makefile").read_text()
+    assert "\t$(BIN)/python scripts/run_page.py $(PAGE)\n" in makefile
+    run = subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "run_page.py"), "no_such_page"], capture_output=True, text=True
+    )
+    assert run.returncode == 2 and "no page book/no_such_page.md" in run.stderr and "onboarding" in run.stderr

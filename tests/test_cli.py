@@ -423,3 +423,97 @@ def test_help_and_usage_errors_import_no_torch():
     assert done.stdout.strip() == "[]", done.stdout + done.stderr
     done = subprocess.run([sys.executable, "-m", "jeirt", "estimate", "--bad-option"], capture_output=True, text=True)
     assert done.returncode == 2 and "usage: jeirt estimate" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_every_option_has_help_text():
+    parser = build_parser()
+    commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices
+    bare = [
+        f"jeirt {name} {'/'.join(a.option_strings) or a.dest}"
+        for name, p in commands.items()
+        for a in p._actions
+        if not (a.help and a.help.strip())
+    ]
+    assert not bare, f"options without help text: {bare}"
+
+
+def test_onboard_validation_errors_name_that_file_and_its_rows(corrected, workdir, capsys, mmlu_pro):
+    """A bad label in --validation is reported as --validation's, with the row of that file (not of
+    --results and --validation put together)."""
+    rows = mmlu_pro.to_long().query("model == 'gpt-4o(2024-05-13)'").assign(model="newcomer")
+    rows.iloc[:50].to_csv(workdir / "fit50.csv", index=False)
+    held = rows.iloc[50:60].astype({"label": object})
+    held.iloc[2, held.columns.get_loc("label")] = "maybe"
+    held.to_csv(workdir / "held_bad.csv", index=False)
+    code, _, err = run(
+        capsys,
+        *["onboard", "--model", str(corrected), "--results", str(workdir / "fit50.csv"), "--dataset", "mmlu_pro"],
+        *["--validation", str(workdir / "held_bad.csv"), "--out", str(workdir / "never.pt")],
+    )
+    assert code == 3 and err.startswith(f"error: --validation {workdir / 'held_bad.csv'}: "), err
+    assert "data rows [3]" in err and "'maybe'" in err, err
+    assert not (workdir / "never.pt").exists()
+
+
+def test_suggest_refuses_more_questions_than_a_model_has_left(corrected, capsys, mmlu_pro):
+    code, _, err = run(
+        capsys, "suggest", "--model", str(corrected), "--dataset", "mmlu_pro", "--k", "100000", "--rule", "adaptive"
+    )
+    assert code == 2 and "--k 100000" in err and f"at most {mmlu_pro.n_items}" in err, err
+    assert "broadcast" not in err
+
+
+def test_route_price_errors_name_the_option_and_the_file(corrected, workdir, capsys):
+    from jeirt.estimator import JEIRT
+
+    models = JEIRT.load(corrected).models_
+    pd.DataFrame({"item_id": ["a"], "text": ["What is 2 + 2?"]}).to_csv(workdir / "q1.csv", index=False)
+    prices = pd.DataFrame({"model": models[1:], "usd_per_mtok_input": 1.0, "usd_per_mtok_output": 2.0})
+    prices.to_csv(workdir / "short_prices.csv", index=False)  # the first model unpriced, no other names
+    code, _, err = run(
+        capsys, "route", "--model", str(corrected), "--questions", str(workdir / "q1.csv"),
+        "--prices", str(workdir / "short_prices.csv"),
+    )  # fmt: skip
+    assert code == 3 and err.startswith(f"error: --prices {workdir / 'short_prices.csv'}: no price"), err
+    assert "e.g. []" not in err and "question_costs" not in err and "strict" not in err, err
+    prices.assign(usd_per_mtok_input=-1.0).to_csv(workdir / "negative.csv", index=False)
+    code, _, err = run(
+        capsys, "route", "--model", str(corrected), "--questions", str(workdir / "q1.csv"),
+        "--prices", str(workdir / "negative.csv"),
+    )  # fmt: skip
+    assert code == 3 and err.count(str(workdir / "negative.csv")) == 1 and "--prices" in err, err
+
+
+def test_ctrl_c_after_an_output_was_written_names_it(workdir, capsys, monkeypatch, mmlu_pro):
+    """An interrupt once --out is written says so, not that the files were left as they were."""
+    from jeirt.cli import common
+    from jeirt.interrupts import MESSAGE
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(common, "emit", interrupted)  # the step after the model is saved
+    out = workdir / "interrupted.pt"
+    code, _, err = run(capsys, "fit", "--dataset", "mmlu_pro", "--limit-items", "100", "--d", "4",
+                       "--max-epochs", "1", "--quiet", "--out", str(out))  # fmt: skip
+    assert code == 130 and out.is_file()
+    assert str(out) in err and "written in full" in err and MESSAGE not in err, err
+    monkeypatch.undo()
+    code, _, err = run(capsys, "data", "mmlu_pro", "--json", str(workdir / "no.json"))
+    assert code == 0  # the next command starts with nothing written
+
+
+def test_progress_in_a_log_comes_as_lines():
+    """A bar's redraws (after a carriage return) become lines, at most one per `every` seconds, and the
+    bar's last state is written when it closes."""
+    import io
+
+    from jeirt.cli import _LogLines
+
+    log = io.StringIO()
+    lines = _LogLines(log, every=3600.0)
+    for i in range(5):
+        lines.write(f"\rencoding: {i}/4  ")
+    lines.write("\n")  # the bar closes
+    lines.write("done\n")
+    assert log.getvalue() == "encoding: 0/4\nencoding: 4/4\ndone\n"

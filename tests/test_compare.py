@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import argparse
 import json
 
 import pandas as pd
 import pytest
 
 from jeirt import cli
+from jeirt.cli.checks import names
 from jeirt.simulate import simulate
 from jeirt.splits import split_by_question
 from jeirt.tasks import compare as cmp
@@ -129,8 +129,7 @@ def test_an_encoder_without_embeddings_is_skipped_and_recorded(sim):
 
 def test_the_command_line(sim, tmp_path, monkeypatch, capsys):
     monkeypatch.setattr(cmp, "load_dataset", lambda name: sim)
-    parser = argparse.ArgumentParser(prog="jeirt")
-    cli.add_compare_parser(parser.add_subparsers(dest="command"))
+    parser = cli.build_parser()
     out, summary_json = tmp_path / "c.csv", tmp_path / "s.json"
     args = parser.parse_args(
         [
@@ -152,12 +151,12 @@ def test_the_command_line(sim, tmp_path, monkeypatch, capsys):
             "1",
         ]
     )
-    assert args.func(args) == 0
+    assert args.verb.run(args) == 0
     printed = capsys.readouterr().out
     assert "knn" in printed and "±" in printed and str(out) in printed
     assert len(pd.read_csv(out)) == 2 * len(FAST)
     assert len(json.loads(summary_json.read_text())["summary"]) == len(FAST)
-    assert cli._list(["a,b", " c "]) == ["a", "b", "c"]
+    assert names(["a,b", " c "]) == ["a", "b", "c"]
     bad = parser.parse_args(["compare", "--dataset", "sim", "--seeds", "0,x"])
     with pytest.raises(cli.UsageError, match="--seeds"):  # checked before any data is loaded
         cli.validate(bad)

@@ -8,7 +8,6 @@ the truth; and the `estimate` / `suggest` verbs must run end to end.
 
 from __future__ import annotations
 
-import argparse
 import json
 
 import numpy as np
@@ -558,22 +557,8 @@ def test_question_onboarding_experiment_on_a_fitted_model():
 
 
 def run_cli(capsys, *argv: str) -> tuple[int, str, str]:
-    """`jeirt.cli.main` when it registers the verbs, else a parser built here with the same handling."""
-
-    parser = cli.build_parser()
-    verbs = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices
-    if "estimate" in verbs:
-        code = cli.main(list(argv))
-    else:
-        parser = argparse.ArgumentParser(prog="jeirt")
-        cli.add_evaluation_parsers(parser.add_subparsers(dest="command", required=True))
-        args = parser.parse_args(list(argv))
-        try:
-            args.func(args)
-            code = 0
-        except (ValueError, KeyError, FileNotFoundError) as err:
-            print(f"error: {err}", file=__import__("sys").stderr)
-            code = 2
+    """`jeirt.cli.main` on `argv`: its exit code, stdout and stderr."""
+    code = cli.main(list(argv))
     out = capsys.readouterr()
     return code, out.out, out.err
 

@@ -221,7 +221,7 @@ CASES = [
         "suggest-header-only",
         ["suggest", "--model", M, "--dataset", "mmlu_pro", "--k", "5", "--results", "{w}/results_header_only.csv"],
         3,
-        ["--results", "no answers"],
+        ["--results", "no results"],
     ),
     # -- model file (4)
     ("model-empty", ["evaluate", "--model", "{w}/empty.pt", "--dataset", "mmlu_pro"], 4, ["empty.pt", "0 bytes"]),
@@ -504,7 +504,7 @@ ROUND_TWO = {  # class -> (case id, argv, exit code, fragments of the message)
             "estimate-bad-label-row",
             ["estimate", "--model", M, "--dataset", "mmlu_pro", "--results", "{w}/bad_label_row.csv"],
             3,
-            ["--results", "data row 2", "'maybe'"],
+            ["--results", "data rows [2]", "'maybe'"],
         ),
         (
             "suggest-padded-results",

@@ -302,9 +302,10 @@ def side_by_side(name: str, ours: pd.DataFrame, rows: dict | None = None) -> pd.
     for mine_row in dict.fromkeys(rows.values()):  # our rows, each once, beside every paper row mapped to it
         for paper_row in [p for p, m in rows.items() if m == mine_row]:
             label = paper_row if isinstance(paper_row, tuple) else (paper_row,)
-            lines[(*label, "paper")] = theirs.loc[paper_row].reindex(columns)
-            lines[(*label, "this book")] = ours.loc[mine_row].reindex(columns)
-            lines[(*label, "difference")] = lines[(*label, "this book")] - lines[(*label, "paper")]
+            paper, book, difference = ((*label, part) for part in ("paper", "this book", "difference"))
+            lines[paper] = theirs.loc[paper_row].reindex(columns)
+            lines[book] = ours.loc[mine_row].reindex(columns)
+            lines[difference] = lines[book] - lines[paper]
     out = pd.DataFrame(lines).T.astype(float)
     out.index = pd.MultiIndex.from_tuples(list(lines))
     return out

@@ -256,6 +256,9 @@ def compare(
                 config["skipped"].append(note)
                 bar.update(len(seeds) * len(methods))
                 continue
+            if encoder not in ds.embeddings:  # encoded into the cache here, with a progress line; the runs read it
+                bar.set_postfix_str(f"encoding {ds.name}'s {ds.n_items} questions with {encoder}")
+                ds.features(encoder, progress=progress)
             for seed in seeds:
                 parts = make_split(ds, split, seed)
                 for method in methods:

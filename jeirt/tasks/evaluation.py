@@ -89,7 +89,7 @@ its difficulty |E_Q| with its direction kept), and the refined embedding predict
 
 The protocols of the book's chapter "Efficient evaluation" that use this module (`questions_asked`,
 `question_onboarding_experiment`, the few-question comparison) are in `jeirt.tasks.new_models`; the
-`jeirt estimate` and `jeirt suggest` verbs in `jeirt.cli` (`add_evaluation_parsers`).
+`jeirt estimate` and `jeirt suggest` verbs in `jeirt.cli.evaluation` (`suggest_items` is the latter's rule).
 """
 
 from __future__ import annotations
@@ -902,3 +902,76 @@ def _kmeans_items(bank: QuestionBank, k: int, candidates: np.ndarray, seed: int)
             picks[i, c] = pool[j]
             d[:, j] = np.inf
     return picks
+
+
+def posterior_rows(posterior: Posterior, rows: np.ndarray) -> Posterior:
+    """The posteriors of some models only (`Posterior`'s rows `rows`)."""
+    from dataclasses import replace
+
+    return replace(
+        posterior,
+        mean=posterior.mean[rows],
+        cov=posterior.cov[rows],
+        basis=None if posterior.basis is None else posterior.basis[rows],
+        floor=None if posterior.floor is None else posterior.floor[rows],
+    )
+
+
+def suggest_items(
+    bank: QuestionBank,
+    labels: np.ndarray,
+    k: int,
+    rule: str,
+    *,
+    drawn: np.ndarray | None = None,
+    seed: int = 0,
+    progress: bool = True,
+) -> tuple[np.ndarray, np.ndarray]:
+    """The k questions each new model should answer next (`jeirt suggest`): (n_models, k) question
+    positions in the bank, none a model has answered, and (n_models, k) bool, which were random draws.
+
+    `labels` (n_models, n_items) holds the answers so far (NaN: not asked) and `drawn` which of them
+    were random draws (None: all were). random and stratified draw for each model from one generator;
+    kmeans clusters the questions once per model (seed `seed` plus the model's position); the adaptive
+    rules draw each model's random share (`RANDOM_SHARE` of all its questions so far and these k) at
+    random and pick the rest as the most informative given its answers (`next_items`).
+    """
+    asked = ~np.isnan(labels)
+    candidates = ~asked
+    n_models = len(labels)
+    available = candidates.sum(axis=1)
+    if k > available.min():
+        raise ValueError(
+            f"k={k} is more than the {int(available.min())} questions model {int(available.argmin())} has not "
+            "answered; ask for at most that many."
+        )
+    random = np.zeros((n_models, k), dtype=bool)  # which picks are random draws
+    if rule in ("adaptive", "adaptive-accuracy"):
+        target = "vector" if rule == "adaptive" else "accuracy"
+        # Each model's random share of all its questions so far and these k (answers without a `random`
+        # record count as random, as `estimate_scores` reads them), a seeded draw each from its unasked ones.
+        before = asked.sum(axis=1) if drawn is None else drawn.sum(axis=1)
+        share = np.clip(np.round(RANDOM_SHARE * (asked.sum(axis=1) + k)).astype(int) - before, 0, k)
+        picks = np.zeros((n_models, k), dtype=np.int64)
+        rng = np.random.default_rng(seed)
+        for i, n in enumerate(share):
+            picks[i, :n] = rng.permutation(np.flatnonzero(candidates[i]))[:n]
+            candidates[i, picks[i, :n]] = False
+            random[i, :n] = True
+        posterior = bank.posterior(np.nan_to_num(labels), asked, progress=progress)
+        rest = k - share  # the adaptive picks, from the questions neither asked nor drawn
+        for n in np.unique(rest[rest > 0]):
+            rows = np.flatnonzero(rest == n)
+            part = posterior if len(rows) == n_models else posterior_rows(posterior, rows)
+            picks[rows, k - n :] = next_items(bank, part, int(n), candidates[rows], target=target, progress=progress)
+    elif rule == "kmeans":  # one clustering per model (seed + its position): each its own set
+        picks = np.concatenate(
+            [
+                select_items(bank, k, "kmeans", candidates=candidates[i : i + 1], seed=(seed + i) % 2**32)
+                for i in range(n_models)
+            ]
+        )
+    else:  # random, stratified: a draw each from one generator
+        picks = select_items(bank, k, rule, candidates=candidates, seed=seed, progress=n_models > 1 and progress)
+        random[:] = True
+    return picks, random

@@ -220,9 +220,10 @@ def question_costs(
     missing = [m for m in models if m not in table.index]
     extra = [m for m in table.index if m not in set(models)]
     if missing:
+        others = f" (it has rows for other names, e.g. {extra[:3]}: a typo?)" if extra else ""
         raise ValueError(
-            f"no price for model(s) {missing[:5]} ({len(missing)} in all); add rows for them to "
-            f"the price table (it has rows for other names, e.g. {extra[:3]}: a typo?)."
+            f"no price for model(s) {missing[:5]} ({len(missing)} in all); add rows for them to the price "
+            f"table{others}."
         )
     if strict and extra:
         raise ValueError(

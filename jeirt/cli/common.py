@@ -1,0 +1,198 @@
+"""What the command handlers share: the options many commands take (each with its help text), loading a
+model or a dataset with its failures as the command line's errors, printing a summary, and writing
+files (each noted for the Ctrl-C message, `jeirt.interrupts`)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from jeirt.cli.checks import Verb
+from jeirt.cli.errors import DataError, EnvironmentFailure, ModelError, UsageError
+from jeirt.files import finite_json, write_json, write_text
+
+if TYPE_CHECKING:  # pandas, torch and the library are imported where a command uses them, so that
+    import pandas as pd  # `jeirt --help` and a usage error answer at once (see jeirt/__main__.py)
+
+    from jeirt.data import Dataset
+    from jeirt.estimator import JEIRT
+
+# ----------------------------------------------------------------------------------------------------
+# Options many commands take
+
+# A verb module's parsers are added through this: (verb, help) -> its parser, which already has the
+# options every command takes (--json, --quiet, --force, --debug); see `jeirt.cli.build_parser`.
+AddParser = Callable[[Verb, str], argparse.ArgumentParser]
+
+
+def add_model(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--model", required=True, help="a model saved by `jeirt fit` or `jeirt onboard` (.pt)")
+
+
+def add_seed(p: argparse.ArgumentParser, help: str = "random seed (default 0)") -> None:
+    p.add_argument("--seed", type=int, default=0, help=help)
+
+
+def add_json(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--json", help="also write the summary to this JSON file")
+
+
+def add_quiet(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--quiet", action="store_true", help="no progress lines")
+
+
+# ----------------------------------------------------------------------------------------------------
+# Reading
+
+
+def load_model(path: str, quiet: bool = False) -> JEIRT:
+    """JEIRT.load, its failures as ModelError naming the file and its warnings (a file without a
+    weights checksum) as one line each on stderr; progress lines (encoding questions) unless `quiet`."""
+    import warnings
+
+    from jeirt.estimator import JEIRT
+
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", UserWarning)
+            model = JEIRT.load(path)
+    except (ValueError, KeyError, TypeError, RuntimeError, EOFError, OSError) as err:
+        message = err.args[0] if isinstance(err, KeyError) and err.args else str(err)
+        raise ModelError(f"--model: {message}") from err
+    for warning in caught:
+        print(f"warning: --model: {warning.message}", file=sys.stderr)
+    model.progress = not quiet
+    return model
+
+
+def read_csv(flag: str, path: str, **kwargs: Any) -> pd.DataFrame:
+    """A user's CSV read by `jeirt.data.read_csv_table` (cells as text, names kept as written; keyword
+    arguments go to it), its failures as DataError naming the option and the file."""
+    from jeirt.data import read_csv_table
+
+    try:
+        return read_csv_table(path, **kwargs)
+    except ValueError as err:
+        raise DataError(f"{flag} {err}") from None
+
+
+def read_results(flag: str, path: str) -> pd.DataFrame:
+    """A long results CSV (`jeirt.data.read_results_table`), its failures as DataError naming `flag`."""
+    from jeirt.data import read_results_table
+
+    try:
+        return read_results_table(path)
+    except ValueError as err:
+        raise DataError(f"{flag} {err}") from None
+
+
+def results_dataset(flag: str, path: str, table: pd.DataFrame, items: pd.DataFrame | None, **kwargs: Any) -> Dataset:
+    """`jeirt.data.from_long` on one file's rows (the only judge of a results table), its failures as
+    DataError naming `flag` and the file, with that file's data rows."""
+    from jeirt.data import from_long
+
+    try:
+        return from_long(table, items, **kwargs)
+    except (ValueError, KeyError) as err:
+        raise DataError(f"{flag} {path}: {err.args[0] if err.args else err}") from err
+
+
+def dataset(name: str, limit_items: int | None = None, seed: int = 0) -> Dataset:
+    """Load a dataset by name or CSV path, optionally cut to a seeded per-benchmark item sample."""
+    import pandas as pd
+
+    from jeirt.data import load_dataset
+    from jeirt.splits import sample_items
+
+    try:
+        ds = load_dataset(name)
+    except ConnectionError as err:
+        raise EnvironmentFailure(f"--dataset {name}: {err}") from err
+    except FileNotFoundError as err:  # a name that names no dataset: like a path to no file
+        raise UsageError(f"--dataset {name}: {err}") from err
+    except (ValueError, KeyError, UnicodeDecodeError, pd.errors.ParserError, pd.errors.EmptyDataError) as err:
+        message = err.args[0] if isinstance(err, KeyError) and err.args else str(err)
+        raise DataError(f"--dataset {message}" if message.startswith(name) else f"--dataset {name}: {message}") from err
+    if limit_items and ds.n_items > limit_items:
+        ds = ds.subset(items=sample_items(ds.items["benchmark"].to_numpy(), limit_items, np.random.default_rng(seed)))
+    return ds
+
+
+def questions(path: str) -> pd.DataFrame:
+    """A questions CSV (text, optionally item_id and benchmark) read by `jeirt.data.read_csv_table`: at
+    least one row, no empty text, item_ids named and each once."""
+    table = read_csv("--questions", path, required=("text",), unique=("item_id",))
+    if table.empty:
+        raise DataError(f"--questions {path} has a header but no questions; add one row per question.")
+    empty = table["text"].str.strip() == ""
+    if empty.any():
+        raise DataError(
+            f"--questions {path} has {int(empty.sum())} empty text cell(s) (first on data row "
+            f"{int(np.flatnonzero(empty.to_numpy())[0]) + 1}); give every question its text."
+        )
+    return table
+
+
+def check_texts(ds: Dataset, model: JEIRT, flag: str) -> None:
+    """Refuse questions without text when the model's encoder has no precomputed features for them:
+    encoding "" for each would score the wrong questions."""
+    if model.encoder_ in ds.embeddings:
+        return
+    missing = int((ds.items["text"].astype(str).str.strip() == "").sum())
+    if missing:
+        raise DataError(
+            f"{flag} {ds.name}: {missing} of {ds.n_items} questions have no text and no precomputed "
+            f"{model.encoder_} features; add a 'text' column (or give a dataset that has them)."
+        )
+
+
+def corrections(model: JEIRT) -> str:
+    """The model's per-question corrections in a few words (`jeirt fit --corrections`)."""
+    c = model.corrections_
+    if c is None:
+        return "none (fit --corrections adds them)"
+    return (
+        f"{len(c)} questions, from the known models' training answers (offset scale {c.offset_scale:.3g}, "
+        f"shift scale {c.shift_scale:.3g})"
+    )
+
+
+# ----------------------------------------------------------------------------------------------------
+# Writing and printing
+
+
+def save(path: str | Path, write: Callable[[str | Path], Path]) -> Path:
+    """Write one output with `write` (atomic: `jeirt.files`, which notes it for the Ctrl-C message)."""
+    return write(path)
+
+
+def write_csv(path: str | Path, table: pd.DataFrame, **kwargs: Any) -> Path:
+    """A table as CSV, atomically."""
+    return save(path, lambda p: write_text(p, table.to_csv(**kwargs)))
+
+
+def write_summary(path: str | Path, blob: object, indent: int = 2) -> Path:
+    """A JSON summary, atomically."""
+    return save(path, lambda p: write_json(p, blob, indent=indent))
+
+
+def emit(summary: dict, json_path: str | None) -> None:
+    """Print `summary` readably and write it to `json_path` if given; a number that is undefined (NaN,
+    e.g. an AUC of answers all of one class) prints as "undefined" and is null in the JSON."""
+    clean = finite_json(summary)
+    assert isinstance(clean, dict)
+    show = lambda v: "undefined" if v is None else f"{v:.4f}" if isinstance(v, float) else v
+    for key, value in clean.items():
+        if isinstance(value, dict):
+            print(f"{key}:")
+            for k, v in value.items():
+                print(f"  {k:<12} {show(v)}")
+        else:
+            print(f"{key:<14} {show(value)}")
+    if json_path:
+        write_summary(json_path, clean)

@@ -1,0 +1,244 @@
+"""`jeirt estimate` (a new model's accuracy on every question of a dataset from a few answers) and
+`jeirt suggest` (which k questions each new model should answer next). The rules and posteriors are
+`jeirt.tasks.evaluation`'s (`estimate_scores`, `suggest_items`); this module reads and writes files."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+import numpy as np
+
+from jeirt.cli import common
+from jeirt.cli.checks import Verb, check_list, names
+from jeirt.cli.errors import DataError, UsageError
+
+RANDOM_COLUMN = "random"  # `jeirt suggest`'s column (and `estimate`'s): 1 where a question was a random draw
+
+
+def _bank_and_answers(args: argparse.Namespace, results: str | None) -> tuple:
+    """The dataset, its questions as a bank of the saved model, the models of the results CSV and
+    their answers as a (n_new, n_items) label matrix aligned with the bank (NaN: not answered), and
+    which were random draws (None when the CSV has no `random` column). `jeirt.data.from_long` judges
+    the results CSV."""
+    import pandas as pd
+
+    from jeirt.tasks.evaluation import QuestionBank
+
+    table = common.read_results("--results", results) if results else None  # a bad file is named before any work
+    model = common.load_model(args.model, args.quiet)
+    ds = common.dataset(args.dataset)
+    common.check_texts(ds, model, "--dataset")
+    bank = QuestionBank.from_model(model, ds, prior=args.prior)
+    if table is None:
+        return ds, bank, [], np.full((1, ds.n_items), np.nan), None
+    new = common.results_dataset("--results", str(results), table, ds.items, name=ds.name)
+    known = [m for m in new.models if m in set(model.models_)]
+    if known:
+        print(
+            f"warning: --results: {len(known)} model(s) have the name of a model {args.model} already knows "
+            f"({known[:3]}); they are scored as new models from these answers alone.",
+            file=sys.stderr,
+        )
+    columns = pd.Index(new.items["item_id"]).get_indexer(bank.item_ids)  # the bank's order
+    matrix = new.labels[:, columns].astype(np.float64)
+    drawn = None  # which answers were random draws (`jeirt suggest`'s column), when the CSV says
+    if RANDOM_COLUMN in table.columns:
+        flags = table[RANDOM_COLUMN].astype(str).str.strip()
+        bad = ~flags.isin(["0", "1"]).to_numpy()
+        if bad.any():
+            row = int(np.flatnonzero(bad)[0])
+            raise DataError(
+                f"--results {results}: the {RANDOM_COLUMN!r} cell on data row {row + 1} is "
+                f"{table[RANDOM_COLUMN].iloc[row]!r}; it must be 1 (a random draw of `jeirt suggest`) "
+                "or 0, as suggest wrote it."
+            )
+        drawn = np.zeros(matrix.shape, dtype=bool)
+        at = (new.model_index(table["model"].astype(str)), pd.Index(bank.item_ids).get_indexer(table["item_id"]))
+        drawn[at] = (flags == "1").to_numpy()
+    return ds, bank, list(new.models), matrix, drawn
+
+
+def check_estimate(args: argparse.Namespace) -> None:
+    """--level is strictly between 0 and 1."""
+    if not 0 < args.level < 1:
+        raise UsageError(f"--level {args.level}: expected an interval level strictly between 0 and 1, e.g. 0.9.")
+
+
+def run_estimate(args: argparse.Namespace) -> None:
+    """`jeirt estimate`: a new model's accuracy on every question of a dataset from a few answers."""
+    from jeirt.tasks.evaluation import estimate_scores
+
+    ds, bank, models, labels, drawn = _bank_and_answers(args, args.results)
+    scores = estimate_scores(
+        bank,
+        labels,
+        ~np.isnan(labels),
+        draws=args.draws,
+        level=args.level,
+        seed=args.seed,
+        models=models,
+        sampled=drawn,
+        progress=not args.quiet,
+    )
+    summary = {
+        "dataset": ds.name,
+        "questions": bank.n_items,
+        "level": args.level,
+        "interval": "predictive: posterior draws of the vector, then Bernoulli draws of the answers not asked",
+        "models": {
+            m: {
+                "asked": int(block["asked"].iloc[0]),
+                **{
+                    row.group: {
+                        "estimate": row.estimate,
+                        "sd": row.sd,
+                        "lower": row.lower,
+                        "upper": row.upper,
+                        "asked": row.asked,
+                    }
+                    for row in block.itertuples()
+                },
+            }
+            for m, block in scores.groupby("model", sort=False)
+        },
+    }
+    for m, block in scores.groupby("model", sort=False):
+        print(
+            f"{m}: {int(block['asked'].iloc[0])} answers, estimated accuracy on {ds.name} "
+            f"({bank.n_items} questions), {args.level:.0%} predictive interval"
+        )
+        print(block.drop(columns="model").to_string(index=False, float_format=lambda x: f"{x:.3f}"))
+    if args.json:
+        common.write_summary(args.json, summary)
+
+
+def check_suggest(args: argparse.Namespace) -> None:
+    """--models names each new model once."""
+    if args.models is not None:
+        check_list("--models", args.models)
+
+
+def run_suggest(args: argparse.Namespace) -> None:
+    """`jeirt suggest`: which k questions each new model should answer next (the models of --results,
+    then the names of --models), by `jeirt.tasks.evaluation.suggest_items`. The output's `random`
+    column says which were random draws, for `jeirt estimate`."""
+    import pandas as pd
+
+    from jeirt.tasks.evaluation import suggest_items
+
+    ds, bank, models, labels, drawn = _bank_and_answers(args, args.results)
+    extra = [m for m in names(args.models) if m not in models]
+    if extra:
+        labels = np.vstack([labels[: len(models)], np.full((len(extra), bank.n_items), np.nan)])
+        drawn = None if drawn is None else np.vstack([drawn, np.zeros((len(extra), bank.n_items), dtype=bool)])
+        models = models + extra
+    models = models or ["new-model"]
+    open_questions = np.isnan(labels).sum(axis=1)  # (n_models,) questions not yet answered
+    if args.k > open_questions.min():
+        who = models[int(open_questions.argmin())]
+        raise UsageError(
+            f"--k {args.k}: {who!r} has {int(open_questions.min())} questions of {ds.name} it has not answered; "
+            f"give --k at most {int(open_questions.min())}."
+        )
+    picks, random = suggest_items(bank, labels, args.k, args.rule, drawn=drawn, seed=args.seed, progress=not args.quiet)
+    table = pd.DataFrame(
+        {
+            "model": np.repeat(models, args.k),
+            "item_id": bank.item_ids[picks].ravel(),
+            "benchmark": bank.groups[picks].ravel(),
+            "text": bank.texts[picks].ravel(),
+            RANDOM_COLUMN: random.ravel().astype(int),
+        }
+    )
+    if args.out:
+        common.write_csv(args.out, table, index=False)
+    summary = {
+        "dataset": ds.name,
+        "rule": args.rule,
+        "k": args.k,
+        "models": len(models),
+        "already_answered": int((~np.isnan(labels)).sum()),
+        "random_draws": int(random.sum()),
+        "per_benchmark": table.groupby("benchmark").size().floordiv(len(models)).to_dict(),
+        "out": args.out,
+    }
+    common.emit(summary, None)
+    if args.json:
+        item_ids = {m: block["item_id"].tolist() for m, block in table.groupby("model", sort=False)}
+        common.write_summary(args.json, {**summary, "item_ids": item_ids})
+
+
+ESTIMATE = Verb("estimate", run_estimate, check_estimate)
+SUGGEST = Verb("suggest", run_suggest, check_suggest, out_suffix=".csv")
+
+
+def _common(p: argparse.ArgumentParser) -> None:
+    """The options `estimate` and `suggest` share."""
+    from jeirt.tasks import PRIORS
+
+    common.add_model(p)
+    p.add_argument(
+        "--dataset",
+        required=True,
+        help="the questions: a dataset name or results CSV; their "
+        "texts or precomputed embeddings place them in the model's geometry",
+    )
+    p.add_argument(
+        "--prior",
+        choices=PRIORS,
+        default="full",
+        help="prior on the new model's vector, from the saved model's vectors (default full)",
+    )
+
+
+def add_parsers(add: common.AddParser) -> None:
+    """Add `estimate` and `suggest` to the `jeirt` command."""
+    from jeirt.tasks import RULES
+
+    p = add(ESTIMATE, "estimate a new model's accuracy overall and per benchmark from its answers to a few questions")
+    _common(p)
+    common.add_seed(p, "seed of the posterior and answer draws (default 0)")
+    p.add_argument(
+        "--results",
+        required=True,
+        help="long CSV model,item_id,label: the answers so far, with "
+        f"`jeirt suggest`'s {RANDOM_COLUMN!r} column (1: a random draw, 0: an adaptive pick) kept beside "
+        "them: only the random draws then teach the estimate how far the model misfits this new "
+        "model (without the column every answer counts as a random draw, as the random and "
+        "stratified rules make them; answers from an adaptive rule then make the interval too sure)",
+    )
+    p.add_argument("--draws", type=int, default=200, help="posterior draws for the interval (default 200)")
+    p.add_argument("--level", type=float, default=0.9, help="interval level (default 0.9)")
+
+    p = add(SUGGEST, "choose which k questions a new model should answer next")
+    _common(p)
+    common.add_seed(p, "seed of the random draws and of kmeans (default 0)")
+    p.add_argument("--k", type=int, required=True, help="how many questions to suggest to each model")
+    p.add_argument(
+        "--rule",
+        choices=RULES,
+        default="stratified",
+        help="selection rule (default stratified; random and stratified are the safe choices, the "
+        "others trust the model about the questions they skip). Each model gets its own "
+        "questions, none it has answered: random and stratified draw them for each model, "
+        "kmeans clusters the questions once per model (seed --seed plus the model's position); "
+        "adaptive and adaptive-accuracy draw half of all the model's questions at random (a draw "
+        "each; the output's 'random' column marks them: keep it in the answers for `jeirt "
+        "estimate`) and pick the rest as the most informative given the model's answers so far",
+    )
+    p.add_argument(
+        "--results",
+        help="long CSV model,item_id,label of the models' answers so far (optional); "
+        "each model of it gets its own questions",
+    )
+    p.add_argument(
+        "--models",
+        help="comma-separated names of new models without answers yet, each with its own "
+        "questions as --rule says (default: one, 'new-model', when --results is not given)",
+    )
+    p.add_argument(
+        "--out",
+        help="write the suggested questions here (CSV model,item_id,benchmark,text,random; "
+        "random: 1 for a random draw, 0 for a pick of kmeans or an adaptive rule)",
+    )
