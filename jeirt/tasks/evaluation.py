@@ -100,6 +100,7 @@ from functools import cached_property
 
 import numpy as np
 import pandas as pd
+from scipy import stats
 from scipy.linalg import lapack
 from sklearn.cluster import KMeans
 from sklearn.decomposition import PCA
@@ -310,6 +311,14 @@ class QuestionBank:
         """Model-space vectors v = mu + L z (n_new, d) and covariances L Sigma_z L^T (n_new, d, d)."""
         L = self.factor
         return self.prior_mean + posterior.mean @ L.T, L @ posterior.dense() @ L.T
+
+    def predict(self, posterior: Posterior) -> np.ndarray:
+        """E[P(q)] (n_new, n_items) of every question under each posterior of the vector (probit
+        approximation, as `estimate_scores`), without the misfit shifts: the model's own prediction."""
+        F = self.features32
+        mean = posterior.mean.astype(np.float32) @ F.T - self.offsets
+        var = posterior.variances(slice(None), F)
+        return sigmoid(mean / np.sqrt(1.0 + np.pi * var / 8.0)).astype(np.float64)
 
     def posterior(self, labels: np.ndarray, asked: np.ndarray, progress: bool = False) -> Posterior:
         """MAP and Laplace covariance of z for each row of `labels` (n_new, n_items), from the
@@ -591,6 +600,128 @@ def _misfit(total: float, information: float, sds: Sequence[float], noise: float
     tau = sds[int(np.argmax([-0.5 * np.log(v) - total**2 / (2 * v) for v in spread]))]
     var = 1.0 / (1.0 / tau**2 + information**2 / noise)
     return total * information / noise * var, var
+
+
+# Design-based estimates: unbiased whatever the model gets wrong
+DESIGN = "design"  # the method name of `design_estimates` in tables beside the model-based "je-irt"
+
+
+def inclusion_probabilities(
+    asked: np.ndarray, sampled: np.ndarray, pool: np.ndarray, strata: np.ndarray | None = None
+) -> np.ndarray:
+    """(n_new, n_items) each question's probability of having been drawn, as a selection rule drew it:
+    1 for a question asked by choice (an adaptive or kmeans pick, a certainty unit), n_h / N_h for one of
+    the n_h questions drawn at random from the N_h questions of its stratum h in `pool` (the questions
+    the draw could take; `strata` (n_items,) the benchmarks for the stratified rule, None for one
+    stratum), 0 for a question not asked. `sampled` marks the random draws among the `asked`. The picks
+    by choice leave the pool: the random draws stand for the questions not picked by choice (for an
+    adaptive rule, whose picks follow the answers drawn before them, that is the design read as a
+    simple random sample of the rest, which `benchmarks/new_models.py` measures)."""
+    asked, sampled = np.atleast_2d(np.asarray(asked, dtype=bool)), np.atleast_2d(np.asarray(sampled, dtype=bool))
+    pool = np.broadcast_to(np.asarray(pool, dtype=bool), asked.shape)
+    if sampled.shape != asked.shape or (sampled & ~asked).any() or (sampled & ~pool).any():
+        raise ValueError(
+            f"sampled (shape {sampled.shape}) must mark asked questions of the pool only, shaped like "
+            f"asked {asked.shape}."
+        )
+    codes = np.zeros(asked.shape[1], dtype=np.int64) if strata is None else pd.factorize(np.asarray(strata))[0]
+    if len(codes) != asked.shape[1]:
+        raise ValueError(f"strata has {len(codes)} entries; expected one per question ({asked.shape[1]}).")
+    out = np.where(asked, 1.0, 0.0)
+    pool = pool & ~(asked & ~sampled)
+    for i in range(len(asked)):
+        drawn = np.bincount(codes[sampled[i]], minlength=codes.max() + 1)
+        size = np.bincount(codes[pool[i]], minlength=codes.max() + 1)
+        out[i, sampled[i]] = (drawn / np.maximum(size, 1))[codes[sampled[i]]]
+    return out
+
+
+def design_estimates(
+    bank: QuestionBank,
+    labels: np.ndarray,
+    asked: np.ndarray,
+    inclusion: np.ndarray,
+    targets: np.ndarray | None = None,
+    level: float = 0.9,
+    models: Sequence[str] | None = None,
+    predictions: np.ndarray | None = None,
+) -> pd.DataFrame:
+    """Each new model's accuracy overall and per benchmark, unbiased by design (a difference estimator,
+    prediction-powered inference): for the questions Q of a group,
+
+        acc(Q) = ( sum_{asked} y_q + sum_{not asked} p_q + M r_bar ) / |Q|,
+
+    the answers asked counted as they are, the M questions not asked given the model's prediction p_q,
+    and r_bar the mean residual y - p of the questions drawn at random (inclusion probability pi < 1),
+    weighted by 1 / pi - 1 (Hajek: the stratified rule's strata each at their share). Whatever p gets
+    wrong, r_bar measures it on a probability sample of the questions not picked by choice, so the
+    estimate errs only by that sample's noise; the model's quality only narrows the interval.
+
+    `inclusion` (n_new, n_items): `inclusion_probabilities` (1 for a pick by choice, which counts as
+    observed; 0 where not asked). `predictions` (n_new, n_items) p_q must not have seen the random
+    answers; default: E[P(q)] under `bank.posterior` of the answers picked by choice (pi = 1) alone,
+    the prior where there are none. The interval: estimate +- t_{n-1} x se, se^2 = (M / |Q|)^2 (1 -
+    n / (n + M)) s_w^2 / n, s_w^2 the weighted residual variance of the n random draws (finite-population
+    correction for the rest). With fewer than 2 random draws in a group the interval is NaN (and with
+    none the estimate too): `note` says so. Returns one row per (model, group): items, asked, sampled,
+    estimate, se, lower, upper, note.
+    """
+    labels, asked = bank._check(labels, asked)
+    inclusion = np.atleast_2d(np.asarray(inclusion, dtype=np.float64))
+    if inclusion.shape != asked.shape:
+        raise ValueError(f"inclusion has shape {inclusion.shape}; expected {asked.shape} like asked.")
+    bad = asked & ~((inclusion > 0) & (inclusion <= 1))
+    if bad.any():
+        i, q = np.argwhere(bad)[0]
+        raise ValueError(
+            f"inclusion probability {inclusion[i, q]!r} of asked question {bank.item_ids[q]!r} (model row {i}); "
+            "expected a number in (0, 1] (1: picked by choice), as `inclusion_probabilities` gives it."
+        )
+    targets = np.ones_like(asked) if targets is None else np.atleast_2d(np.asarray(targets, dtype=bool))
+    if targets.shape != asked.shape:
+        raise ValueError(f"targets has shape {targets.shape}; expected {asked.shape} like asked.")
+    if not 0 < level < 1:
+        raise ValueError(f"level={level}; expected a number in (0, 1).")
+    models = [f"new{i}" for i in range(len(labels))] if models is None else list(models)
+    if len(models) != len(labels):
+        raise ValueError(f"{len(models)} model names for {len(labels)} rows of labels.")
+    chosen = asked & (inclusion >= 1)
+    if predictions is None:
+        predictions = bank.predict(bank.posterior(labels, chosen))
+    predictions = np.atleast_2d(np.asarray(predictions, dtype=np.float64))
+    if predictions.shape != asked.shape:
+        raise ValueError(f"predictions has shape {predictions.shape}; expected {asked.shape} like asked.")
+    sampled = asked & ~chosen
+    rows = []
+    for i, name in enumerate(models):
+        for group in [OVERALL] + bank.benchmarks:
+            inside = targets[i] & (True if group == OVERALL else bank.groups == group)
+            if not inside.any():
+                continue
+            at, rest = inside & sampled[i], inside & ~asked[i]
+            n, m, size = int(at.sum()), int(rest.sum()), int(inside.sum())
+            total = labels[i, inside & asked[i]].sum() + predictions[i, rest].sum()
+            row = {"model": name, "group": group, "items": size, "asked": int((inside & asked[i]).sum())}
+            row.update(sampled=n, estimate=np.nan, se=np.nan, lower=np.nan, upper=np.nan, note="")
+            if not m:
+                row.update(estimate=total / size, se=0.0, lower=total / size, upper=total / size, note="all asked")
+            elif not n:
+                row["note"] = "no random draw: no design-based estimate"
+            else:
+                weight = 1.0 / inclusion[i, at] - 1.0
+                weight = np.ones(n) if weight.sum() <= 0 else weight
+                resid = labels[i, at] - predictions[i, at]
+                mean = weight @ resid / weight.sum()
+                row["estimate"] = (total + m * mean) / size
+                if n < 2:
+                    row["note"] = "1 random draw: no interval"
+                else:
+                    spread = n / (n - 1) * (weight**2) @ (resid - mean) ** 2 / weight.sum() ** 2
+                    se = m / size * np.sqrt(max(1.0 - n / (n + m), 0.0) * spread)
+                    half = stats.t.ppf((1 + level) / 2, n - 1) * se
+                    row.update(se=se, lower=row["estimate"] - half, upper=row["estimate"] + half)
+            rows.append(row)
+    return pd.DataFrame(rows)
 
 
 def plain_means(
