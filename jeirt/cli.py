@@ -102,6 +102,7 @@ RANGES = {  # option: (lowest, highest, what it is); ints unless the bound is a 
 }
 DATASET_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")  # a folder right under $JEIRT_DATA
 RANDOM_COLUMN = "random"  # `jeirt suggest`'s column (and `estimate`'s): 1 where a question was a random draw
+INCLUSION_COLUMN = "inclusion_probability"  # `jeirt suggest`'s column: the chance the draw took the question
 
 
 def _option(dest: str) -> str:
@@ -735,8 +736,9 @@ def cmd_route(args: argparse.Namespace) -> None:
 
 
 def _bank_and_answers(args: argparse.Namespace) -> tuple:
-    """The dataset, its questions as a bank of the saved model, the models of the results CSV and
-    their answers as a (n_new, n_items) label matrix aligned with the bank (NaN: not answered)."""
+    """The dataset, its questions as a bank of the saved model, the models of the results CSV, their
+    answers as a (n_new, n_items) label matrix aligned with the bank (NaN: not answered), and their
+    inclusion probabilities (`jeirt suggest`'s column; None when the CSV has none)."""
     import pandas as pd
 
     from jeirt.data import LONG_COLUMNS
@@ -800,42 +802,58 @@ def _bank_and_answers(args: argparse.Namespace) -> tuple:
             )
         drawn = np.zeros(matrix.shape, dtype=bool)
         drawn[at] = (flags == "1").to_numpy()
-    return ds, bank, models, matrix, drawn
+    inclusion = None  # each answer's inclusion probability (`jeirt suggest`'s column), when the CSV says
+    if INCLUSION_COLUMN in table.columns:
+        values = pd.to_numeric(table[INCLUSION_COLUMN], errors="coerce")
+        bad = (values.isna() | (values <= 0) | (values > 1)).to_numpy()
+        if bad.any():
+            row = int(np.flatnonzero(bad)[0])
+            raise DataError(
+                f"--results {args.results}: the {INCLUSION_COLUMN!r} cell on data row {row + 1} is "
+                f"{table[INCLUSION_COLUMN].iloc[row]!r}; it must be a number in (0, 1] as `jeirt suggest` "
+                "wrote it (1: a pick by choice)."
+            )
+        inclusion = np.zeros(matrix.shape)
+        inclusion[at] = values.to_numpy(np.float64)
+    elif drawn is not None and (~drawn[~np.isnan(matrix)]).any():
+        raise DataError(
+            f"--results {args.results} has picks by choice ({RANDOM_COLUMN} = 0: an adaptive or kmeans rule) "
+            f"but no {INCLUSION_COLUMN!r} column, so the estimate cannot tell what the random draws stand "
+            f"for; keep `jeirt suggest`'s {INCLUSION_COLUMN} column beside the answers (1 for a pick by "
+            "choice, the draw's share of the questions it was drawn from for a random draw)."
+        )
+    return ds, bank, models, matrix, inclusion
 
 
 def cmd_estimate(args: argparse.Namespace) -> None:
-    """`jeirt estimate`: a new model's accuracy on every question of a dataset from a few answers."""
-    from jeirt.tasks.evaluation import estimate_scores
+    """`jeirt estimate`: a new model's accuracy on every question of a dataset from a few answers, the
+    design-based estimate reported (`score_new_models`), the model-based one beside it."""
+    from jeirt.tasks.evaluation import score_new_models
 
-    ds, bank, models, labels, drawn = _bank_and_answers(args)
-    scores = estimate_scores(
+    ds, bank, models, labels, inclusion = _bank_and_answers(args)
+    scores = score_new_models(
         bank,
         labels,
-        ~np.isnan(labels),
+        inclusion,
         draws=args.draws,
         level=args.level,
         seed=args.seed,
         models=models,
-        sampled=drawn,
         progress=not args.quiet,
     )
+    shown = ["estimate", "lower", "upper", "source", "model_estimate", "model_lower", "model_upper"]
     summary = {
         "dataset": ds.name,
         "questions": bank.n_items,
         "level": args.level,
-        "interval": "predictive: posterior draws of the vector, then Bernoulli draws of the answers not asked",
+        "reported": "design-based where the group has random draws (source 'design'), else model-based",
+        "interval": "design: t interval of the random draws' residuals; model: predictive (posterior draws)",
         "models": {
             m: {
                 "asked": int(block["asked"].iloc[0]),
                 **{
-                    row.group: {
-                        "estimate": row.estimate,
-                        "sd": row.sd,
-                        "lower": row.lower,
-                        "upper": row.upper,
-                        "asked": row.asked,
-                    }
-                    for row in block.itertuples()
+                    row["group"]: {c: row[c] for c in ["asked", "sampled", *shown, "model_sd", "sd"]}
+                    for row in block.to_dict("records")
                 },
             }
             for m, block in scores.groupby("model", sort=False)
@@ -843,66 +861,40 @@ def cmd_estimate(args: argparse.Namespace) -> None:
     }
     for m, block in scores.groupby("model", sort=False):
         print(
-            f"{m}: {int(block['asked'].iloc[0])} answers, estimated accuracy on {ds.name} "
-            f"({bank.n_items} questions), {args.level:.0%} predictive interval"
+            f"{m}: {int(block['asked'].iloc[0])} answers ({int(block['sampled'].iloc[0])} random draws), "
+            f"estimated accuracy on {ds.name} ({bank.n_items} questions), {args.level:.0%} interval.\n"
+            "estimate: design-based, the model's predictions corrected by the random draws' residuals "
+            "(unbiased whatever the model gets wrong); model_*: JE-IRT's model-based estimate (narrower, "
+            "biased where the model is off for this model), reported only where a group has no random draw"
         )
-        print(block.drop(columns="model").to_string(index=False, float_format=lambda x: f"{x:.3f}"))
+        print(
+            block[["group", "items", "asked", "sampled", *shown]].to_string(
+                index=False, float_format=lambda x: f"{x:.3f}"
+            )
+        )
     if args.json:
         write_json(args.json, summary)
 
 
 def cmd_suggest(args: argparse.Namespace) -> None:
     """`jeirt suggest`: which k questions each new model should answer next (the models of --results,
-    then the names of --models), each model's as --rule's help says: a draw each (random, stratified),
-    a clustering each (kmeans), or, for the adaptive rules, a random draw each of their share
-    (`RANDOM_SHARE` of all the model's questions) and the most informative given its answers for the
-    rest. The output's `random` column says which were random draws, for `jeirt estimate`."""
+    then the names of --models), chosen by `jeirt.tasks.evaluation.suggest_questions`; the output's
+    `random` and `inclusion_probability` columns are what `jeirt estimate` needs."""
     import pandas as pd
 
-    from jeirt.tasks.evaluation import RANDOM_SHARE, next_items, select_items
+    from jeirt.tasks.evaluation import suggest_questions
 
-    ds, bank, models, labels, drawn = _bank_and_answers(args)
+    ds, bank, models, labels, inclusion = _bank_and_answers(args)
+    drawn = None if inclusion is None else inclusion < 1
     extra = [m for m in _list([args.models]) if m not in models] if args.models else []
     if extra:
         labels = np.vstack([labels[: len(models)], np.full((len(extra), bank.n_items), np.nan)])
         drawn = None if drawn is None else np.vstack([drawn, np.zeros((len(extra), bank.n_items), dtype=bool)])
         models = models + extra
     models = models or ["new-model"]
-    asked = ~np.isnan(labels)
-    candidates = ~asked
-    random = np.zeros((len(models), args.k), dtype=bool)  # which picks are random draws
-    if args.rule in ("adaptive", "adaptive-accuracy"):
-        target = "vector" if args.rule == "adaptive" else "accuracy"
-        # Each model's random share of all its questions so far and these k (answers without a `random`
-        # column count as random, as `jeirt estimate` reads them), a seeded draw each from its unasked ones.
-        before = asked.sum(axis=1) if drawn is None else drawn.sum(axis=1)
-        share = np.clip(np.round(RANDOM_SHARE * (asked.sum(axis=1) + args.k)).astype(int) - before, 0, args.k)
-        picks = np.zeros((len(models), args.k), dtype=np.int64)
-        rng = np.random.default_rng(args.seed)
-        for i, n in enumerate(share):
-            picks[i, :n] = rng.permutation(np.flatnonzero(candidates[i]))[:n]
-            candidates[i, picks[i, :n]] = False
-            random[i, :n] = True
-        posterior = bank.posterior(np.nan_to_num(labels), asked, progress=not args.quiet)
-        rest = args.k - share  # the adaptive picks, from the questions neither asked nor drawn
-        for n in np.unique(rest[rest > 0]):
-            rows = np.flatnonzero(rest == n)
-            part = posterior if len(rows) == len(models) else _posterior_rows(posterior, rows)
-            picks[rows, args.k - n :] = next_items(
-                bank, part, int(n), candidates[rows], target=target, progress=not args.quiet
-            )
-    elif args.rule == "kmeans":  # one clustering per model (seed --seed + its position): each its own set
-        picks = np.concatenate(
-            [
-                select_items(bank, args.k, "kmeans", candidates=candidates[i : i + 1], seed=(args.seed + i) % 2**32)
-                for i in range(len(models))
-            ]
-        )
-    else:  # random, stratified: a draw each from one generator
-        picks = select_items(
-            bank, args.k, args.rule, candidates=candidates, seed=args.seed, progress=len(models) > 1 and not args.quiet
-        )
-        random[:] = True
+    picks, random, probability = suggest_questions(
+        bank, labels, args.k, args.rule, drawn=drawn, seed=args.seed, progress=not args.quiet
+    )
     table = pd.DataFrame(
         {
             "model": np.repeat(models, args.k),
@@ -910,6 +902,7 @@ def cmd_suggest(args: argparse.Namespace) -> None:
             "benchmark": bank.groups[picks].ravel(),
             "text": bank.texts[picks].ravel(),
             RANDOM_COLUMN: random.ravel().astype(int),
+            INCLUSION_COLUMN: probability.ravel(),
         }
     )
     if args.out:
@@ -919,7 +912,7 @@ def cmd_suggest(args: argparse.Namespace) -> None:
         "rule": args.rule,
         "k": args.k,
         "models": len(models),
-        "already_answered": int(asked.sum()),
+        "already_answered": int((~np.isnan(labels)).sum()),
         "random_draws": int(random.sum()),
         "per_benchmark": table.groupby("benchmark").size().floordiv(len(models)).to_dict(),
         "out": args.out,
@@ -928,19 +921,6 @@ def cmd_suggest(args: argparse.Namespace) -> None:
     _emit({k: v for k, v in summary.items() if k != "item_ids"}, args)
     if args.json:
         write_json(args.json, summary)
-
-
-def _posterior_rows(posterior, rows: np.ndarray):
-    """The posteriors of some models only (`jeirt.tasks.evaluation.Posterior`'s rows `rows`)."""
-    from dataclasses import replace
-
-    return replace(
-        posterior,
-        mean=posterior.mean[rows],
-        cov=posterior.cov[rows],
-        basis=None if posterior.basis is None else posterior.basis[rows],
-        floor=None if posterior.floor is None else posterior.floor[rows],
-    )
 
 
 def add_evaluation_parsers(subparsers: argparse._SubParsersAction) -> None:
@@ -966,18 +946,30 @@ def add_evaluation_parsers(subparsers: argparse._SubParsersAction) -> None:
         p.add_argument("--quiet", action="store_true", help="no progress bars")
 
     text = "estimate a new model's accuracy overall and per benchmark from its answers to a few questions"
-    p = subparsers.add_parser("estimate", help=text, description=text)
+    p = subparsers.add_parser(
+        "estimate",
+        help=text,
+        description=text + ". The estimate reported is design-based: the answers count as they are, the "
+        "questions not asked get the model's predictions, corrected by the mean residual (answer minus "
+        "prediction) of the questions drawn at random, weighted by their inclusion probabilities: unbiased "
+        "whatever the model gets wrong about this new model, with a t interval from the residuals' spread. "
+        "JE-IRT's model-based estimate is printed beside it (model_*): narrower, but biased where the model "
+        "is off for this new model; it is reported only for a benchmark without the random draws for an "
+        "interval (the source column says so). Safe rules: random and stratified (every answer a random "
+        "draw); the adaptive rules' picks by choice only count as asked, their random half does the "
+        "correcting, and on held-out model families they did not beat random (results/new_models.json).",
+    )
     common(p)
     p.add_argument(
         "--results",
         required=True,
-        help="long CSV model,item_id,label: the answers so far, with "
-        f"`jeirt suggest`'s {RANDOM_COLUMN!r} column (1: a random draw, 0: an adaptive pick) kept beside "
-        "them: only the random draws then teach the estimate how far the model misfits this new "
-        "model (without the column every answer counts as a random draw, as the random and "
-        "stratified rules make them; answers from an adaptive rule then make the interval too sure)",
+        help="long CSV model,item_id,label: the answers so far, with `jeirt suggest`'s "
+        f"{INCLUSION_COLUMN!r} column (and {RANDOM_COLUMN!r}) kept beside them: the chance the draw took "
+        "each question, 1 for a pick by choice. Without the column every answer is read as one simple "
+        f"random sample of the dataset's questions (right for the random rule); a file whose {RANDOM_COLUMN!r} "
+        "column marks picks by choice (0) but has no inclusion probabilities is refused",
     )
-    p.add_argument("--draws", type=int, default=200, help="posterior draws for the interval (default 200)")
+    p.add_argument("--draws", type=int, default=200, help="posterior draws for the model-based interval (default 200)")
     p.add_argument("--level", type=float, default=0.9, help="interval level (default 0.9)")
     p.set_defaults(func=cmd_estimate)
 
@@ -989,18 +981,17 @@ def add_evaluation_parsers(subparsers: argparse._SubParsersAction) -> None:
         "--rule",
         choices=RULES,
         default="stratified",
-        help="selection rule (default stratified; random and stratified are the safe choices, the "
-        "others trust the model about the questions they skip). Each model gets its own "
-        "questions, none it has answered: random and stratified draw them for each model, "
-        "kmeans clusters the questions once per model (seed --seed plus the model's position); "
-        "adaptive and adaptive-accuracy draw half of all the model's questions at random (a draw "
-        "each; the output's 'random' column marks them: keep it in the answers for `jeirt "
-        "estimate`) and pick the rest as the most informative given the model's answers so far",
+        help="selection rule (default stratified). random and stratified are the safe choices: every "
+        "answer is a random draw, so `jeirt estimate` corrects the model's errors with all of them; on "
+        "held-out model families no adaptive rule beat the random rule's error at the same k "
+        "(results/new_models.json). kmeans picks by choice only (no design-based estimate); adaptive and "
+        "adaptive-accuracy draw half of all the model's questions at random and pick the rest as the most "
+        "informative given the answers so far. Each model gets its own questions, none it has answered",
     )
     p.add_argument(
         "--results",
-        help="long CSV model,item_id,label of the models' answers so far (optional); "
-        "each model of it gets its own questions",
+        help="long CSV model,item_id,label of the models' answers so far (optional), with the "
+        f"{INCLUSION_COLUMN!r} column of earlier suggestions kept; each model of it gets its own questions",
     )
     p.add_argument(
         "--models",
@@ -1009,8 +1000,10 @@ def add_evaluation_parsers(subparsers: argparse._SubParsersAction) -> None:
     )
     p.add_argument(
         "--out",
-        help="write the suggested questions here (CSV model,item_id,benchmark,text,random; "
-        "random: 1 for a random draw, 0 for a pick of kmeans or an adaptive rule)",
+        help=f"write the suggested questions here (CSV model,item_id,benchmark,text,{RANDOM_COLUMN},"
+        f"{INCLUSION_COLUMN}; {RANDOM_COLUMN}: 1 for a random draw, 0 for a pick by choice; "
+        f"{INCLUSION_COLUMN}: the chance the draw took the question (1 for a pick by choice): keep both "
+        "beside the answers for `jeirt estimate`)",
     )
     p.set_defaults(func=cmd_suggest)
 

@@ -642,6 +642,32 @@ def test_estimate_and_suggest_verbs(tmp_path, capsys, mmlu_pro):
     suggested = json.loads((tmp_path / "s.json").read_text())
     assert code == 0 and suggested["already_answered"] == 20 and len(suggested["item_ids"]["new-model"]) == 10
     assert not set(suggested["item_ids"]["new-model"]) & set(asked["item_id"])
+    # The stratified round's inclusion probabilities are each benchmark's share; an adaptive round's picks
+    # by choice have 1. Kept beside the answers, `estimate` reads them; without them it refuses picks by choice.
+    share = asked.groupby("benchmark")["inclusion_probability"].agg(["min", "max", "size"])
+    sizes = mmlu_pro.items["benchmark"].value_counts()
+    np.testing.assert_allclose(share["min"], share["size"] / sizes[share.index])
+    assert (share["min"] == share["max"]).all() and (asked["random"] == 1).all()
+    code, _, _ = run_cli(
+        capsys, "suggest", "--model", str(model), "--dataset", "mmlu_pro", "--k", "10", "--rule", "adaptive",
+        "--results", str(tmp_path / "answers.csv"), "--out", str(tmp_path / "adaptive.csv"), "--quiet",
+    )  # fmt: skip
+    more = pd.read_csv(tmp_path / "adaptive.csv", dtype={"item_id": str})
+    assert code == 0 and len(more) == 10 and (more.loc[more["random"] == 0, "inclusion_probability"] == 1).all()
+    both = pd.concat([asked, more]).merge(mmlu_pro.to_long().query("model == @name")[["item_id", "label"]])
+    both = both.assign(model="new-model")[["model", "item_id", "label", "random", "inclusion_probability"]]
+    both.to_csv(tmp_path / "both.csv", index=False)
+    code, out, _ = run_cli(
+        capsys, "estimate", "--model", str(model), "--dataset", "mmlu_pro", "--results", str(tmp_path / "both.csv"),
+        "--json", str(tmp_path / "both.json"),
+    )  # fmt: skip
+    reported = json.loads((tmp_path / "both.json").read_text())["models"]["new-model"][ev.OVERALL]
+    assert code == 0 and "design-based" in out and reported["source"] == "design" and reported["sampled"] == 20
+    both.drop(columns="inclusion_probability").to_csv(tmp_path / "old.csv", index=False)
+    code, _, err = run_cli(
+        capsys, "estimate", "--model", str(model), "--dataset", "mmlu_pro", "--results", str(tmp_path / "old.csv")
+    )
+    assert code == 3 and "inclusion_probability" in err
     # Many models at once, each with its own draw (same --seed).
     code, out, _ = run_cli(
         capsys,
@@ -920,7 +946,7 @@ def test_design_interval_has_its_level_and_its_sd(sim):
     overall = design[design["group"] == ev.OVERALL]
     covered = ((overall["lower"] <= y.mean()) & (y.mean() <= overall["upper"])).mean()
     assert 0.84 <= covered <= 0.96, covered
-    ratio = overall["se"].mean() / overall["estimate"].std(ddof=1)
+    ratio = overall["sd"].mean() / overall["estimate"].std(ddof=1)
     assert 0.75 <= ratio <= 1.25, ratio
 
 
@@ -931,7 +957,7 @@ def test_design_estimate_says_where_it_has_no_sample(sim):
     everything = np.ones((1, bank.n_items), dtype=bool)
     exact = ev.design_estimates(bank, y[None], everything, np.ones((1, bank.n_items)))
     np.testing.assert_allclose(exact.loc[exact["group"] == ev.OVERALL, "estimate"], y.mean())
-    assert (exact["se"] == 0).all()
+    assert (exact["sd"] == 0).all()
     asked = asked_mask(ev.select_items(bank, 20, "kmeans", n_new=1), bank.n_items)
     table = ev.design_estimates(bank, y[None], asked, asked.astype(float))
     assert table["estimate"].isna().all() and table["note"].str.contains("no random draw").all()
@@ -939,6 +965,6 @@ def test_design_estimate_says_where_it_has_no_sample(sim):
     first = np.flatnonzero(bank.groups == bank.benchmarks[0])[:1]
     one[0, first] = True
     table = ev.design_estimates(bank, y[None], one, one * 0.5).set_index("group")
-    assert np.isfinite(table.loc[bank.benchmarks[0], "estimate"]) and np.isnan(table.loc[bank.benchmarks[0], "se"])
+    assert np.isfinite(table.loc[bank.benchmarks[0], "estimate"]) and np.isnan(table.loc[bank.benchmarks[0], "sd"])
     with pytest.raises(ValueError, match="inclusion probability 0.0 of asked question"):
         ev.design_estimates(bank, y[None], one, np.zeros((1, bank.n_items)))

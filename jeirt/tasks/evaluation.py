@@ -180,6 +180,11 @@ class Posterior:
         moved = np.matmul(self.cov[rows], inside[:, :, None])[:, :, 0] - c * inside
         return c * x + np.matmul(B, moved[:, :, None])[:, :, 0]
 
+    def take(self, rows: np.ndarray) -> Posterior:
+        """The posteriors of the models `rows` only."""
+        pick = lambda a: None if a is None else a[rows]  # noqa: E731
+        return Posterior(self.mean[rows], self.cov[rows], pick(self.basis), pick(self.floor))
+
     def variances(self, rows: np.ndarray | slice, F: np.ndarray) -> np.ndarray:
         """f^T Sigma_i f (len(rows), n) for the posteriors `rows` (indices or a slice) and every row f
         of F (n, d), in F's precision."""
@@ -664,7 +669,7 @@ def design_estimates(
     n / (n + M)) s_w^2 / n, s_w^2 the weighted residual variance of the n random draws (finite-population
     correction for the rest). With fewer than 2 random draws in a group the interval is NaN (and with
     none the estimate too): `note` says so. Returns one row per (model, group): items, asked, sampled,
-    estimate, se, lower, upper, note.
+    estimate, sd (its standard error), lower, upper, note.
     """
     labels, asked = bank._check(labels, asked)
     inclusion = np.atleast_2d(np.asarray(inclusion, dtype=np.float64))
@@ -702,9 +707,9 @@ def design_estimates(
             n, m, size = int(at.sum()), int(rest.sum()), int(inside.sum())
             total = labels[i, inside & asked[i]].sum() + predictions[i, rest].sum()
             row = {"model": name, "group": group, "items": size, "asked": int((inside & asked[i]).sum())}
-            row.update(sampled=n, estimate=np.nan, se=np.nan, lower=np.nan, upper=np.nan, note="")
+            row.update(sampled=n, estimate=np.nan, sd=np.nan, lower=np.nan, upper=np.nan, note="")
             if not m:
-                row.update(estimate=total / size, se=0.0, lower=total / size, upper=total / size, note="all asked")
+                row.update(estimate=total / size, sd=0.0, lower=total / size, upper=total / size, note="all asked")
             elif not n:
                 row["note"] = "no random draw: no design-based estimate"
             else:
@@ -719,9 +724,45 @@ def design_estimates(
                     spread = n / (n - 1) * (weight**2) @ (resid - mean) ** 2 / weight.sum() ** 2
                     se = m / size * np.sqrt(max(1.0 - n / (n + m), 0.0) * spread)
                     half = stats.t.ppf((1 + level) / 2, n - 1) * se
-                    row.update(se=se, lower=row["estimate"] - half, upper=row["estimate"] + half)
+                    row.update(sd=se, lower=row["estimate"] - half, upper=row["estimate"] + half)
             rows.append(row)
     return pd.DataFrame(rows)
+
+
+def score_new_models(
+    bank: QuestionBank,
+    labels: np.ndarray,
+    inclusion: np.ndarray | None = None,
+    *,
+    draws: int = 200,
+    level: float = 0.9,
+    seed: int = 0,
+    models: Sequence[str] | None = None,
+    progress: bool = False,
+) -> pd.DataFrame:
+    """`jeirt estimate`'s table: each new model's accuracy overall and per benchmark from its answers
+    `labels` (n_new, n_items; NaN = not asked), the design-based estimate (`design_estimates`) reported
+    where the group has the random draws for an interval (source "design"), else the model-based one
+    (`estimate_scores`, source "model: " and why), and the model-based one beside it (model_*).
+    `inclusion` (n_new, n_items) as `inclusion_probabilities`; None reads every answer as one simple
+    random sample of the bank's questions (pi = n / N), as the random rule draws them."""
+    labels = np.atleast_2d(np.asarray(labels, dtype=np.float64))
+    asked = ~np.isnan(labels)
+    if inclusion is None:
+        inclusion = inclusion_probabilities(asked, asked, np.ones(labels.shape[1], dtype=bool))
+    sampled = asked & (np.asarray(inclusion) < 1)
+    model = estimate_scores(
+        bank, labels, asked, draws=draws, level=level, seed=seed, models=models, sampled=sampled, progress=progress
+    )
+    design = design_estimates(bank, labels, asked, inclusion, level=level, models=models)
+    keys = ["model", "group"]
+    model = model.rename(columns={c: f"model_{c}" for c in ("estimate", "sd", "lower", "upper")})
+    table = design.merge(model.drop(columns=["items", "asked"]), on=keys, how="left")
+    has_interval = table["lower"].notna()
+    table["source"] = np.where(has_interval, "design", "model: " + table["note"].replace("", "no interval"))
+    for c in ("estimate", "sd", "lower", "upper"):
+        table[c] = table[c].where(has_interval, table[f"model_{c}"])
+    return table
 
 
 def plain_means(
@@ -915,6 +956,73 @@ def adaptive_selection(
                 kept[order.shape[1]] = posterior
     bar.close()
     return order, kept
+
+
+def suggest_questions(
+    bank: QuestionBank,
+    labels: np.ndarray,
+    k: int,
+    rule: str = "stratified",
+    *,
+    drawn: np.ndarray | None = None,
+    seed: int = 0,
+    random_share: float = RANDOM_SHARE,
+    progress: bool = False,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The next k questions for each new model (rows of `labels`, NaN = not answered yet), none it has
+    answered: (n_new, k) positions, whether each was a random draw, and its inclusion probability
+    (`inclusion_probabilities` of this round: the draw's share of the questions it was drawn from, 1
+    for a pick by choice), which `design_estimates` needs.
+
+    random and stratified draw each model's k (one generator, `seed`); kmeans clusters once per model
+    (seed + its position), all picks by choice; the adaptive rules first draw at random what brings the
+    model's random draws to `random_share` of all its questions (`drawn` (n_new, n_items) marks its
+    earlier random draws; default: every earlier answer), then pick the rest from the posterior of its
+    answers (`next_items`).
+    """
+    if rule not in RULES:
+        raise ValueError(f"rule={rule!r}; expected one of {RULES}.")
+    labels = np.atleast_2d(np.asarray(labels, dtype=np.float64))
+    n_new, asked = len(labels), ~np.isnan(labels)
+    candidates = ~asked
+    drawn = asked if drawn is None else np.atleast_2d(np.asarray(drawn, dtype=bool))
+    if drawn.shape != asked.shape:
+        raise ValueError(f"drawn has shape {drawn.shape}; expected {asked.shape} like labels.")
+    random = np.zeros((n_new, k), dtype=bool)
+    if rule in ("adaptive", "adaptive-accuracy"):
+        _candidates(bank, candidates, None, n_new, k)  # checks k against what is left
+        share = np.round(random_share * (asked.sum(axis=1) + k)).astype(int) - drawn.sum(axis=1)
+        share = np.clip(share, 0, k)
+        picks = np.zeros((n_new, k), dtype=np.int64)
+        rng = np.random.default_rng(seed)
+        left = candidates.copy()
+        for i, n in enumerate(share):
+            picks[i, :n] = rng.permutation(np.flatnonzero(left[i]))[:n]
+            left[i, picks[i, :n]] = False
+            random[i, :n] = True
+        posterior = bank.posterior(np.nan_to_num(labels), asked, progress=progress)
+        rest = k - share  # the picks by choice, from the questions neither asked nor drawn
+        target = "vector" if rule == "adaptive" else "accuracy"
+        for n in np.unique(rest[rest > 0]):
+            rows = np.flatnonzero(rest == n)
+            part = posterior if len(rows) == n_new else posterior.take(rows)
+            picks[rows, k - n :] = next_items(bank, part, int(n), left[rows], target=target, progress=progress)
+    elif rule == "kmeans":
+        picks = np.concatenate(
+            [
+                select_items(bank, k, "kmeans", candidates=candidates[i : i + 1], seed=(seed + i) % 2**32)
+                for i in range(n_new)
+            ]
+        )
+    else:
+        picks = select_items(bank, k, rule, candidates=candidates, n_new=n_new, seed=seed, progress=progress)
+        random[:] = True
+    mask = np.zeros_like(asked)
+    np.put_along_axis(mask, picks, True, axis=1)
+    sampled = np.zeros_like(asked)
+    np.put_along_axis(sampled, picks, random, axis=1)
+    inclusion = inclusion_probabilities(mask, sampled, candidates, bank.groups if rule == "stratified" else None)
+    return picks, random, np.take_along_axis(inclusion, picks, axis=1)
 
 
 def _batch(done: int, k: int, step: int, growth: float) -> int:
