@@ -54,6 +54,18 @@ interval. What the random share cannot do is make 25 random answers say more tha
 model far from every trained one keeps part of the prior's pull at small k (the low-accuracy tenth's
 adaptive estimates are +0.014 high at k = 50 without corrections), and the measured tables say where.
 
+**Unbiased by design.** The estimate above is model-based: however honest its interval, a model
+wrong about a kind of model it has never seen stays wrong on the questions not asked.
+`design_estimates` is the design-based one (a difference estimator; prediction-powered inference):
+the answers asked count as they are, the questions not asked get the model's predictions, and the
+mean residual of the questions drawn at random, weighted by their inclusion probabilities (recorded
+by the rules: `inclusion_probabilities`, `questions_asked`, `suggest_questions`), corrects them. The
+predictions are cross-fitted (each half of the random draws checked on a posterior that did not see
+it), so the estimate is unbiased whatever the model gets wrong, and the model's quality only narrows
+the interval. `jeirt estimate` reports it (`score_new_models`), the model-based one beside it;
+`benchmarks/new_models.py` measures both, on held-out models and on held-out families
+(`results/new_models_design.json`).
+
 The prior is N(mu, c S) with mu the mean of the trained vectors and S their covariance shrunk towards
 a multiple of the identity (Ledoit-Wolf): with a few dozen trained models in d = 256 dimensions the
 vectors vary along few directions, and a new model most likely does too. Along the first of them, the
@@ -650,6 +662,7 @@ def design_estimates(
     level: float = 0.9,
     models: Sequence[str] | None = None,
     predictions: np.ndarray | None = None,
+    seed: int = 0,
 ) -> pd.DataFrame:
     """Each new model's accuracy overall and per benchmark, unbiased by design (a difference estimator,
     prediction-powered inference): for the questions Q of a group,
@@ -662,14 +675,17 @@ def design_estimates(
     wrong, r_bar measures it on a probability sample of the questions not picked by choice, so the
     estimate errs only by that sample's noise; the model's quality only narrows the interval.
 
-    `inclusion` (n_new, n_items): `inclusion_probabilities` (1 for a pick by choice, which counts as
-    observed; 0 where not asked). `predictions` (n_new, n_items) p_q must not have seen the random
-    answers; default: E[P(q)] under `bank.posterior` of the answers picked by choice (pi = 1) alone,
-    the prior where there are none. The interval: estimate +- t_{n-1} x se, se^2 = (M / |Q|)^2 (1 -
-    n / (n + M)) s_w^2 / n, s_w^2 the weighted residual variance of the n random draws (finite-population
-    correction for the rest). With fewer than 2 random draws in a group the interval is NaN (and with
-    none the estimate too): `note` says so. Returns one row per (model, group): items, asked, sampled,
-    estimate, sd (its standard error), lower, upper, note.
+    The predictions must not have seen the random answers they are checked on. Default (cross-fitting):
+    the random draws are split in two halves, benchmark by benchmark (`seed`); each half's residuals
+    are taken from E[P(q)] under `bank.posterior` of the picks by choice (pi = 1) and the other half,
+    and the estimate is the mean of the two halves' (each unbiased given the other half: it is a random
+    sample of the questions the other half left). Given `predictions` (n_new, n_items) fixed in
+    advance, they serve for every draw. `inclusion` (n_new, n_items): `inclusion_probabilities` (1 for
+    a pick by choice, which counts as observed; 0 where not asked). The interval: estimate +- t_{n-1} x
+    se, se^2 = (M / |Q|)^2 (1 - n / (n + M)) s_w^2 / n, s_w^2 the weighted variance of the n random
+    draws' residuals (finite-population correction for the rest). With fewer than 2 random draws in a
+    group the interval is NaN (and with none the estimate too): `note` says so. Returns one row per
+    (model, group): items, asked, sampled, estimate, sd (its standard error), lower, upper, note.
     """
     labels, asked = bank._check(labels, asked)
     inclusion = np.atleast_2d(np.asarray(inclusion, dtype=np.float64))
@@ -679,7 +695,8 @@ def design_estimates(
     if bad.any():
         i, q = np.argwhere(bad)[0]
         raise ValueError(
-            f"inclusion probability {inclusion[i, q]!r} of asked question {bank.item_ids[q]!r} (model row {i}); "
+            f"inclusion probability {float(inclusion[i, q])} of asked question {str(bank.item_ids[q])!r} "
+            f"(model row {i}); "
             "expected a number in (0, 1] (1: picked by choice), as `inclusion_probabilities` gives it."
         )
     targets = np.ones_like(asked) if targets is None else np.atleast_2d(np.asarray(targets, dtype=bool))
@@ -691,12 +708,16 @@ def design_estimates(
     if len(models) != len(labels):
         raise ValueError(f"{len(models)} model names for {len(labels)} rows of labels.")
     chosen = asked & (inclusion >= 1)
-    if predictions is None:
-        predictions = bank.predict(bank.posterior(labels, chosen))
-    predictions = np.atleast_2d(np.asarray(predictions, dtype=np.float64))
-    if predictions.shape != asked.shape:
-        raise ValueError(f"predictions has shape {predictions.shape}; expected {asked.shape} like asked.")
     sampled = asked & ~chosen
+    if predictions is None:
+        half = _halves(bank.groups, sampled, seed)
+        fits = np.concatenate([chosen | (sampled & (half == 1)), chosen | (sampled & (half == 0))])
+        predictions = bank.predict(bank.posterior(np.tile(labels, (2, 1)), fits)).reshape(2, *labels.shape)
+    else:
+        predictions = np.atleast_2d(np.asarray(predictions, dtype=np.float64))
+        if predictions.shape != asked.shape:
+            raise ValueError(f"predictions has shape {predictions.shape}; expected {asked.shape} like asked.")
+        half, predictions = np.where(sampled, 0, -1), predictions[None]
     rows = []
     for i, name in enumerate(models):
         for group in [OVERALL] + bank.benchmarks:
@@ -705,28 +726,54 @@ def design_estimates(
                 continue
             at, rest = inside & sampled[i], inside & ~asked[i]
             n, m, size = int(at.sum()), int(rest.sum()), int(inside.sum())
-            total = labels[i, inside & asked[i]].sum() + predictions[i, rest].sum()
+            known = labels[i, inside & asked[i]].sum()
             row = {"model": name, "group": group, "items": size, "asked": int((inside & asked[i]).sum())}
             row.update(sampled=n, estimate=np.nan, sd=np.nan, lower=np.nan, upper=np.nan, note="")
             if not m:
-                row.update(estimate=total / size, sd=0.0, lower=total / size, upper=total / size, note="all asked")
-            elif not n:
+                row.update(estimate=known / size, sd=0.0, lower=known / size, upper=known / size, note="all asked")
+                rows.append(row)
+                continue
+            if not n:
                 row["note"] = "no random draw: no design-based estimate"
+                rows.append(row)
+                continue
+            estimates, resid, weight = [], [], []
+            for j, p in enumerate(predictions):  # each half's residuals under the predictions that did not see it
+                part = at & (half[i] == j)
+                if not part.any():
+                    continue
+                w = 1.0 / inclusion[i, part] - 1.0
+                w = np.ones(len(w)) if w.sum() <= 0 else w
+                r = labels[i, part] - p[i, part]
+                estimates.append((known + p[i, rest].sum() + m * (w @ r) / w.sum()) / size)
+                resid.append(r)
+                weight.append(w)
+            resid, weight = np.concatenate(resid), np.concatenate(weight)
+            row["estimate"] = float(np.mean(estimates))
+            if n < 2:
+                row["note"] = "1 random draw: no interval"
             else:
-                weight = 1.0 / inclusion[i, at] - 1.0
-                weight = np.ones(n) if weight.sum() <= 0 else weight
-                resid = labels[i, at] - predictions[i, at]
                 mean = weight @ resid / weight.sum()
-                row["estimate"] = (total + m * mean) / size
-                if n < 2:
-                    row["note"] = "1 random draw: no interval"
-                else:
-                    spread = n / (n - 1) * (weight**2) @ (resid - mean) ** 2 / weight.sum() ** 2
-                    se = m / size * np.sqrt(max(1.0 - n / (n + m), 0.0) * spread)
-                    half = stats.t.ppf((1 + level) / 2, n - 1) * se
-                    row.update(sd=se, lower=row["estimate"] - half, upper=row["estimate"] + half)
+                spread = n / (n - 1) * (weight**2) @ (resid - mean) ** 2 / weight.sum() ** 2
+                se = m / size * np.sqrt(max(1.0 - n / (n + m), 0.0) * spread)
+                half_width = stats.t.ppf((1 + level) / 2, n - 1) * se
+                row.update(sd=se, lower=row["estimate"] - half_width, upper=row["estimate"] + half_width)
             rows.append(row)
     return pd.DataFrame(rows)
+
+
+def _halves(groups: np.ndarray, sampled: np.ndarray, seed: int) -> np.ndarray:
+    """(n_new, n_items) 0 or 1 on each model's random draws (-1 elsewhere): two halves drawn at random,
+    each benchmark's draws alternating between them in a seeded random order."""
+    rng = np.random.default_rng(seed)
+    codes = pd.factorize(np.asarray(groups))[0]
+    out = np.full(sampled.shape, -1, dtype=np.int64)
+    for i, row in enumerate(sampled):
+        drawn = rng.permutation(np.flatnonzero(row))
+        drawn = drawn[np.argsort(codes[drawn], kind="stable")]  # by benchmark, random within each
+        rank = np.arange(len(drawn)) - np.searchsorted(codes[drawn], codes[drawn])  # position in its benchmark
+        out[i, drawn] = (rank + rng.integers(2)) % 2
+    return out
 
 
 def score_new_models(
