@@ -91,37 +91,25 @@ def _stored(name: str) -> dict:
     return json.loads((REPO_ROOT / "results" / f"{name}.json").read_text())
 
 
-METHODS = {
-    "design": "design-based",
-    "je-irt": "model-based",
-    "plain mean": "plain mean",
-    "rasch (per question)": "Rasch",
-}
+METHODS = {"design": "design", "je-irt": "model", "plain mean": "plain", "rasch (per question)": "Rasch"}
 
 
 def design_table(name: str = "new_models_design", corrections: str = "with") -> pd.DataFrame:
-    """The goal table of a stored run with design-based estimates: one row per group (leave one out,
-    held-out family), rule and k; for the design-based and model-based estimates (`corrections` with
-    or without) the MAE, bias and 90% coverage with each goal's verdict, and the plain mean's and
-    Rasch's MAE and bias from the same answers."""
+    """The goal table of a stored run with design-based estimates: one row per dataset, group (leave one
+    out, held-out family), rule and k; the MAE, bias and 90% coverage of the design-based and the
+    model-based estimates (`corrections` with or without), and the MAE of the plain mean and of Rasch
+    from the same answers (the verdicts per goal: `stored_goals(name)`)."""
     stored = _stored(name)
-    cells = pd.DataFrame(stored["goals"])
-    summary = pd.DataFrame(stored["summary"])
-    cells = cells[cells["corrections"] == corrections]
-    keys = ["group", "rule", "k"]
-    ours = cells.pivot_table(
-        index=keys,
-        columns="method",
-        values=["mae", "bias", "coverage", "bias_verdict", "coverage_verdict"],
-        aggfunc="first",
+    cells, summary = pd.DataFrame(stored["goals"]), pd.DataFrame(stored["summary"])
+    keys = ["dataset", "group", "rule", "k"]
+    ours = cells[cells["corrections"] == corrections].pivot_table(
+        index=keys, columns="method", values=["mae", "bias", "coverage"], aggfunc="first"
     )
     ours.columns = [f"{METHODS[m]} {v}" for v, m in ours.columns]
     base = summary[summary["method"].isin(["plain mean", "rasch (per question)"])]
     base = base[base["corrections"].isin([corrections, "-"])]  # an adaptive rule's own questions
-    base = base.pivot_table(index=keys, columns="method", values=["mae", "bias"], aggfunc="mean")
-    base.columns = [f"{METHODS[m]} {v}" for v, m in base.columns]
+    base = base.pivot_table(index=keys, columns="method", values="mae", aggfunc="first")
+    base.columns = [f"{METHODS[m]} mae" for m in base.columns]
     table = ours.join(base)
-    order = [
-        f"{METHODS[m]} {v}" for m in METHODS for v in ("mae", "bias", "coverage", "bias_verdict", "coverage_verdict")
-    ]
-    return table[[c for c in order if c in table]]
+    order = [f"{m} {v}" for m in ("design", "model") for v in ("mae", "bias", "coverage")] + ["plain mae", "Rasch mae"]
+    return table[order]
