@@ -8,7 +8,9 @@ by the random, stratified and adaptive rules (`select_items`, `adaptive_selectio
 questions are chosen by the bank that estimates, so with and without corrections they differ) and
 its accuracy on all of them is estimated by
 
-- JE-IRT without and with corrections: `estimate_scores` (the library's estimate, its 90% interval);
+- JE-IRT without and with corrections: `estimate_scores` (the model-based estimate, its 90% interval)
+  and `design_estimates` (method "design": the design-based one, unbiased whatever the model gets
+  wrong, from the inclusion probabilities the rule recorded);
 - the plain mean of the k answers (`plain_means`), and a Rasch estimate from the same answers
   (`irt_estimates`).
 
@@ -19,16 +21,26 @@ Folds:
   and JE-IRT is trained on a seeded sample of `--metabench-train` of the models outside the held-out
   tenth (all 6,349 would take minutes a fit on two cores; the sample is said in the settings file).
 
+- (b) held-out families (`--protocols families`): every model of one family (`FAMILIES`, by a word of
+  the name: vendor or base model) of `--family-datasets` held out at once, JE-IRT fitted on the rest:
+  models unlike every trained one (metabench: `--metabench-held` of the family, `--metabench-train`
+  others).
+
 Each held-out model is asked `--repeats` draws of questions per rule (seeded by the fold and the
 repeat: no two folds share a draw). Writes `<out>.csv` (one row per dataset, fold, repeat, rule,
 corrections, method, k and model), a `<out>.json` with the settings, the summary and the goal table,
 and prints them: per dataset, group (the metabench tenth), rule, method, corrections and k, the MAE,
-bias (mean error) and 90% coverage of the overall accuracy; then per JE-IRT cell each goal (|bias| <=
-0.01, coverage 0.85-0.95, at k = 100 an error at most Rasch's) as met, within noise (only its 95%
+bias (mean error) and 90% coverage of the overall accuracy; then per JE-IRT cell (model- and
+design-based) each goal (|bias| <= 0.01, coverage 0.85-0.95, an error at most the random rule's at the
+same k, at k = 100 an error at most Rasch's) as met, within noise (only its 95%
 interval over the models reaches the goal) or missed (`goals`), and the counts. `--report` rewrites
 the JSON and the tables from an earlier `<out>.csv` without rerunning.
 
-    python benchmarks/new_models.py                       # everything
+    python benchmarks/new_models.py --rules random,stratified,adaptive,adaptive-accuracy   # everything
+    # the stored scoped run, results/new_models_design.* (about 16 min nice'd on 2 shared cores):
+    python benchmarks/new_models.py --datasets mmlu_pro --folds 3 --family-datasets mmlu_pro,zeroeval \
+        --families llama,mistral,google --ks 50,100 --rules random,stratified,adaptive,adaptive-accuracy \
+        --repeats 1 --draws 100 --out results/new_models_design.csv --note "scoped: ..."
     python benchmarks/new_models.py --datasets mmlu_pro --folds 6 --ks 50,100   # a quick look
 """
 
