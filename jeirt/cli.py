@@ -957,7 +957,7 @@ def add_evaluation_parsers(subparsers: argparse._SubParsersAction) -> None:
         "is off for this new model; it is reported only for a benchmark without the random draws for an "
         "interval (the source column says so). Safe rules: random and stratified (every answer a random "
         "draw); the adaptive rules' picks by choice only count as asked, their random half does the "
-        "correcting, and on held-out model families they did not beat random (results/new_models.json).",
+        "correcting, and on held-out model families they did not beat random (results/new_models_design.json).",
     )
     common(p)
     p.add_argument(
@@ -984,7 +984,7 @@ def add_evaluation_parsers(subparsers: argparse._SubParsersAction) -> None:
         help="selection rule (default stratified). random and stratified are the safe choices: every "
         "answer is a random draw, so `jeirt estimate` corrects the model's errors with all of them; on "
         "held-out model families no adaptive rule beat the random rule's error at the same k "
-        "(results/new_models.json). kmeans picks by choice only (no design-based estimate); adaptive and "
+        "(results/new_models_design.json). kmeans picks by choice only (no design-based estimate); adaptive and "
         "adaptive-accuracy draw half of all the model's questions at random and pick the rest as the most "
         "informative given the answers so far. Each model gets its own questions, none it has answered",
     )
