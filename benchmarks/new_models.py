@@ -8,7 +8,9 @@ by the random, stratified and adaptive rules (`select_items`, `adaptive_selectio
 questions are chosen by the bank that estimates, so with and without corrections they differ) and
 its accuracy on all of them is estimated by
 
-- JE-IRT without and with corrections: `estimate_scores` (the library's estimate, its 90% interval);
+- JE-IRT without and with corrections: `estimate_scores` (the model-based estimate, its 90% interval)
+  and `design_estimates` (method "design": the design-based one, unbiased whatever the model gets
+  wrong, from the inclusion probabilities the rule recorded);
 - the plain mean of the k answers (`plain_means`), and a Rasch estimate from the same answers
   (`irt_estimates`).
 
@@ -19,16 +21,26 @@ Folds:
   and JE-IRT is trained on a seeded sample of `--metabench-train` of the models outside the held-out
   tenth (all 6,349 would take minutes a fit on two cores; the sample is said in the settings file).
 
+- (b) held-out families (`--protocols families`): every model of one family (`FAMILIES`, by a word of
+  the name: vendor or base model) of `--family-datasets` held out at once, JE-IRT fitted on the rest:
+  models unlike every trained one (metabench: `--metabench-held` of the family, `--metabench-train`
+  others).
+
 Each held-out model is asked `--repeats` draws of questions per rule (seeded by the fold and the
 repeat: no two folds share a draw). Writes `<out>.csv` (one row per dataset, fold, repeat, rule,
 corrections, method, k and model), a `<out>.json` with the settings, the summary and the goal table,
 and prints them: per dataset, group (the metabench tenth), rule, method, corrections and k, the MAE,
-bias (mean error) and 90% coverage of the overall accuracy; then per JE-IRT cell each goal (|bias| <=
-0.01, coverage 0.85-0.95, at k = 100 an error at most Rasch's) as met, within noise (only its 95%
+bias (mean error) and 90% coverage of the overall accuracy; then per JE-IRT cell (model- and
+design-based) each goal (|bias| <= 0.01, coverage 0.85-0.95, an error at most the random rule's at the
+same k, at k = 100 an error at most Rasch's) as met, within noise (only its 95%
 interval over the models reaches the goal) or missed (`goals`), and the counts. `--report` rewrites
 the JSON and the tables from an earlier `<out>.csv` without rerunning.
 
-    python benchmarks/new_models.py                       # everything
+    python benchmarks/new_models.py --rules random,stratified,adaptive,adaptive-accuracy   # everything
+    # the stored scoped run, results/new_models_design.* (about 16 min nice'd on 2 shared cores):
+    python benchmarks/new_models.py --datasets mmlu_pro --folds 3 --family-datasets mmlu_pro,zeroeval \
+        --families llama,mistral,google --ks 50,100 --rules random,stratified,adaptive,adaptive-accuracy \
+        --repeats 1 --draws 100 --out results/new_models_design.csv --note "scoped: ..."
     python benchmarks/new_models.py --datasets mmlu_pro --folds 6 --ks 50,100   # a quick look
 """
 
@@ -50,13 +62,21 @@ from jeirt.files import comma_list, write_json
 from jeirt.fitcache import fit_cached
 from jeirt.questions import known_question_split
 from jeirt.splits import hold_out_models, split_by_question
-from jeirt.tasks.evaluation import PLAIN, QuestionBank, estimate_scores, irt_estimates, plain_means
+from jeirt.tasks.evaluation import (
+    DESIGN,
+    PLAIN,
+    QuestionBank,
+    design_estimates,
+    estimate_scores,
+    irt_estimates,
+    plain_means,
+)
 from jeirt.tasks.new_models import NESTED, questions_asked, score_rows, training_only, true_scores
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))  # result_files, shared with the scripts
 from result_files import results_parser, run_record  # noqa: E402
 
-RULES = ("random", "stratified", "adaptive")
+RULES = ("random", "stratified", "adaptive", "adaptive-accuracy")  # the last: expected error reduction
 RASCH = "rasch (per question)"
 
 
@@ -114,8 +134,67 @@ def fold_rows(
                         sampled=picked.sampled,
                     )
                     add(estimate, rule, "je-irt", with_corrections, k)
+                    design = design_estimates(
+                        banks[with_corrections], labels, picked.asked, picked.inclusion, targets=graded, models=held
+                    )
+                    add(design, rule, DESIGN, with_corrections, k)
                 add(irt_estimates(irt, new, picked.asked), rule, RASCH, corrections, k)
                 add(plain_means(banks[False], labels, picked.asked, held), rule, PLAIN, corrections, k)
+    return out
+
+
+# Families of related models, by a word of the name (first match in this order): a held-out family is a
+# kind of model the fit has never seen. Names without one belong to no family and are never held out.
+FAMILIES = {
+    "mistral": ("mistral", "mixtral", "mathstral"),
+    "llama": ("llama",),
+    "qwen": ("qwen",),
+    "yi": ("yi-",),
+    "google": ("gemma", "gemini"),
+    "openai": ("gpt", "chatgpt", "o1-"),
+    "claude": ("claude",),
+    "deepseek": ("deepseek",),
+    "phi": ("phi-",),
+    "cohere": ("command", "c4ai"),
+}
+
+
+def family(name: str) -> str | None:
+    """The family of a model name (`FAMILIES`), or None. A word of three letters must start the name
+    (after metabench's uploader) or follow a hyphen; a longer one may sit anywhere."""
+    lower = name.lower().rsplit("/", 1)[-1]
+    for f, words in FAMILIES.items():
+        if any(w in lower if len(w) > 3 else lower.startswith(w) or f"-{w}" in lower for w in words):
+            return f
+    return None
+
+
+def family_folds(
+    name: str, families: list[str] | None, n_held: int, n_train: int, seed: int, smallest: int = 2
+) -> list[tuple[str, Dataset, list[str]]]:
+    """Hold out a whole family (`family`) at a time: each of `families` (default: every family with at
+    least `smallest` models) of dataset `name`, fitted on the models of every other family and of none.
+    metabench: `n_held` of the family's models graded on every question are evaluated and `n_train` of
+    the other models trained on (seeded)."""
+    ds = load_dataset(name)
+    rng = np.random.default_rng([seed, zlib.crc32(name.encode())])
+    of = np.array([family(m) or "" for m in ds.models])
+    complete = ds.observed.all(axis=1) if name == "metabench" else np.ones(ds.n_models, dtype=bool)
+    sizes = {f: int(((of == f) & complete).sum()) for f in families or FAMILIES}
+    skipped = [f for f, n in sizes.items() if n < smallest]
+    if skipped:
+        print(f"{name}: families with fewer than {smallest} models, not held out: {skipped}", flush=True)
+    out = []
+    for f in sorted(f for f, n in sizes.items() if n >= smallest):
+        members = np.flatnonzero((of == f) & complete)
+        if name != "metabench":
+            out.append((f"family {f}", ds, [ds.models[i] for i in members]))
+            continue
+        evaluated = np.sort(rng.choice(members, min(n_held, len(members)), replace=False))
+        rest = np.flatnonzero(of != f)
+        train = rng.choice(rest, min(n_train, len(rest)), replace=False)
+        sub = ds.subset(models=np.sort(np.concatenate([train, evaluated])))
+        out.append((f"family {f}", sub, [ds.models[i] for i in evaluated]))
     return out
 
 
@@ -148,7 +227,7 @@ def metabench_folds(n_held: int, n_train: int, seed: int) -> list[tuple[str, Dat
     return out
 
 
-CELL = ["dataset", "group", "rule", "corrections", "k"]  # one cell of the goal table
+CELL = ["dataset", "group", "method", "rule", "corrections", "k"]  # one cell of the goal table
 BIAS_GOAL, COVERAGE_GOAL, GOAL_K = 0.01, (0.85, 0.95), 100
 
 
@@ -156,7 +235,7 @@ def summarize(runs: pd.DataFrame) -> pd.DataFrame:
     """MAE, bias and 90% coverage of the overall estimate per dataset, group, rule, method,
     corrections and k (the metabench groups apart; mmlu_pro's folds together)."""
     runs = labelled(runs)
-    grouped = runs.groupby(CELL[:3] + ["method"] + CELL[3:], sort=False)
+    grouped = runs.groupby(CELL, sort=False)
     table = grouped.agg(mae=("abs_error", "mean"), bias=("error", "mean"), estimates=("abs_error", "size"))
     if "covered" in runs:
         table["coverage"] = grouped["covered"].mean()
@@ -164,9 +243,15 @@ def summarize(runs: pd.DataFrame) -> pd.DataFrame:
 
 
 def labelled(runs: pd.DataFrame) -> pd.DataFrame:
-    """`runs` with a `group` (the metabench tenth, or mmlu_pro's leave one out) and corrections as text."""
+    """`runs` with a `group` (the metabench tenth, mmlu_pro's leave one out, or (b) a held-out family) and
+    corrections as text."""
+    fold = runs["fold"].astype(str)
     return runs.assign(
-        group=np.where(runs["dataset"] == "metabench", runs["fold"], "leave one out"),
+        group=np.where(
+            fold.str.startswith("family "),
+            "held-out family",
+            np.where(runs["dataset"] == "metabench", fold, "leave one out"),
+        ),
         corrections=runs["corrections"].map({True: "with", False: "without"}).fillna("-"),
     )
 
@@ -192,11 +277,13 @@ def bootstrap_interval(values: np.ndarray, boot: np.ndarray) -> tuple[float, flo
 
 
 def goals(runs: pd.DataFrame, resamples: int = 2000, seed: int = 0) -> pd.DataFrame:
-    """The goals per JE-IRT cell, each judged on its spread (each model's errors first averaged over
-    its draws of the questions): bias (mean error) with a bootstrap 95% interval over the held-out
-    models, |bias| <= 0.01; 90% coverage with its Wilson interval over the models, 0.85-0.95; and at
-    k = 100 the paired gap of the absolute errors to the Rasch estimate from the same answers
-    (bootstrap over models), at most 0: JE-IRT no worse than Rasch."""
+    """The goals per cell of the JE-IRT model-based and design-based estimates, each judged on its spread
+    (each model's errors first averaged over its draws of the questions): bias (mean error) with a
+    bootstrap 95% interval over the held-out models, |bias| <= 0.01; 90% coverage with its Wilson
+    interval over the models, 0.85-0.95; for the rules other than random, the paired gap of the absolute
+    errors to the random rule's (same method, corrections, k and models; bootstrap), at most 0: the
+    rule earns its place; and at k = 100 the paired gap to the Rasch estimate from the same answers, at
+    most 0: JE-IRT no worse than Rasch."""
     runs = per_model(labelled(runs))
     rasch = runs[runs["method"] == RASCH]
     # A random or stratified draw serves both JE-IRT banks; an adaptive one was chosen by one bank.
@@ -204,9 +291,13 @@ def goals(runs: pd.DataFrame, resamples: int = 2000, seed: int = 0) -> pd.DataFr
         [rasch[rasch["corrections"] != "-"]]
         + [rasch[rasch["corrections"] == "-"].assign(corrections=c) for c in ("with", "without")]
     )
-    keys = CELL + ["fold", "seed", "model"]
-    ours = runs[runs["method"] == "je-irt"].merge(
-        rasch[keys + ["abs_error"]].rename(columns={"abs_error": "rasch_error"}), on=keys, how="left"
+    keys = [c for c in CELL if c != "method"] + ["fold", "seed", "model"]
+    ours = runs[runs["method"].isin(["je-irt", DESIGN])]
+    ours = ours.merge(rasch[keys + ["abs_error"]].rename(columns={"abs_error": "rasch_error"}), on=keys, how="left")
+    random = ours[ours["rule"] == "random"].drop(columns=["rule", "rasch_error"])
+    paired = [c for c in keys if c != "rule"] + ["method"]
+    ours = ours.merge(
+        random[paired + ["abs_error"]].rename(columns={"abs_error": "random_error"}), on=paired, how="left"
     )
     rows = []
     for cell, part in ours.groupby(CELL, sort=False):
@@ -214,15 +305,22 @@ def goals(runs: pd.DataFrame, resamples: int = 2000, seed: int = 0) -> pd.DataFr
         boot = rng.integers(0, len(part), (resamples, len(part)))
         interval = functools.partial(bootstrap_interval, boot=boot)
         errors, covered = part["error"].to_numpy(), part["covered"].to_numpy()
-        row = {**dict(zip(CELL, cell)), "models": len(part), "bias": errors.mean()}
+        row = {**dict(zip(CELL, cell)), "models": len(part), "mae": part["abs_error"].mean(), "bias": errors.mean()}
         row["bias_lo"], row["bias_hi"] = interval(errors)
         row["bias_verdict"] = verdict(row["bias"], row["bias_lo"], row["bias_hi"], (-BIAS_GOAL, BIAS_GOAL))
-        row["coverage"] = covered.mean()
-        row["coverage_lo"], row["coverage_hi"] = wilson(covered.sum(), len(covered))
-        row["coverage_verdict"] = verdict(row["coverage"], row["coverage_lo"], row["coverage_hi"], COVERAGE_GOAL)
+        covered = covered[~np.isnan(covered)]
+        if len(covered):
+            row["coverage"] = covered.mean()
+            row["coverage_lo"], row["coverage_hi"] = wilson(covered.sum(), len(covered))
+            row["coverage_verdict"] = verdict(row["coverage"], row["coverage_lo"], row["coverage_hi"], COVERAGE_GOAL)
+        if row["rule"] != "random" and part["random_error"].notna().all():
+            gap = (part["abs_error"] - part["random_error"]).to_numpy()
+            row["random_mae"] = part["random_error"].mean()
+            row["random_gap_lo"], row["random_gap_hi"] = interval(gap)
+            row["random_verdict"] = verdict(gap.mean(), row["random_gap_lo"], row["random_gap_hi"], (-np.inf, 0.0))
         if row["k"] == GOAL_K:
             gap = (part["abs_error"] - part["rasch_error"]).to_numpy()
-            row.update(mae=part["abs_error"].mean(), rasch_mae=part["rasch_error"].mean())
+            row["rasch_mae"] = part["rasch_error"].mean()
             row["gap_lo"], row["gap_hi"] = interval(gap)
             row["mae_verdict"] = verdict(gap.mean(), row["gap_lo"], row["gap_hi"], (-np.inf, 0.0))
         rows.append(row)
@@ -232,32 +330,46 @@ def goals(runs: pd.DataFrame, resamples: int = 2000, seed: int = 0) -> pd.DataFr
 def per_model(runs: pd.DataFrame) -> pd.DataFrame:
     """Each model's error, absolute error and coverage averaged over its draws of the questions (one row
     per model and cell: the models, not the draws, are what a bootstrap resamples)."""
-    keys = CELL + ["method", "fold", "seed", "model"]
+    keys = CELL + ["fold", "seed", "model"]
     if "repeat" not in runs:
         return runs
     return runs.groupby(keys, sort=False)[["error", "abs_error", "covered"]].mean().reset_index()
 
 
 def goal_counts(table: pd.DataFrame) -> pd.DataFrame:
-    """How many cells met, met within noise or missed each goal, per dataset and group."""
-    verdicts = [c for c in ("bias_verdict", "coverage_verdict", "mae_verdict") if c in table]
-    long = table.melt(id_vars=["dataset", "group"], value_vars=verdicts, var_name="goal").dropna()
+    """How many cells met, met within noise or missed each goal, per dataset, group and method."""
+    verdicts = [c for c in ("bias_verdict", "coverage_verdict", "random_verdict", "mae_verdict") if c in table]
+    long = table.melt(id_vars=["dataset", "group", "method"], value_vars=verdicts, var_name="goal").dropna()
     long["goal"] = long["goal"].str.replace("_verdict", "")
-    counts = long.groupby(["dataset", "group", "goal", "value"]).size().unstack("value", fill_value=0)
+    counts = long.groupby(["dataset", "group", "method", "goal", "value"]).size().unstack("value", fill_value=0)
     return counts.reindex(columns=["met", "within noise", "missed"], fill_value=0)
 
 
 def main() -> None:
     parser = results_parser(__doc__, "results/new_models.csv", seeds="0", datasets="mmlu_pro,metabench")
     parser.add_argument("--ks", type=lambda t: [int(k) for k in comma_list(t)], default="50,100,300")
-    parser.add_argument("--rules", type=comma_list, default=",".join(RULES))
+    parser.add_argument("--rules", type=comma_list, default=",".join(RULES[:3]))
     parser.add_argument("--folds", type=int, default=None, help="mmlu_pro: the first N leave-one-out folds")
     parser.add_argument("--metabench-held", type=int, default=50, help="evaluated models of each tenth")
     parser.add_argument("--metabench-train", type=int, default=600, help="training models sampled")
     parser.add_argument("--draws", type=int, default=200)
     parser.add_argument("--repeats", type=int, default=3, help="draws of the questions per rule and model")
+    parser.add_argument(
+        "--protocols",
+        type=comma_list,
+        default="folds,families",
+        help="folds: (a) mmlu_pro leave one out and the metabench tenths; families: (b) each family held out",
+    )
+    parser.add_argument(
+        "--families", type=comma_list, default=None, help="(b): these families only (default: every one, FAMILIES)"
+    )
+    parser.add_argument("--family-datasets", type=comma_list, default="mmlu_pro,zeroeval,metabench")
+    parser.add_argument("--note", default="", help="a line kept in the settings (e.g. how the run was scoped)")
     parser.add_argument("--report", action="store_true", help="only rewrite <out>.json and the tables from <out>")
     args = parser.parse_args()
+    strange = [f for f in args.families or [] if f not in FAMILIES]
+    if strange:
+        parser.error(f"--families {strange}; expected some of {list(FAMILIES)}.")
     unknown = [r for r in args.rules if r not in RULES]
     if unknown:
         parser.error(f"--rules {unknown}; expected some of {list(RULES)}.")
@@ -276,6 +388,14 @@ def main() -> None:
         print(f"{ds.name} {name} (seed {seed}) done", flush=True)
 
     for seed in args.seeds:
+        if "families" in args.protocols:
+            for name in args.family_datasets:
+                for fold, ds, held in family_folds(
+                    name, args.families, args.metabench_held, args.metabench_train, seed
+                ):
+                    run_fold(ds, held, seed, fold)
+        if "folds" not in args.protocols:
+            continue
         if "mmlu_pro" in args.datasets:
             ds, folds = mmlu_pro_folds(args.folds)
             for name, held in folds:

@@ -225,8 +225,10 @@ def test_suggest_gives_each_model_what_the_help_promises(corrected, workdir, cap
 def test_suggest_marks_its_random_draws_and_estimate_learns_the_misfit_from_them(
     corrected, workdir, capsys, mmlu_pro, monkeypatch
 ):
-    """suggest's `random` column: the adaptive rule's random half (all of a random rule's draws); estimate
-    reads it and passes only those answers as the random sample; a bad cell is a data error."""
+    """suggest's `random` and `inclusion_probability` columns: the adaptive rule's random half (all of a
+    random rule's draws); estimate reads the probabilities and passes only the random draws as the random
+    sample; without them every answer is a random draw, and picks by choice without them are refused; a
+    bad cell is a data error."""
     from jeirt.tasks import evaluation
 
     out = workdir / "suggest_marked.csv"
@@ -267,13 +269,15 @@ def test_suggest_marks_its_random_draws_and_estimate_learns_the_misfit_from_them
     )
     asked = pd.read_csv(out, dtype={"item_id": str})
     truth = mmlu_pro.to_long().query("model == 'gpt-4o(2024-05-13)'").set_index("item_id")["label"]
-    answers = asked.assign(label=truth.loc[asked["item_id"]].to_numpy())[["model", "item_id", "label", "random"]]
+    columns = ["model", "item_id", "label", "random", "inclusion_probability"]
+    answers = asked.assign(label=truth.loc[asked["item_id"]].to_numpy())[columns]
     answers.to_csv(workdir / "marked.csv", index=False)
+    assert (answers.loc[answers["random"] == 0, "inclusion_probability"] == 1).all()
     seen = []
     original = evaluation.estimate_scores
     monkeypatch.setattr(evaluation, "estimate_scores", lambda *a, **k: seen.append(k["sampled"]) or original(*a, **k))
     for path in (workdir / "marked.csv", workdir / "unmarked.csv"):
-        answers.drop(columns="random").to_csv(workdir / "unmarked.csv", index=False)
+        answers.drop(columns=["random", "inclusion_probability"]).to_csv(workdir / "unmarked.csv", index=False)
         code, _, err = run(
             capsys,
             "estimate",
@@ -288,7 +292,13 @@ def test_suggest_marks_its_random_draws_and_estimate_learns_the_misfit_from_them
             "--quiet",
         )
         assert code == 0, err
-    assert seen[0].sum() == 5 and seen[1] is None  # no column: every answer counts as a random draw
+    assert seen[0].sum() == 5 and seen[1].sum() == 10  # no column: every answer counts as a random draw
+    answers.drop(columns="inclusion_probability").to_csv(workdir / "old.csv", index=False)
+    code, _, err = run(
+        capsys, "estimate", "--model", str(corrected), "--dataset", "mmlu_pro", "--results",
+        str(workdir / "old.csv"), "--quiet",
+    )  # fmt: skip
+    assert code == 3 and "inclusion_probability" in err  # picks by choice, and what their draws stand for unknown
     answers.assign(random="yes").to_csv(workdir / "badmark.csv", index=False)
     code, _, err = run(
         capsys,

@@ -627,6 +627,32 @@ def test_estimate_and_suggest_verbs(tmp_path, capsys, mmlu_pro):
     suggested = json.loads((tmp_path / "s.json").read_text())
     assert code == 0 and suggested["already_answered"] == 20 and len(suggested["item_ids"]["new-model"]) == 10
     assert not set(suggested["item_ids"]["new-model"]) & set(asked["item_id"])
+    # The stratified round's inclusion probabilities are each benchmark's share; an adaptive round's picks
+    # by choice have 1. Kept beside the answers, `estimate` reads them; without them it refuses picks by choice.
+    share = asked.groupby("benchmark")["inclusion_probability"].agg(["min", "max", "size"])
+    sizes = mmlu_pro.items["benchmark"].value_counts()
+    np.testing.assert_allclose(share["min"], share["size"] / sizes[share.index])
+    assert (share["min"] == share["max"]).all() and (asked["random"] == 1).all()
+    code, _, _ = run_cli(
+        capsys, "suggest", "--model", str(model), "--dataset", "mmlu_pro", "--k", "10", "--rule", "adaptive",
+        "--results", str(tmp_path / "answers.csv"), "--out", str(tmp_path / "adaptive.csv"), "--quiet",
+    )  # fmt: skip
+    more = pd.read_csv(tmp_path / "adaptive.csv", dtype={"item_id": str})
+    assert code == 0 and len(more) == 10 and (more.loc[more["random"] == 0, "inclusion_probability"] == 1).all()
+    both = pd.concat([asked, more]).merge(mmlu_pro.to_long().query("model == @name")[["item_id", "label"]])
+    both = both.assign(model="new-model")[["model", "item_id", "label", "random", "inclusion_probability"]]
+    both.to_csv(tmp_path / "both.csv", index=False)
+    code, out, _ = run_cli(
+        capsys, "estimate", "--model", str(model), "--dataset", "mmlu_pro", "--results", str(tmp_path / "both.csv"),
+        "--json", str(tmp_path / "both.json"),
+    )  # fmt: skip
+    reported = json.loads((tmp_path / "both.json").read_text())["models"]["new-model"][ev.OVERALL]
+    assert code == 0 and "design-based" in out and reported["source"] == "design" and reported["sampled"] == 20
+    both.drop(columns="inclusion_probability").to_csv(tmp_path / "old.csv", index=False)
+    code, _, err = run_cli(
+        capsys, "estimate", "--model", str(model), "--dataset", "mmlu_pro", "--results", str(tmp_path / "old.csv")
+    )
+    assert code == 3 and "inclusion_probability" in err
     # Many models at once, each with its own draw (same --seed).
     code, out, _ = run_cli(
         capsys,
@@ -820,3 +846,110 @@ def test_a_sample_heavy_on_one_benchmark_is_weighted_back_to_the_targets(sim, mo
     gap = errors() - weighted
     assert gap.mean() > 4 * gap.std(ddof=1) / np.sqrt(len(gap)), gap.mean()
     assert abs(weighted.mean()) < abs((weighted + gap).mean()), (weighted.mean(), gap.mean())
+
+
+# ---------------------------------------------------------------------------------------------
+# Design-based estimates
+
+
+def planted_population(sim, shift: float = 0.1) -> tuple[ev.QuestionBank, np.ndarray, str]:
+    """One new model's answers to every question, drawn from the bank's own probabilities for its true
+    vector except on one benchmark, where the truth is `shift` below them: a model off by +shift there."""
+    ds, truth, bank, _ = sim
+    p = sigmoid(bank.directions @ truth.model_vectors[N_TRAINED] - bank.norms)
+    off = bank.benchmarks[0]
+    p = np.where(bank.groups == off, np.clip(p - shift, 0.0, 1.0), p)
+    return bank, (np.random.default_rng(5).random(bank.n_items) < p).astype(np.float64), off
+
+
+def repeated_draws(bank: ev.QuestionBank, y: np.ndarray, rule: str, k: int, draws: int) -> dict:
+    """`draws` independent draws of k questions by `rule` for the same answers `y` (one row each), their
+    inclusion probabilities as `new_models.questions_asked` gives them, and both estimates."""
+    labels = np.tile(y, (draws, 1))
+    asked_by = {}
+    for seed in range(draws):  # a seed per draw: independent draws, as a user's
+        asked_by[seed] = new_models.questions_asked(bank, y[None], rule, [k], seed=seed)[k]
+    asked = np.concatenate([a.asked for a in asked_by.values()])
+    inclusion = np.concatenate([a.inclusion for a in asked_by.values()])
+    design = ev.design_estimates(bank, labels, asked, inclusion)
+    sampled = asked & (inclusion < 1)
+    model = ev.estimate_scores(bank, labels, asked, sampled=sampled, draws=0)
+    return {"design": design, "model": model, "inclusion": inclusion, "asked": asked}
+
+
+def group_errors(table: pd.DataFrame, y: np.ndarray, bank: ev.QuestionBank, group: str) -> np.ndarray:
+    rows = table[table["group"] == group]
+    truth = y.mean() if group == ev.OVERALL else y[bank.groups == group].mean()
+    return rows["estimate"].to_numpy() - truth
+
+
+def test_design_estimate_stays_unbiased_where_the_model_is_off(sim):
+    """A model off by +0.1 on one benchmark, 200 random draws of 100 questions: the design-based estimate
+    of that benchmark and of the whole is unbiased (mean error within 3 standard errors of 0), while the
+    model-based one, which trusts the model for the questions not asked, is biased upwards; paired over
+    the same draws, the design-based error is the smaller by more than 4 standard errors."""
+    bank, y, off = planted_population(sim)
+    out = repeated_draws(bank, y, "random", 100, 200)
+    for group in (off, ev.OVERALL):
+        design = group_errors(out["design"], y, bank, group)
+        model = group_errors(out["model"], y, bank, group)
+        se = design.std(ddof=1) / np.sqrt(len(design))
+        assert abs(design.mean()) < 3 * se, (group, design.mean(), se)
+        if group == off:
+            assert model.mean() > 0.03, model.mean()
+            gap = model - design  # paired: the same draws
+            assert gap.mean() > 4 * gap.std(ddof=1) / np.sqrt(len(gap)), (gap.mean(), gap.std())
+
+
+@pytest.mark.parametrize("rule", ["random", "stratified", "adaptive"])
+def test_inclusion_probabilities_are_the_rules_own(sim, rule):
+    """Over 300 draws (100 adaptive), the Horvitz-Thompson total of the random draws, sum y / pi over them, averages to
+    the total of the questions they were drawn from (the adaptive rule's: those it did not pick by
+    choice, per draw), within 3 standard errors: the probabilities are the ones the rule draws with.
+    Picks by choice have pi = 1 and questions not asked pi = 0."""
+    bank, y, _ = planted_population(sim)
+    out = repeated_draws(bank, y, rule, 40, 300 if rule != "adaptive" else 100)
+    inclusion, asked = out["inclusion"], out["asked"]
+    assert (inclusion[~asked] == 0).all() and ((inclusion[asked] > 0) & (inclusion[asked] <= 1)).all()
+    value = bank.norms  # any fixed number per question
+    drawn = asked & (inclusion < 1)
+    ht = (np.where(drawn, value / np.where(drawn, inclusion, 1.0), 0.0)).sum(axis=1)
+    target = np.where(asked & ~drawn, 0.0, value).sum(axis=1)  # the questions the draw came from
+    error = ht - target
+    assert abs(error.mean()) < 3 * error.std(ddof=1) / np.sqrt(len(error)), (error.mean(), error.std())
+    if rule == "adaptive":
+        assert ((inclusion == 1).sum(axis=1) == 20).all() and (drawn.sum(axis=1) == 20).all()
+    else:
+        assert (inclusion[asked] < 1).all()
+
+
+def test_design_interval_has_its_level_and_its_sd(sim):
+    """Over 300 random draws of 60 questions, the 90% t interval covers the true accuracy 0.84-0.96 of the
+    time, overall, and the mean reported se is within a quarter of the estimates' actual spread."""
+    bank, y, _ = planted_population(sim, shift=0.0)
+    design = repeated_draws(bank, y, "random", 60, 300)["design"]
+    overall = design[design["group"] == ev.OVERALL]
+    covered = ((overall["lower"] <= y.mean()) & (y.mean() <= overall["upper"])).mean()
+    assert 0.84 <= covered <= 0.96, covered
+    ratio = overall["sd"].mean() / overall["estimate"].std(ddof=1)
+    assert 0.75 <= ratio <= 1.25, ratio
+
+
+def test_design_estimate_says_where_it_has_no_sample(sim):
+    """Every question asked: exact with se 0; only picks by choice (kmeans): no estimate and a note; one
+    random draw in a benchmark: an estimate without an interval; a bad inclusion probability is named."""
+    bank, y, _ = planted_population(sim)
+    everything = np.ones((1, bank.n_items), dtype=bool)
+    exact = ev.design_estimates(bank, y[None], everything, np.ones((1, bank.n_items)))
+    np.testing.assert_allclose(exact.loc[exact["group"] == ev.OVERALL, "estimate"], y.mean())
+    assert (exact["sd"] == 0).all()
+    asked = asked_mask(ev.select_items(bank, 20, "kmeans", n_new=1), bank.n_items)
+    table = ev.design_estimates(bank, y[None], asked, asked.astype(float))
+    assert table["estimate"].isna().all() and table["note"].str.contains("no random draw").all()
+    one = np.zeros((1, bank.n_items), dtype=bool)
+    first = np.flatnonzero(bank.groups == bank.benchmarks[0])[:1]
+    one[0, first] = True
+    table = ev.design_estimates(bank, y[None], one, one * 0.5).set_index("group")
+    assert np.isfinite(table.loc[bank.benchmarks[0], "estimate"]) and np.isnan(table.loc[bank.benchmarks[0], "sd"])
+    with pytest.raises(ValueError, match="inclusion probability 0.0 of asked question"):
+        ev.design_estimates(bank, y[None], one, np.zeros((1, bank.n_items)))

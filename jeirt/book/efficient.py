@@ -73,14 +73,43 @@ def estimates_with_intervals(
 VERDICTS = ["bias_verdict", "coverage_verdict", "mae_verdict"]  # the goal columns of the stored table
 
 
-def stored_goals() -> tuple[dict, pd.DataFrame, pd.DataFrame]:
-    """The stored run of `benchmarks/new_models.py` (results/new_models.json), which the build does not
+def stored_goals(name: str = "new_models") -> tuple[dict, pd.DataFrame, pd.DataFrame]:
+    """The stored run of `benchmarks/new_models.py` (results/<name>.json), which the build does not
     rerun: its settings (with the command that made it), the cells per goal and verdict, and every
     JE-IRT cell's goals."""
+    stored = _stored(name)
+    index = [c for c in ("dataset", "group", "method", "goal") if c in stored["goal_counts"][0]]
+    counts = pd.DataFrame(stored["goal_counts"]).set_index(index)
+    return stored["config"], counts, pd.DataFrame(stored["goals"])
+
+
+def _stored(name: str) -> dict:
     import json
 
     from jeirt.settings import REPO_ROOT
 
-    stored = json.loads((REPO_ROOT / "results" / "new_models.json").read_text())
-    counts = pd.DataFrame(stored["goal_counts"]).set_index(["dataset", "group", "goal"])
-    return stored["config"], counts, pd.DataFrame(stored["goals"])
+    return json.loads((REPO_ROOT / "results" / f"{name}.json").read_text())
+
+
+METHODS = {"design": "design", "je-irt": "model", "plain mean": "plain", "rasch (per question)": "Rasch"}
+
+
+def design_table(name: str = "new_models_design", corrections: str = "with") -> pd.DataFrame:
+    """The goal table of a stored run with design-based estimates: one row per dataset, group (leave one
+    out, held-out family), rule and k; the MAE, bias and 90% coverage of the design-based and the
+    model-based estimates (`corrections` with or without), and the MAE of the plain mean and of Rasch
+    from the same answers (the verdicts per goal: `stored_goals(name)`)."""
+    stored = _stored(name)
+    cells, summary = pd.DataFrame(stored["goals"]), pd.DataFrame(stored["summary"])
+    keys = ["dataset", "group", "rule", "k"]
+    ours = cells[cells["corrections"] == corrections].pivot_table(
+        index=keys, columns="method", values=["mae", "bias", "coverage"], aggfunc="first"
+    )
+    ours.columns = [f"{METHODS[m]} {v}" for v, m in ours.columns]
+    base = summary[summary["method"].isin(["plain mean", "rasch (per question)"])]
+    base = base[base["corrections"].isin([corrections, "-"])]  # an adaptive rule's own questions
+    base = base.pivot_table(index=keys, columns="method", values="mae", aggfunc="first")
+    base.columns = [f"{METHODS[m]} mae" for m in base.columns]
+    table = ours.join(base)
+    order = [f"{m} {v}" for m in ("design", "model") for v in ("mae", "bias", "coverage")] + ["plain mae", "Rasch mae"]
+    return table[order]

@@ -1,6 +1,6 @@
 """`jeirt estimate` (a new model's accuracy on every question of a dataset from a few answers) and
 `jeirt suggest` (which k questions each new model should answer next). The rules and posteriors are
-`jeirt.tasks.evaluation`'s (`estimate_scores`, `suggest_items`); this module reads and writes files."""
+`jeirt.tasks.evaluation`'s (`score_new_models`, `suggest_questions`); this module reads and writes files."""
 
 from __future__ import annotations
 
@@ -14,13 +14,14 @@ from jeirt.cli.checks import Verb, check_list, names
 from jeirt.cli.errors import DataError, UsageError
 
 RANDOM_COLUMN = "random"  # `jeirt suggest`'s column (and `estimate`'s): 1 where a question was a random draw
+INCLUSION_COLUMN = "inclusion_probability"  # `jeirt suggest`'s column: the chance the draw took the question
 
 
 def _bank_and_answers(args: argparse.Namespace, results: str | None) -> tuple:
-    """The dataset, its questions as a bank of the saved model, the models of the results CSV and
-    their answers as a (n_new, n_items) label matrix aligned with the bank (NaN: not answered), and
-    which were random draws (None when the CSV has no `random` column). `jeirt.data.from_long` judges
-    the results CSV."""
+    """The dataset, its questions as a bank of the saved model, the models of the results CSV, their
+    answers as a (n_new, n_items) label matrix aligned with the bank (NaN: not answered), and their
+    inclusion probabilities (`jeirt suggest`'s column; None when the CSV has none). `jeirt.data.from_long`
+    judges the results CSV."""
     import pandas as pd
 
     from jeirt.tasks.evaluation import QuestionBank
@@ -56,7 +57,28 @@ def _bank_and_answers(args: argparse.Namespace, results: str | None) -> tuple:
         drawn = np.zeros(matrix.shape, dtype=bool)
         at = (new.model_index(table["model"].astype(str)), pd.Index(bank.item_ids).get_indexer(table["item_id"]))
         drawn[at] = (flags == "1").to_numpy()
-    return ds, bank, list(new.models), matrix, drawn
+    inclusion = None  # each answer's inclusion probability (`jeirt suggest`'s column), when the CSV says
+    if INCLUSION_COLUMN in table.columns:
+        values = pd.to_numeric(table[INCLUSION_COLUMN], errors="coerce")
+        bad = (values.isna() | (values <= 0) | (values > 1)).to_numpy()
+        if bad.any():
+            row = int(np.flatnonzero(bad)[0])
+            raise DataError(
+                f"--results {results}: the {INCLUSION_COLUMN!r} cell on data row {row + 1} is "
+                f"{table[INCLUSION_COLUMN].iloc[row]!r}; it must be a number in (0, 1] as `jeirt suggest` "
+                "wrote it (1: a pick by choice)."
+            )
+        inclusion = np.zeros(matrix.shape)
+        at = (new.model_index(table["model"].astype(str)), pd.Index(bank.item_ids).get_indexer(table["item_id"]))
+        inclusion[at] = values.to_numpy(np.float64)
+    elif drawn is not None and (~drawn[~np.isnan(matrix)]).any():
+        raise DataError(
+            f"--results {results} has picks by choice ({RANDOM_COLUMN} = 0: an adaptive or kmeans rule) "
+            f"but no {INCLUSION_COLUMN!r} column, so the estimate cannot tell what the random draws stand "
+            f"for; keep `jeirt suggest`'s {INCLUSION_COLUMN} column beside the answers (1 for a pick by "
+            "choice, the draw's share of the questions it was drawn from for a random draw)."
+        )
+    return ds, bank, list(new.models), matrix, inclusion
 
 
 def check_estimate(args: argparse.Namespace) -> None:
@@ -66,38 +88,34 @@ def check_estimate(args: argparse.Namespace) -> None:
 
 
 def run_estimate(args: argparse.Namespace) -> None:
-    """`jeirt estimate`: a new model's accuracy on every question of a dataset from a few answers."""
-    from jeirt.tasks.evaluation import estimate_scores
+    """`jeirt estimate`: a new model's accuracy on every question of a dataset from a few answers, the
+    design-based estimate reported (`score_new_models`), the model-based one beside it."""
+    from jeirt.tasks.evaluation import score_new_models
 
-    ds, bank, models, labels, drawn = _bank_and_answers(args, args.results)
-    scores = estimate_scores(
+    ds, bank, models, labels, inclusion = _bank_and_answers(args, args.results)
+    scores = score_new_models(
         bank,
         labels,
-        ~np.isnan(labels),
+        inclusion,
         draws=args.draws,
         level=args.level,
         seed=args.seed,
         models=models,
-        sampled=drawn,
         progress=not args.quiet,
     )
+    shown = ["estimate", "lower", "upper", "source", "model_estimate", "model_lower", "model_upper"]
     summary = {
         "dataset": ds.name,
         "questions": bank.n_items,
         "level": args.level,
-        "interval": "predictive: posterior draws of the vector, then Bernoulli draws of the answers not asked",
+        "reported": "design-based where the group has random draws (source 'design'), else model-based",
+        "interval": "design: t interval of the random draws' residuals; model: predictive (posterior draws)",
         "models": {
             m: {
                 "asked": int(block["asked"].iloc[0]),
                 **{
-                    row.group: {
-                        "estimate": row.estimate,
-                        "sd": row.sd,
-                        "lower": row.lower,
-                        "upper": row.upper,
-                        "asked": row.asked,
-                    }
-                    for row in block.itertuples()
+                    row["group"]: {c: row[c] for c in ["asked", "sampled", *shown, "model_sd", "sd"]}
+                    for row in block.to_dict("records")
                 },
             }
             for m, block in scores.groupby("model", sort=False)
@@ -105,10 +123,17 @@ def run_estimate(args: argparse.Namespace) -> None:
     }
     for m, block in scores.groupby("model", sort=False):
         print(
-            f"{m}: {int(block['asked'].iloc[0])} answers, estimated accuracy on {ds.name} "
-            f"({bank.n_items} questions), {args.level:.0%} predictive interval"
+            f"{m}: {int(block['asked'].iloc[0])} answers ({int(block['sampled'].iloc[0])} random draws), "
+            f"estimated accuracy on {ds.name} ({bank.n_items} questions), {args.level:.0%} interval.\n"
+            "estimate: design-based, the model's predictions corrected by the random draws' residuals "
+            "(unbiased whatever the model gets wrong); model_*: JE-IRT's model-based estimate (narrower, "
+            "biased where the model is off for this model), reported only where a group has no random draw"
         )
-        print(block.drop(columns="model").to_string(index=False, float_format=lambda x: f"{x:.3f}"))
+        print(
+            block[["group", "items", "asked", "sampled", *shown]].to_string(
+                index=False, float_format=lambda x: f"{x:.3f}"
+            )
+        )
     if args.json:
         common.write_summary(args.json, summary)
 
@@ -121,13 +146,14 @@ def check_suggest(args: argparse.Namespace) -> None:
 
 def run_suggest(args: argparse.Namespace) -> None:
     """`jeirt suggest`: which k questions each new model should answer next (the models of --results,
-    then the names of --models), by `jeirt.tasks.evaluation.suggest_items`. The output's `random`
-    column says which were random draws, for `jeirt estimate`."""
+    then the names of --models), by `jeirt.tasks.evaluation.suggest_questions`. The output's `random`
+    and `inclusion_probability` columns are what `jeirt estimate` needs."""
     import pandas as pd
 
-    from jeirt.tasks.evaluation import suggest_items
+    from jeirt.tasks.evaluation import suggest_questions
 
-    ds, bank, models, labels, drawn = _bank_and_answers(args, args.results)
+    ds, bank, models, labels, inclusion = _bank_and_answers(args, args.results)
+    drawn = None if inclusion is None else inclusion < 1
     extra = [m for m in names(args.models) if m not in models]
     if extra:
         labels = np.vstack([labels[: len(models)], np.full((len(extra), bank.n_items), np.nan)])
@@ -141,7 +167,9 @@ def run_suggest(args: argparse.Namespace) -> None:
             f"--k {args.k}: {who!r} has {int(open_questions.min())} questions of {ds.name} it has not answered; "
             f"give --k at most {int(open_questions.min())}."
         )
-    picks, random = suggest_items(bank, labels, args.k, args.rule, drawn=drawn, seed=args.seed, progress=not args.quiet)
+    picks, random, probability = suggest_questions(
+        bank, labels, args.k, args.rule, drawn=drawn, seed=args.seed, progress=not args.quiet
+    )
     table = pd.DataFrame(
         {
             "model": np.repeat(models, args.k),
@@ -149,6 +177,7 @@ def run_suggest(args: argparse.Namespace) -> None:
             "benchmark": bank.groups[picks].ravel(),
             "text": bank.texts[picks].ravel(),
             RANDOM_COLUMN: random.ravel().astype(int),
+            INCLUSION_COLUMN: probability.ravel(),
         }
     )
     if args.out:
@@ -196,19 +225,30 @@ def add_parsers(add: common.AddParser) -> None:
     """Add `estimate` and `suggest` to the `jeirt` command."""
     from jeirt.tasks import RULES
 
-    p = add(ESTIMATE, "estimate a new model's accuracy overall and per benchmark from its answers to a few questions")
+    p = add(
+        ESTIMATE,
+        "estimate a new model's accuracy overall and per benchmark from its answers to a few questions. The "
+        "estimate reported is design-based: the answers count as they are, the questions not asked get the "
+        "model's predictions, corrected by the mean residual (answer minus prediction) of the questions drawn "
+        "at random, weighted by their inclusion probabilities: unbiased whatever the model gets wrong about "
+        "this new model, with a t interval from the residuals' spread. JE-IRT's model-based estimate is "
+        "printed beside it (model_*): narrower, but biased where the model is off for this new model; it is "
+        "reported only for a benchmark without the random draws for an interval (the source column says so). "
+        "Safe rules: random and stratified (every answer a random draw); on held-out model families the "
+        "adaptive rules did not beat random (results/new_models_design.json)",
+    )
     _common(p)
     common.add_seed(p, "seed of the posterior and answer draws (default 0)")
     p.add_argument(
         "--results",
         required=True,
-        help="long CSV model,item_id,label: the answers so far, with "
-        f"`jeirt suggest`'s {RANDOM_COLUMN!r} column (1: a random draw, 0: an adaptive pick) kept beside "
-        "them: only the random draws then teach the estimate how far the model misfits this new "
-        "model (without the column every answer counts as a random draw, as the random and "
-        "stratified rules make them; answers from an adaptive rule then make the interval too sure)",
+        help="long CSV model,item_id,label: the answers so far, with `jeirt suggest`'s "
+        f"{INCLUSION_COLUMN!r} column (and {RANDOM_COLUMN!r}) kept beside them: the chance the draw took "
+        "each question, 1 for a pick by choice. Without the column every answer is read as one simple "
+        f"random sample of the dataset's questions (right for the random rule); a file whose {RANDOM_COLUMN!r} "
+        "column marks picks by choice (0) but has no inclusion probabilities is refused",
     )
-    p.add_argument("--draws", type=int, default=200, help="posterior draws for the interval (default 200)")
+    p.add_argument("--draws", type=int, default=200, help="posterior draws for the model-based interval (default 200)")
     p.add_argument("--level", type=float, default=0.9, help="interval level (default 0.9)")
 
     p = add(SUGGEST, "choose which k questions a new model should answer next")
@@ -219,18 +259,17 @@ def add_parsers(add: common.AddParser) -> None:
         "--rule",
         choices=RULES,
         default="stratified",
-        help="selection rule (default stratified; random and stratified are the safe choices, the "
-        "others trust the model about the questions they skip). Each model gets its own "
-        "questions, none it has answered: random and stratified draw them for each model, "
-        "kmeans clusters the questions once per model (seed --seed plus the model's position); "
-        "adaptive and adaptive-accuracy draw half of all the model's questions at random (a draw "
-        "each; the output's 'random' column marks them: keep it in the answers for `jeirt "
-        "estimate`) and pick the rest as the most informative given the model's answers so far",
+        help="selection rule (default stratified). random and stratified are the safe choices: every "
+        "answer is a random draw, so `jeirt estimate` corrects the model's errors with all of them; on "
+        "held-out model families no adaptive rule beat the random rule's error at the same k "
+        "(results/new_models_design.json). kmeans picks by choice only (no design-based estimate); adaptive and "
+        "adaptive-accuracy draw half of all the model's questions at random and pick the rest as the most "
+        "informative given the answers so far. Each model gets its own questions, none it has answered",
     )
     p.add_argument(
         "--results",
-        help="long CSV model,item_id,label of the models' answers so far (optional); "
-        "each model of it gets its own questions",
+        help="long CSV model,item_id,label of the models' answers so far (optional), with the "
+        f"{INCLUSION_COLUMN!r} column of earlier suggestions kept; each model of it gets its own questions",
     )
     p.add_argument(
         "--models",
@@ -239,6 +278,8 @@ def add_parsers(add: common.AddParser) -> None:
     )
     p.add_argument(
         "--out",
-        help="write the suggested questions here (CSV model,item_id,benchmark,text,random; "
-        "random: 1 for a random draw, 0 for a pick of kmeans or an adaptive rule)",
+        help=f"write the suggested questions here (CSV model,item_id,benchmark,text,{RANDOM_COLUMN},"
+        f"{INCLUSION_COLUMN}; {RANDOM_COLUMN}: 1 for a random draw, 0 for a pick by choice; "
+        f"{INCLUSION_COLUMN}: the chance the draw took the question (1 for a pick by choice): keep both "
+        "beside the answers for `jeirt estimate`)",
     )

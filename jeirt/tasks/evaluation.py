@@ -54,6 +54,18 @@ interval. What the random share cannot do is make 25 random answers say more tha
 model far from every trained one keeps part of the prior's pull at small k (the low-accuracy tenth's
 adaptive estimates are +0.014 high at k = 50 without corrections), and the measured tables say where.
 
+**Unbiased by design.** The estimate above is model-based: however honest its interval, a model
+wrong about a kind of model it has never seen stays wrong on the questions not asked.
+`design_estimates` is the design-based one (a difference estimator; prediction-powered inference):
+the answers asked count as they are, the questions not asked get the model's predictions, and the
+mean residual of the questions drawn at random, weighted by their inclusion probabilities (recorded
+by the rules: `inclusion_probabilities`, `questions_asked`, `suggest_questions`), corrects them. The
+predictions are cross-fitted (each half of the random draws checked on a posterior that did not see
+it), so the estimate is unbiased whatever the model gets wrong, and the model's quality only narrows
+the interval. `jeirt estimate` reports it (`score_new_models`), the model-based one beside it;
+`benchmarks/new_models.py` measures both, on held-out models and on held-out families
+(`results/new_models_design.json`).
+
 The prior is N(mu, c S) with mu the mean of the trained vectors and S their covariance shrunk towards
 a multiple of the identity (Ledoit-Wolf): with a few dozen trained models in d = 256 dimensions the
 vectors vary along few directions, and a new model most likely does too. Along the first of them, the
@@ -89,7 +101,7 @@ its difficulty |E_Q| with its direction kept), and the refined embedding predict
 
 The protocols of the book's chapter "Efficient evaluation" that use this module (`questions_asked`,
 `question_onboarding_experiment`, the few-question comparison) are in `jeirt.tasks.new_models`; the
-`jeirt estimate` and `jeirt suggest` verbs in `jeirt.cli.evaluation` (`suggest_items` is the latter's rule).
+`jeirt estimate` and `jeirt suggest` verbs in `jeirt.cli.evaluation` (`suggest_questions` is the latter's rule).
 """
 
 from __future__ import annotations
@@ -100,6 +112,7 @@ from functools import cached_property
 
 import numpy as np
 import pandas as pd
+from scipy import stats
 from scipy.linalg import lapack
 from sklearn.cluster import KMeans
 from sklearn.decomposition import PCA
@@ -178,6 +191,11 @@ class Posterior:
         inside = np.matmul(x[:, None, :], B)[:, 0]  # (m, r) B^T x
         moved = np.matmul(self.cov[rows], inside[:, :, None])[:, :, 0] - c * inside
         return c * x + np.matmul(B, moved[:, :, None])[:, :, 0]
+
+    def take(self, rows: np.ndarray) -> Posterior:
+        """The posteriors of the models `rows` only."""
+        pick = lambda a: None if a is None else a[rows]  # noqa: E731
+        return Posterior(self.mean[rows], self.cov[rows], pick(self.basis), pick(self.floor))
 
     def variances(self, rows: np.ndarray | slice, F: np.ndarray) -> np.ndarray:
         """f^T Sigma_i f (len(rows), n) for the posteriors `rows` (indices or a slice) and every row f
@@ -315,6 +333,14 @@ class QuestionBank:
         """Model-space vectors v = mu + L z (n_new, d) and covariances L Sigma_z L^T (n_new, d, d)."""
         L = self.factor
         return self.prior_mean + posterior.mean @ L.T, L @ posterior.dense() @ L.T
+
+    def predict(self, posterior: Posterior) -> np.ndarray:
+        """E[P(q)] (n_new, n_items) of every question under each posterior of the vector (probit
+        approximation, as `estimate_scores`), without the misfit shifts: the model's own prediction."""
+        F = self.features32
+        mean = posterior.mean.astype(np.float32) @ F.T - self.offsets
+        var = posterior.variances(slice(None), F)
+        return sigmoid(mean / np.sqrt(1.0 + np.pi * var / 8.0)).astype(np.float64)
 
     def posterior(self, labels: np.ndarray, asked: np.ndarray, progress: bool = False) -> Posterior:
         """MAP and Laplace covariance of z for each row of `labels` (n_new, n_items), from the
@@ -598,6 +624,199 @@ def _misfit(total: float, information: float, sds: Sequence[float], noise: float
     return total * information / noise * var, var
 
 
+# Design-based estimates: unbiased whatever the model gets wrong
+DESIGN = "design"  # the method name of `design_estimates` in tables beside the model-based "je-irt"
+
+
+def inclusion_probabilities(
+    asked: np.ndarray, sampled: np.ndarray, pool: np.ndarray, strata: np.ndarray | None = None
+) -> np.ndarray:
+    """(n_new, n_items) each question's probability of having been drawn, as a selection rule drew it:
+    1 for a question asked by choice (an adaptive or kmeans pick, a certainty unit), n_h / N_h for one of
+    the n_h questions drawn at random from the N_h questions of its stratum h in `pool` (the questions
+    the draw could take; `strata` (n_items,) the benchmarks for the stratified rule, None for one
+    stratum), 0 for a question not asked. `sampled` marks the random draws among the `asked`. The picks
+    by choice leave the pool: the random draws stand for the questions not picked by choice (for an
+    adaptive rule, whose picks follow the answers drawn before them, that is the design read as a
+    simple random sample of the rest, which `benchmarks/new_models.py` measures)."""
+    asked, sampled = np.atleast_2d(np.asarray(asked, dtype=bool)), np.atleast_2d(np.asarray(sampled, dtype=bool))
+    pool = np.broadcast_to(np.asarray(pool, dtype=bool), asked.shape)
+    if sampled.shape != asked.shape or (sampled & ~asked).any() or (sampled & ~pool).any():
+        raise ValueError(
+            f"sampled (shape {sampled.shape}) must mark asked questions of the pool only, shaped like "
+            f"asked {asked.shape}."
+        )
+    codes = np.zeros(asked.shape[1], dtype=np.int64) if strata is None else pd.factorize(np.asarray(strata))[0]
+    if len(codes) != asked.shape[1]:
+        raise ValueError(f"strata has {len(codes)} entries; expected one per question ({asked.shape[1]}).")
+    out = np.where(asked, 1.0, 0.0)
+    pool = pool & ~(asked & ~sampled)
+    for i in range(len(asked)):
+        drawn = np.bincount(codes[sampled[i]], minlength=codes.max() + 1)
+        size = np.bincount(codes[pool[i]], minlength=codes.max() + 1)
+        out[i, sampled[i]] = (drawn / np.maximum(size, 1))[codes[sampled[i]]]
+    return out
+
+
+def design_estimates(
+    bank: QuestionBank,
+    labels: np.ndarray,
+    asked: np.ndarray,
+    inclusion: np.ndarray,
+    targets: np.ndarray | None = None,
+    level: float = 0.9,
+    models: Sequence[str] | None = None,
+    predictions: np.ndarray | None = None,
+    seed: int = 0,
+) -> pd.DataFrame:
+    """Each new model's accuracy overall and per benchmark, unbiased by design (a difference estimator,
+    prediction-powered inference): for the questions Q of a group,
+
+        acc(Q) = ( sum_{asked} y_q + sum_{not asked} p_q + M r_bar ) / |Q|,
+
+    the answers asked counted as they are, the M questions not asked given the model's prediction p_q,
+    and r_bar the mean residual y - p of the questions drawn at random (inclusion probability pi < 1),
+    weighted by 1 / pi - 1 (Hajek: the stratified rule's strata each at their share). Whatever p gets
+    wrong, r_bar measures it on a probability sample of the questions not picked by choice, so the
+    estimate errs only by that sample's noise; the model's quality only narrows the interval.
+
+    The predictions must not have seen the random answers they are checked on. Default (cross-fitting):
+    the random draws are split in two halves, benchmark by benchmark (`seed`); each half's residuals
+    are taken from E[P(q)] under `bank.posterior` of the picks by choice (pi = 1) and the other half,
+    and the estimate is the mean of the two halves' (each unbiased given the other half: it is a random
+    sample of the questions the other half left). Given `predictions` (n_new, n_items) fixed in
+    advance, they serve for every draw. `inclusion` (n_new, n_items): `inclusion_probabilities` (1 for
+    a pick by choice, which counts as observed; 0 where not asked). The interval: estimate +- t_{n-1} x
+    se, se^2 = (M / |Q|)^2 (1 - n / (n + M)) s_w^2 / n, s_w^2 the weighted variance of the n random
+    draws' residuals (finite-population correction for the rest). With fewer than 2 random draws in a
+    group the interval is NaN (and with none the estimate too): `note` says so. Returns one row per
+    (model, group): items, asked, sampled, estimate, sd (its standard error), lower, upper, note.
+    """
+    labels, asked = bank._check(labels, asked)
+    inclusion = np.atleast_2d(np.asarray(inclusion, dtype=np.float64))
+    if inclusion.shape != asked.shape:
+        raise ValueError(f"inclusion has shape {inclusion.shape}; expected {asked.shape} like asked.")
+    bad = asked & ~((inclusion > 0) & (inclusion <= 1))
+    if bad.any():
+        i, q = np.argwhere(bad)[0]
+        raise ValueError(
+            f"inclusion probability {float(inclusion[i, q])} of asked question {str(bank.item_ids[q])!r} "
+            f"(model row {i}); "
+            "expected a number in (0, 1] (1: picked by choice), as `inclusion_probabilities` gives it."
+        )
+    targets = np.ones_like(asked) if targets is None else np.atleast_2d(np.asarray(targets, dtype=bool))
+    if targets.shape != asked.shape:
+        raise ValueError(f"targets has shape {targets.shape}; expected {asked.shape} like asked.")
+    if not 0 < level < 1:
+        raise ValueError(f"level={level}; expected a number in (0, 1).")
+    models = [f"new{i}" for i in range(len(labels))] if models is None else list(models)
+    if len(models) != len(labels):
+        raise ValueError(f"{len(models)} model names for {len(labels)} rows of labels.")
+    chosen = asked & (inclusion >= 1)
+    sampled = asked & ~chosen
+    if predictions is None:
+        half = _halves(bank.groups, sampled, seed)
+        fits = np.concatenate([chosen | (sampled & (half == 1)), chosen | (sampled & (half == 0))])
+        predictions = bank.predict(bank.posterior(np.tile(labels, (2, 1)), fits)).reshape(2, *labels.shape)
+    else:
+        predictions = np.atleast_2d(np.asarray(predictions, dtype=np.float64))
+        if predictions.shape != asked.shape:
+            raise ValueError(f"predictions has shape {predictions.shape}; expected {asked.shape} like asked.")
+        half, predictions = np.where(sampled, 0, -1), predictions[None]
+    rows = []
+    for i, name in enumerate(models):
+        for group in [OVERALL] + bank.benchmarks:
+            inside = targets[i] & (True if group == OVERALL else bank.groups == group)
+            if not inside.any():
+                continue
+            at, rest = inside & sampled[i], inside & ~asked[i]
+            n, m, size = int(at.sum()), int(rest.sum()), int(inside.sum())
+            known = labels[i, inside & asked[i]].sum()
+            row = {"model": name, "group": group, "items": size, "asked": int((inside & asked[i]).sum())}
+            row.update(sampled=n, estimate=np.nan, sd=np.nan, lower=np.nan, upper=np.nan, note="")
+            if not m:
+                row.update(estimate=known / size, sd=0.0, lower=known / size, upper=known / size, note="all asked")
+                rows.append(row)
+                continue
+            if not n:
+                row["note"] = "no random draw: no design-based estimate"
+                rows.append(row)
+                continue
+            estimates, resid, weight = [], [], []
+            for j, p in enumerate(predictions):  # each half's residuals under the predictions that did not see it
+                part = at & (half[i] == j)
+                if not part.any():
+                    continue
+                w = 1.0 / inclusion[i, part] - 1.0
+                w = np.ones(len(w)) if w.sum() <= 0 else w
+                r = labels[i, part] - p[i, part]
+                estimates.append((known + p[i, rest].sum() + m * (w @ r) / w.sum()) / size)
+                resid.append(r)
+                weight.append(w)
+            resid, weight = np.concatenate(resid), np.concatenate(weight)
+            row["estimate"] = float(np.mean(estimates))
+            if n < 2:
+                row["note"] = "1 random draw: no interval"
+            else:
+                mean = weight @ resid / weight.sum()
+                spread = n / (n - 1) * (weight**2) @ (resid - mean) ** 2 / weight.sum() ** 2
+                se = m / size * np.sqrt(max(1.0 - n / (n + m), 0.0) * spread)
+                half_width = stats.t.ppf((1 + level) / 2, n - 1) * se
+                row.update(sd=se, lower=row["estimate"] - half_width, upper=row["estimate"] + half_width)
+            rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def _halves(groups: np.ndarray, sampled: np.ndarray, seed: int) -> np.ndarray:
+    """(n_new, n_items) 0 or 1 on each model's random draws (-1 elsewhere): two halves drawn at random,
+    each benchmark's draws alternating between them in a seeded random order."""
+    rng = np.random.default_rng(seed)
+    codes = pd.factorize(np.asarray(groups))[0]
+    out = np.full(sampled.shape, -1, dtype=np.int64)
+    for i, row in enumerate(sampled):
+        drawn = rng.permutation(np.flatnonzero(row))
+        drawn = drawn[np.argsort(codes[drawn], kind="stable")]  # by benchmark, random within each
+        rank = np.arange(len(drawn)) - np.searchsorted(codes[drawn], codes[drawn])  # position in its benchmark
+        out[i, drawn] = (rank + rng.integers(2)) % 2
+    return out
+
+
+def score_new_models(
+    bank: QuestionBank,
+    labels: np.ndarray,
+    inclusion: np.ndarray | None = None,
+    *,
+    draws: int = 200,
+    level: float = 0.9,
+    seed: int = 0,
+    models: Sequence[str] | None = None,
+    progress: bool = False,
+) -> pd.DataFrame:
+    """`jeirt estimate`'s table: each new model's accuracy overall and per benchmark from its answers
+    `labels` (n_new, n_items; NaN = not asked), the design-based estimate (`design_estimates`) reported
+    where the group has the random draws for an interval (source "design"), else the model-based one
+    (`estimate_scores`, source "model: " and why), and the model-based one beside it (model_*).
+    `inclusion` (n_new, n_items) as `inclusion_probabilities`; None reads every answer as one simple
+    random sample of the bank's questions (pi = n / N), as the random rule draws them."""
+    labels = np.atleast_2d(np.asarray(labels, dtype=np.float64))
+    asked = ~np.isnan(labels)
+    if inclusion is None:
+        inclusion = inclusion_probabilities(asked, asked, np.ones(labels.shape[1], dtype=bool))
+    sampled = asked & (np.asarray(inclusion) < 1)
+    model = estimate_scores(
+        bank, labels, asked, draws=draws, level=level, seed=seed, models=models, sampled=sampled, progress=progress
+    )
+    design = design_estimates(bank, labels, asked, inclusion, level=level, models=models)
+    keys = ["model", "group"]
+    model = model.rename(columns={c: f"model_{c}" for c in ("estimate", "sd", "lower", "upper")})
+    table = design.merge(model.drop(columns=["items", "asked"]), on=keys, how="left")
+    has_interval = table["lower"].notna()
+    table["source"] = np.where(has_interval, "design", "model: " + table["note"].replace("", "no interval"))
+    for c in ("estimate", "sd", "lower", "upper"):
+        table[c] = table[c].where(has_interval, table[f"model_{c}"])
+    return table
+
+
 def plain_means(
     bank: QuestionBank, labels: np.ndarray, asked: np.ndarray, models: Sequence[str] | None = None
 ) -> pd.DataFrame:
@@ -791,6 +1010,73 @@ def adaptive_selection(
     return order, kept
 
 
+def suggest_questions(
+    bank: QuestionBank,
+    labels: np.ndarray,
+    k: int,
+    rule: str = "stratified",
+    *,
+    drawn: np.ndarray | None = None,
+    seed: int = 0,
+    random_share: float = RANDOM_SHARE,
+    progress: bool = False,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The next k questions for each new model (rows of `labels`, NaN = not answered yet), none it has
+    answered: (n_new, k) positions, whether each was a random draw, and its inclusion probability
+    (`inclusion_probabilities` of this round: the draw's share of the questions it was drawn from, 1
+    for a pick by choice), which `design_estimates` needs.
+
+    random and stratified draw each model's k (one generator, `seed`); kmeans clusters once per model
+    (seed + its position), all picks by choice; the adaptive rules first draw at random what brings the
+    model's random draws to `random_share` of all its questions (`drawn` (n_new, n_items) marks its
+    earlier random draws; default: every earlier answer), then pick the rest from the posterior of its
+    answers (`next_items`).
+    """
+    if rule not in RULES:
+        raise ValueError(f"rule={rule!r}; expected one of {RULES}.")
+    labels = np.atleast_2d(np.asarray(labels, dtype=np.float64))
+    n_new, asked = len(labels), ~np.isnan(labels)
+    candidates = ~asked
+    drawn = asked if drawn is None else np.atleast_2d(np.asarray(drawn, dtype=bool))
+    if drawn.shape != asked.shape:
+        raise ValueError(f"drawn has shape {drawn.shape}; expected {asked.shape} like labels.")
+    random = np.zeros((n_new, k), dtype=bool)
+    if rule in ("adaptive", "adaptive-accuracy"):
+        _candidates(bank, candidates, None, n_new, k)  # checks k against what is left
+        share = np.round(random_share * (asked.sum(axis=1) + k)).astype(int) - drawn.sum(axis=1)
+        share = np.clip(share, 0, k)
+        picks = np.zeros((n_new, k), dtype=np.int64)
+        rng = np.random.default_rng(seed)
+        left = candidates.copy()
+        for i, n in enumerate(share):
+            picks[i, :n] = rng.permutation(np.flatnonzero(left[i]))[:n]
+            left[i, picks[i, :n]] = False
+            random[i, :n] = True
+        posterior = bank.posterior(np.nan_to_num(labels), asked, progress=progress)
+        rest = k - share  # the picks by choice, from the questions neither asked nor drawn
+        target = "vector" if rule == "adaptive" else "accuracy"
+        for n in np.unique(rest[rest > 0]):
+            rows = np.flatnonzero(rest == n)
+            part = posterior if len(rows) == n_new else posterior.take(rows)
+            picks[rows, k - n :] = next_items(bank, part, int(n), left[rows], target=target, progress=progress)
+    elif rule == "kmeans":
+        picks = np.concatenate(
+            [
+                select_items(bank, k, "kmeans", candidates=candidates[i : i + 1], seed=(seed + i) % 2**32)
+                for i in range(n_new)
+            ]
+        )
+    else:
+        picks = select_items(bank, k, rule, candidates=candidates, n_new=n_new, seed=seed, progress=progress)
+        random[:] = True
+    mask = np.zeros_like(asked)
+    np.put_along_axis(mask, picks, True, axis=1)
+    sampled = np.zeros_like(asked)
+    np.put_along_axis(sampled, picks, random, axis=1)
+    inclusion = inclusion_probabilities(mask, sampled, candidates, bank.groups if rule == "stratified" else None)
+    return picks, random, np.take_along_axis(inclusion, picks, axis=1)
+
+
 def _batch(done: int, k: int, step: int, growth: float) -> int:
     """The size of the adaptive rules' next batch after `done` of k questions."""
     return min(k - done, max(step, int(growth * done)))
@@ -902,76 +1188,3 @@ def _kmeans_items(bank: QuestionBank, k: int, candidates: np.ndarray, seed: int)
             picks[i, c] = pool[j]
             d[:, j] = np.inf
     return picks
-
-
-def posterior_rows(posterior: Posterior, rows: np.ndarray) -> Posterior:
-    """The posteriors of some models only (`Posterior`'s rows `rows`)."""
-    from dataclasses import replace
-
-    return replace(
-        posterior,
-        mean=posterior.mean[rows],
-        cov=posterior.cov[rows],
-        basis=None if posterior.basis is None else posterior.basis[rows],
-        floor=None if posterior.floor is None else posterior.floor[rows],
-    )
-
-
-def suggest_items(
-    bank: QuestionBank,
-    labels: np.ndarray,
-    k: int,
-    rule: str,
-    *,
-    drawn: np.ndarray | None = None,
-    seed: int = 0,
-    progress: bool = True,
-) -> tuple[np.ndarray, np.ndarray]:
-    """The k questions each new model should answer next (`jeirt suggest`): (n_models, k) question
-    positions in the bank, none a model has answered, and (n_models, k) bool, which were random draws.
-
-    `labels` (n_models, n_items) holds the answers so far (NaN: not asked) and `drawn` which of them
-    were random draws (None: all were). random and stratified draw for each model from one generator;
-    kmeans clusters the questions once per model (seed `seed` plus the model's position); the adaptive
-    rules draw each model's random share (`RANDOM_SHARE` of all its questions so far and these k) at
-    random and pick the rest as the most informative given its answers (`next_items`).
-    """
-    asked = ~np.isnan(labels)
-    candidates = ~asked
-    n_models = len(labels)
-    available = candidates.sum(axis=1)
-    if k > available.min():
-        raise ValueError(
-            f"k={k} is more than the {int(available.min())} questions model {int(available.argmin())} has not "
-            "answered; ask for at most that many."
-        )
-    random = np.zeros((n_models, k), dtype=bool)  # which picks are random draws
-    if rule in ("adaptive", "adaptive-accuracy"):
-        target = "vector" if rule == "adaptive" else "accuracy"
-        # Each model's random share of all its questions so far and these k (answers without a `random`
-        # record count as random, as `estimate_scores` reads them), a seeded draw each from its unasked ones.
-        before = asked.sum(axis=1) if drawn is None else drawn.sum(axis=1)
-        share = np.clip(np.round(RANDOM_SHARE * (asked.sum(axis=1) + k)).astype(int) - before, 0, k)
-        picks = np.zeros((n_models, k), dtype=np.int64)
-        rng = np.random.default_rng(seed)
-        for i, n in enumerate(share):
-            picks[i, :n] = rng.permutation(np.flatnonzero(candidates[i]))[:n]
-            candidates[i, picks[i, :n]] = False
-            random[i, :n] = True
-        posterior = bank.posterior(np.nan_to_num(labels), asked, progress=progress)
-        rest = k - share  # the adaptive picks, from the questions neither asked nor drawn
-        for n in np.unique(rest[rest > 0]):
-            rows = np.flatnonzero(rest == n)
-            part = posterior if len(rows) == n_models else posterior_rows(posterior, rows)
-            picks[rows, k - n :] = next_items(bank, part, int(n), candidates[rows], target=target, progress=progress)
-    elif rule == "kmeans":  # one clustering per model (seed + its position): each its own set
-        picks = np.concatenate(
-            [
-                select_items(bank, k, "kmeans", candidates=candidates[i : i + 1], seed=(seed + i) % 2**32)
-                for i in range(n_models)
-            ]
-        )
-    else:  # random, stratified: a draw each from one generator
-        picks = select_items(bank, k, rule, candidates=candidates, seed=seed, progress=n_models > 1 and progress)
-        random[:] = True
-    return picks, random

@@ -49,6 +49,7 @@ from jeirt.tasks.evaluation import (
     QuestionBank,
     adaptive_selection,
     estimate_scores,
+    inclusion_probabilities,
     irt_estimates,
     plain_means,
     random_positions,
@@ -99,6 +100,7 @@ class Asked:
     asked: np.ndarray  # (n_new, n_items) bool
     sampled: np.ndarray | None  # (n_new, n_items) bool: the adaptive rules' random share; None otherwise
     posterior: Posterior | None  # the adaptive run's posterior at k, if one of its batches ended there
+    inclusion: np.ndarray | None = None  # (n_new, n_items) `inclusion_probabilities` of the questions asked
 
 
 def questions_asked(
@@ -109,7 +111,9 @@ def questions_asked(
     The rules in `NESTED` choose one order to the largest k and read every k as its prefix; the
     others choose afresh at each k. An adaptive run also hands over the posteriors it fitted where
     one of its batches ended, and its random share (`random_positions`): the sample its estimate
-    checks itself on (`estimate_scores(sampled=...)`).
+    checks itself on (`estimate_scores(sampled=...)`), and every k's inclusion probabilities
+    (`inclusion_probabilities`, for `design_estimates`): the random and stratified rules' draws, the
+    adaptive rules' random share (their other picks, and kmeans', count as picked by choice).
     """
     if rule not in RULES:
         raise ValueError(f"rule={rule!r}; expected one of {RULES}.")
@@ -128,7 +132,10 @@ def questions_asked(
         picks = order[:, :k] if rule in NESTED else select_items(bank, k, rule, labels=labels, seed=seed)
         asked = _mask(picks, labels.shape)
         sampled = None if drawn is None else _mask(picks[:, drawn[:k]], labels.shape)
-        out[k] = Asked(asked, sampled, posteriors.get(k))
+        random = asked if rule in ("random", "stratified") else np.zeros_like(asked) if sampled is None else sampled
+        strata = bank.groups if rule == "stratified" else None
+        inclusion = inclusion_probabilities(asked, random, ~np.isnan(labels), strata)
+        out[k] = Asked(asked, sampled, posteriors.get(k), inclusion)
     return out
 
 
