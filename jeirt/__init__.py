@@ -22,7 +22,7 @@ _EXPORTS = {
     "JEIRT": "jeirt.estimator",
     "ModelFileError": "jeirt.estimator",
     "Dataset": "jeirt.data",
-    "Split": "jeirt.data",
+    "Split": "jeirt.splits",
     "from_long": "jeirt.data",
     "load_dataset": "jeirt.data",
     "read_results_csv": "jeirt.data",
@@ -52,10 +52,10 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:  # what a type checker and an IDE see; at run time `__getattr__` imports them
-    from jeirt.data import Dataset, Split, from_long, load_dataset, read_items_csv, read_results_csv
+    from jeirt.data import Dataset, from_long, load_dataset, read_items_csv, read_results_csv
     from jeirt.estimator import JEIRT, ModelFileError
     from jeirt.metrics import evaluate, score
-    from jeirt.splits import default_split, hold_out_models, split_by_question
+    from jeirt.splits import Split, default_split, hold_out_models, split_by_question
 
 
 def __getattr__(name: str) -> Any:

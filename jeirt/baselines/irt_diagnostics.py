@@ -152,7 +152,6 @@ def share_gap_se(share: float, chance: float, n: int) -> float:
     return float(np.sqrt((share * (1 - share) + chance * (1 - chance)) / n))
 
 
-
 def excess_over_null(share: float, null: Sequence[float]) -> dict:
     """A share measured on the data against the same share on data simulated under a null (a parametric
     bootstrap, e.g. `null_shares`): the null's mean and spread (sd over its replicates: what sampling

@@ -26,6 +26,7 @@ import time
 import traceback
 from typing import IO, Any
 
+from jeirt import files
 from jeirt.cli import compare, datasets, evaluation, fitting, onboarding, predicting
 from jeirt.cli.checks import Verb, validate
 from jeirt.cli.errors import (
@@ -38,7 +39,6 @@ from jeirt.cli.errors import (
     UsageError,
     internal,
 )
-from jeirt import files
 from jeirt.interrupts import exit_code, interrupted, message
 
 __all__ = [
