@@ -22,12 +22,13 @@ vendor: $(VENV)/.installed
 
 # Everything from the lock, each file checked against its hash; torch's Linux CPU wheel from PyTorch's CPU
 # index (requirements/torch.txt); then jeirt itself, editable, without dependencies (the lock has them all).
-# TORCH_INDEX= (empty) where pip finds that wheel without it (pip.conf's find-links on an offline machine).
+# TORCH_INDEX= (empty) where pip finds that wheel without it (pip.conf's find-links on an offline machine);
+# --retries 1: offline, an unreachable index costs seconds a package, not minutes.
 LOCK := requirements/lock.txt
 TORCH_INDEX ?= --extra-index-url https://download.pytorch.org/whl/cpu
 $(VENV)/.installed: pyproject.toml $(LOCK)
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install -q --require-hashes $(TORCH_INDEX) -r $(LOCK)
+	$(BIN)/pip install -q --retries 1 --require-hashes $(TORCH_INDEX) -r $(LOCK)
 	$(BIN)/pip install -q --no-deps -e .
 	touch $@
 
