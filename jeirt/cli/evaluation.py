@@ -43,6 +43,7 @@ def _bank_and_answers(args: argparse.Namespace, results: str | None) -> tuple:
         )
     columns = pd.Index(new.items["item_id"]).get_indexer(bank.item_ids)  # the bank's order
     matrix = new.labels[:, columns].astype(np.float64)
+    at = (new.model_index(table["model"].astype(str)), pd.Index(bank.item_ids).get_indexer(table["item_id"]))
     drawn = None  # which answers were random draws (`jeirt suggest`'s column), when the CSV says
     if RANDOM_COLUMN in table.columns:
         flags = table[RANDOM_COLUMN].astype(str).str.strip()
@@ -55,7 +56,6 @@ def _bank_and_answers(args: argparse.Namespace, results: str | None) -> tuple:
                 "or 0, as suggest wrote it."
             )
         drawn = np.zeros(matrix.shape, dtype=bool)
-        at = (new.model_index(table["model"].astype(str)), pd.Index(bank.item_ids).get_indexer(table["item_id"]))
         drawn[at] = (flags == "1").to_numpy()
     inclusion = None  # each answer's inclusion probability (`jeirt suggest`'s column), when the CSV says
     if INCLUSION_COLUMN in table.columns:
@@ -69,7 +69,6 @@ def _bank_and_answers(args: argparse.Namespace, results: str | None) -> tuple:
                 "wrote it (1: a pick by choice)."
             )
         inclusion = np.zeros(matrix.shape)
-        at = (new.model_index(table["model"].astype(str)), pd.Index(bank.item_ids).get_indexer(table["item_id"]))
         inclusion[at] = values.to_numpy(np.float64)
     elif drawn is not None and (~drawn[~np.isnan(matrix)]).any():
         raise DataError(
