@@ -238,6 +238,10 @@ def test_the_spreads_verdicts_read():
     slope, se = onb.rate_slope(summary, 1, 512), onb.rate_slope_se(summary, 1, 512)
     assert abs(slope + 1) < 3 * se + 0.05 and 0 < se < 0.1
     assert np.isnan(onb.rate_slope_se(summary, 1, 16))  # two budgets: no residuals
+    # the full profile's d = 64 has only 256 and 512 in 4d..512: the rate is judged at the largest d with three
+    assert onb.rate_dimension({4: summary, 16: summary, 64: summary}, hi=256) == 16
+    with pytest.raises(ValueError, match="three budgets"):
+        onb.rate_dimension({64: summary}, hi=256)
     runs = pd.DataFrame(
         {
             "encoder": "e",

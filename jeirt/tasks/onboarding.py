@@ -352,6 +352,15 @@ def rate_slope(summary: pd.DataFrame, lo: float, hi: float) -> float:
     return float(np.polyfit(np.log(rows["items"]), np.log(rows["kl"]), 1)[0])
 
 
+def rate_dimension(summaries: dict[int, pd.DataFrame], hi: float = 512) -> int:
+    """The largest d whose budgets 4d <= n <= hi hold at least three positive KLs, so that its slope has
+    a residual spread (`rate_slope_se`) to be judged on; ValueError when no d has."""
+    usable = [d for d, s in summaries.items() if np.isfinite(rate_slope_se(s, 4 * d, hi))]
+    if not usable:
+        raise ValueError(f"no d in {list(summaries)} has three budgets between 4d and {hi} answers with a positive KL.")
+    return max(usable)
+
+
 def rate_slope_se(summary: pd.DataFrame, lo: float, hi: float) -> float:
     """The standard error of `rate_slope`'s least-squares slope from its residuals (NaN with fewer than
     three positive budgets): the spread a verdict on the rate reads."""
