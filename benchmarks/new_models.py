@@ -71,7 +71,7 @@ from jeirt.tasks.evaluation import (
     irt_estimates,
     plain_means,
 )
-from jeirt.tasks.new_models import NESTED, questions_asked, score_rows, training_only, true_scores
+from jeirt.experiments.new_models import NESTED, questions_asked, score_rows, training_only, true_scores
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))  # result_files, shared with the scripts
 from result_files import results_parser, run_record  # noqa: E402

@@ -19,7 +19,7 @@ from jeirt.model import sigmoid
 from jeirt.onboard import vector_prior
 from jeirt.simulate import simulate
 from jeirt.tasks import evaluation as ev
-from jeirt.tasks import new_models
+from jeirt.experiments import new_models
 
 N_TRAINED = 60  # simulated models whose vectors form the prior; the rest are "new"
 
@@ -469,7 +469,7 @@ def test_few_item_protocol_scores_every_rule(sim):
 
 
 # ---------------------------------------------------------------------------------------------
-# The protocols for new models and new questions (jeirt.tasks.new_models)
+# The protocols for new models and new questions (jeirt.experiments.new_models)
 
 
 def test_training_only_fits_the_same_questions_without_onboarding():

@@ -13,7 +13,7 @@ from jeirt.analysis.alignment import directional_alignment
 from jeirt.estimator import JEIRT
 from jeirt.simulate import simulate
 from jeirt.splits import split_by_question
-from jeirt.tasks import ood
+from jeirt.experiments import ood
 
 nan = np.nan
 

@@ -100,7 +100,7 @@ posteriori under N(text embedding, tau^2 I) with every model vector frozen (or, 
 its difficulty |E_Q| with its direction kept), and the refined embedding predicts the other models.
 
 The protocols of the book's chapter "Efficient evaluation" that use this module (`questions_asked`,
-`question_onboarding_experiment`, the few-question comparison) are in `jeirt.tasks.new_models`; the
+`question_onboarding_experiment`, the few-question comparison) are in `jeirt.experiments.new_models`; the
 `jeirt estimate` and `jeirt suggest` verbs in `jeirt.cli.evaluation` (`suggest_questions` is the latter's rule).
 """
 
