@@ -27,9 +27,9 @@ import numpy as np
 import torch
 
 from jeirt.estimator import JEIRT
+from jeirt.experiments.new_models import metabench_held_out, training_only
 from jeirt.splits import hold_out_models, split_by_question
 from jeirt.tasks import evaluation
-from jeirt.experiments.new_models import metabench_held_out, training_only
 
 ROOT = Path(__file__).resolve().parents[1]
 KS = (10, 30, 100, 300)

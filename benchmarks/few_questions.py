@@ -31,8 +31,8 @@ import torch
 from jeirt import __version__
 from jeirt.data import load_dataset
 from jeirt.estimator import JEIRT
-from jeirt.files import write_json
 from jeirt.experiments.new_models import few_question_comparison, few_question_table
+from jeirt.files import write_json
 
 
 def run(dataset: str, seeds: list[int], ks: list[int], held_out: int, n_models: int | None, draws: int) -> pd.DataFrame:

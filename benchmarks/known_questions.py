@@ -30,8 +30,8 @@ import torch
 from jeirt import __version__
 from jeirt.data import load_dataset
 from jeirt.estimator import JEIRT
-from jeirt.files import write_json
 from jeirt.experiments.new_models import known_question_onboarding
+from jeirt.files import write_json
 
 
 def run(dataset: str, held_out: int, seeds: list[int], fractions: list[float], d: int) -> pd.DataFrame:

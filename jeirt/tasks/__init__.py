@@ -6,7 +6,7 @@ The core never imports them."""
 # The names the command line offers as choices, kept here (no imports) so that `jeirt --help` and a
 # usage error answer without loading the workflows and torch, pandas and scikit-learn behind them.
 RULES = ("random", "stratified", "kmeans", "adaptive", "adaptive-accuracy")  # evaluation's selection rules
-PRIORS = ("full", "isotropic")  # evaluation's priors on a new model's vector (`vector_prior`)
+PRIOR_COVARIANCES = ("full", "isotropic")  # the prior covariances S of a new model's vector (`vector_prior`)
 METHOD_NAMES = (
     "je-irt",
     "embedllm-mf",
