@@ -1,107 +1,39 @@
 """Efficient evaluation: a new LLM's scores from a few questions, a new question's answers from a few LLMs.
 
 Once JE-IRT is trained, each question is a fixed unit direction u_q and norm r_q, each model a
-vector v, and P(v answers q) = sigmoid(u_q . v - r_q) (Eq. 3). Two practical questions follow.
+vector v, and P(v answers q) = sigmoid(u_q . v - r_q) (Eq. 3).
 
-**A new model, few questions** (tinyBenchmarks and Anchor Points answer it with plain IRT). Ask the
-new model k questions chosen by a rule (`select_items`: random, stratified by benchmark, spread
-over question directions by k-means, or adaptive), fit its vector from the answers by maximum a
-posteriori under a Gaussian prior fitted to the trained vectors (`QuestionBank.posterior`, with
-jeirt.onboard's exact Newton solver), and estimate its accuracy on a set Q of questions as
+**A new model, few questions** (what tinyBenchmarks and Anchor Points do with plain IRT). Ask the new
+model k questions chosen by a rule (`select_items`: random, stratified by benchmark, k-means over
+question directions, or adaptive, whose batches open with `RANDOM_SHARE` drawn at random:
+`random_positions`), fit its vector by maximum a posteriori (`QuestionBank.posterior`, jeirt.onboard's
+Newton solver) and estimate its accuracy on a set Q of questions as
 
     acc(Q) = ( sum_{q in Q asked} y_q + sum_{q in Q not asked} E[P(q)] ) / |Q|
 
-(the asked answers are known exactly; E is over the Laplace posterior of v). `estimate_scores`
-returns this overall and per benchmark with a predictive interval (posterior draws of v, then
-Bernoulli draws of the answers not asked). A model's accuracy on one benchmark can sit off what its
-vector says (the vector is shared by every benchmark), so each benchmark's logits also carry the
-model's own shift b_g ~ N(0, GROUP_SD^2), updated by its answers on that benchmark: without it the
-per-benchmark 90% intervals covered 0.67-0.82 (30 held-out models of a 120-model metabench sample,
-k = 50 and 300; `benchmarks/few_questions.py`).
+with E over the Laplace posterior of v (`estimate_scores`: overall and per benchmark, with a
+predictive interval from posterior draws). The model's misfit for this new model, a shift of all its
+logits (sd from `MISFIT_SDS`) and one per benchmark (sd `GROUP_SD`), is learnt from the leave-one-out
+residuals of the answers drawn at random and widens the interval. `design_estimates` is the
+design-based estimate (a difference estimator, prediction-powered inference): the answers asked
+count as they are, the rest get the model's cross-fitted predictions corrected by the random draws'
+residuals weighted by their inclusion probabilities (`inclusion_probabilities`), unbiased whatever the
+model gets wrong; `jeirt estimate` reports it (`score_new_models`), the model-based one beside it.
 
-**Honest whatever rule picked the questions.** The estimate trusts the model for every question not
-asked. When the asked questions are a random sample (the random and stratified rules), a model that is
-wrong about this new model is wrong alike on the asked and the unasked questions, and fitting v to the
-asked answers corrects its level: the estimate errs only by the answers' noise and the prior's pull.
-An adaptive rule asks what the current fit is least sure of, unusual questions, and a model that is
-systematically wrong on the others never sees it: on metabench, 50 held-out models of a random tenth
-asked 50 / 100 / 300 questions adaptively had 90% intervals covering 0.82 / 0.86 / 0.78 (without
-corrections), and 50 of the lowest-accuracy tenth 0.80 / 0.76 / 0.68 (with corrections;
-`results/new_models_before.json`). No formula can repair a choice that depends on nothing
-but the model's own beliefs, so the estimate is kept honest by design:
+The prior is N(mu, c S) of `jeirt.onboard.vector_prior` (the trained vectors' mean and Ledoit-Wolf
+covariance, its general-ability direction widened), each model's prior width c its most evident of
+`jeirt.onboard.PRIOR_WIDTH_GRID`: the posterior `JEIRT.onboard` fits too (`fit_new_vectors`), in
+whitened coordinates z (v = mu + L z, S = L L^T, prior N(0, c I), feature f_q = L^T u_q, offset
+o_q = r_q - u_q . mu). The questions' side is the model's `question_terms` (with per-question
+corrections where the model has them); `irt_estimates` is the same estimate from a per-question
+Rasch / 2PL model, the baseline tinyBenchmarks would use. Why each piece, and what it was measured to
+do: DECISIONS.md ("Few-question estimates").
 
-- the adaptive rules (not "kmeans", a fixed design) draw `RANDOM_SHARE` of every prefix of their order
-  at random (each batch opens
-  with its share of a seeded random order of the questions not yet asked; `random_positions` says
-  which positions): whatever the adaptive picks do, these are a probability sample of the rest;
-- the model's misfit for this new model is a shift b ~ N(0, tau^2) of all its logits (tau from
-  `MISFIT_SDS`, the one its random answers make most likely), plus its shift b_g on each benchmark,
-  learnt from the random answers alone (`sampled`) and from their
-  leave-one-out residuals y_q - sigmoid(z_q + h_q (p_q - y_q) / (1 - w_q h_q)), h_q = f_q^T Sigma f_q
-  (one Newton step without answer q, by Sherman-Morrison): how the fit predicts questions it did not
-  fit. The shifts' posterior means move every unasked logit and their variances widen the interval.
-  The residuals are weighted to the targets' benchmark shares (`_design_weights`, post-stratification):
-  a sample heavy on one benchmark (a user's own choice of questions) would otherwise let its residuals
-  set the shift of every question.
+**A new question, few models.** `refine_questions` moves a new question's text embedding to the MAP
+under N(text embedding, tau^2 I) given some models' answers, every model vector frozen.
 
-With the random share (and the prior below) those coverages are 0.91 / 0.95 / 0.95 and 0.94 / 0.92 /
-0.92, and 0.89-1.00 in every cell of `benchmarks/new_models.py` (`results/new_models.json`: mmlu_pro
-leave-one-out and both metabench tenths, every rule and k, with and without corrections, beside the
-plain mean and Rasch, each goal judged on its spread). The leave-one-out residuals move the shifts
-little (the leverages w_q h_q are about 0.03: the fit absorbs few degrees of freedom), so unless the
-random answers' residuals are far off, the narrowest width is kept and the misfit mainly widens the
-interval. What the random share cannot do is make 25 random answers say more than 25 answers do: a
-model far from every trained one keeps part of the prior's pull at small k (the low-accuracy tenth's
-adaptive estimates are +0.014 high at k = 50 without corrections), and the measured tables say where.
-
-**Unbiased by design.** The estimate above is model-based: however honest its interval, a model
-wrong about a kind of model it has never seen stays wrong on the questions not asked.
-`design_estimates` is the design-based one (a difference estimator; prediction-powered inference):
-the answers asked count as they are, the questions not asked get the model's predictions, and the
-mean residual of the questions drawn at random, weighted by their inclusion probabilities (recorded
-by the rules: `inclusion_probabilities`, `questions_asked`, `suggest_questions`), corrects them. The
-predictions are cross-fitted (each half of the random draws checked on a posterior that did not see
-it), so the estimate is unbiased whatever the model gets wrong, and the model's quality only narrows
-the interval. `jeirt estimate` reports it (`score_new_models`), the model-based one beside it;
-`benchmarks/new_models.py` measures both, on held-out models and on held-out families
-(`results/new_models_design.json`).
-
-The prior is N(mu, c S) with mu the mean of the trained vectors and S their covariance shrunk towards
-a multiple of the identity (Ledoit-Wolf): with a few dozen trained models in d = 256 dimensions the
-vectors vary along few directions, and a new model most likely does too. Along the first of them, the
-general ability that moves nearly every logit together, S is widened `jeirt.onboard.ABILITY_WIDENING`
-times: a few dozen answers pin a model's level down well, and a prior as narrow as the trained models'
-spread pulled a model weaker than all of them up (+0.011 at k = 50 on metabench's lowest tenth).
-The width c is picked for each new model from `PRIOR_WIDTH_GRID` by the Laplace evidence of its own
-answers (empirical Bayes): a new model unlike every trained one gets a wider prior in every direction.
-All fits run in whitened coordinates z, v = mu + L z with S = L L^T, where the
-prior is N(0, c I) and question q becomes the feature f_q = L^T u_q with offset o_q = r_q - u_q . mu,
-so that P = sigmoid(f_q . z - o_q).
-
-**One posterior for a new model.** `JEIRT.onboard`, `jeirt onboard`, `jeirt suggest` and `jeirt
-estimate` fit a new model's vector from the same likelihood (Eq. 3 with the same `question_terms`)
-under the same prior, N(mu, c S) of `jeirt.onboard.vector_prior`, each model's width c its own most
-evident of `jeirt.onboard.PRIOR_WIDTH_GRID` (`jeirt.onboard.fit_new_vectors`), so the same answers give the
-same vector. One difference is allowed, and only on request: `JEIRT.onboard(val_mask=...)` chooses c
-on answers held out of the fit instead, because with hundreds of answers on the network's own training
-questions the evidence widens the prior while test questions want it narrower (the fit to those
-questions' terms does not carry to new questions: `benchmarks/onboarding_prior.py`); a few-question
-estimate has no answers to spare for that, and with k << d answers the evidence is what it has.
-
-The questions' side is the model's `question_terms`: with per-question corrections fitted from the
-trained models' answers (`JEIRT.fit_corrections`, `jeirt.questions`) the estimate and the choice of
-questions use the corrected terms, the same item information onboarding uses. `irt_estimates` is the
-same estimate from a per-question Rasch / 2PL model (`jeirt.baselines.irt.PerQuestionIRT`), the
-baseline tinyBenchmarks would use.
-
-**A new question, few models.** A new question's embedding comes from its text through the frozen
-adapter. When some models' answers to it are known, `refine_questions` moves it to the maximum a
-posteriori under N(text embedding, tau^2 I) with every model vector frozen (or, `what="norm"`, only
-its difficulty |E_Q| with its direction kept), and the refined embedding predicts the other models.
-
-The protocols of the book's chapter "Efficient evaluation" that use this module (`questions_asked`,
-`question_onboarding_experiment`, the few-question comparison) are in `jeirt.experiments.new_models`; the
-`jeirt estimate` and `jeirt suggest` verbs in `jeirt.cli.evaluation` (`suggest_questions` is the latter's rule).
+The book's protocols that use this module are in `jeirt.experiments.new_models`; the `jeirt
+estimate` and `jeirt suggest` verbs in `jeirt.cli.evaluation` (`suggest_questions` is the latter's rule).
 """
 
 from __future__ import annotations
@@ -131,17 +63,9 @@ from jeirt.tasks import RULES  # the names, where the command line reads them wi
 RANDOM_SHARE = 0.5  # share of an adaptive rule's questions drawn at random: the sample its estimate checks itself on
 
 
-# Prior sd (logits) of a new model's shift on one benchmark beyond what its vector says. Chosen on the
-# sample above: 0.3 gave per-benchmark coverage 0.88 / 0.90 (k = 50 / 300, with corrections), 0.4 gave
-# 0.89 / 0.94; 0.35 lies between.
-GROUP_SD = 0.35
-
-
-# Prior sds (logits) of a new model's shift on every question, the model's misfit: per model, the one its
-# random answers' residuals make most likely (see the module docstring). The narrowest sets how wide the
-# interval stays when the random answers see no misfit: in `benchmarks/new_models.py`'s 54 JE-IRT cells,
-# 0.2 gave 90% coverage under 0.85 in 1 and over 0.95 in 28; 0.1 under in 6 and over in 17
-# (`results/new_models_misfit01.json`): too wide rather than too sure.
+GROUP_SD = 0.35  # prior sd (logits) of a new model's own shift on one benchmark (how chosen: DECISIONS.md)
+# Prior sds (logits) of a new model's misfit, a shift of all its logits: per model, the one its random
+# answers' residuals make most likely; the narrowest sets the interval's width when they see no misfit.
 MISFIT_SDS = (0.2, 0.5, 1.0, 2.0)
 
 
