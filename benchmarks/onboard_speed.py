@@ -3,7 +3,7 @@
 On mmlu_pro (question split, seed 0), `--models` LLMs are held out of a JE-IRT fit (d = 256 by
 default); both solvers then fit those LLMs' vectors from all their training answers under the
 isotropic prior N(mean, s var I) of `prior_from_vectors`, every width s of
-`PRIOR_SCALES` and the best by summed Laplace evidence, and the vectors are scored on the
+`OLD_PRIOR_WIDTH_GRID` and the best by summed Laplace evidence, and the vectors are scored on the
 LLMs' test answers. (`JEIRT.onboard` now uses N(mu, c S) of `onboard.vector_prior`, solved by the same
 `fit_model_vectors` in whitened coordinates, where that prior is isotropic: this measures that solver.)
 
@@ -30,7 +30,8 @@ from jeirt.estimator import JEIRT
 from jeirt.onboard import OnboardResult, fit_model_vectors
 from jeirt.splits import hold_out_models, split_by_question
 
-PRIOR_SCALES = (1.0, 10.0, 100.0, 1000.0, 10000.0)  # isotropic widths (x the known vectors' variance) of the old prior
+# the old prior's isotropic widths, in multiples of the known vectors' variance
+OLD_PRIOR_WIDTH_GRID = (1.0, 10.0, 100.0, 1000.0, 10000.0)
 
 
 def prior_from_vectors(vectors: np.ndarray) -> tuple[np.ndarray, float]:
@@ -53,7 +54,7 @@ def reference_fit_model_vectors(
     labels: np.ndarray,
     mask: np.ndarray,
     prior_mean: np.ndarray,
-    prior_variance: float,
+    prior_width: float,
     max_iter: int = 50,
     tol: float = 1e-6,
     chunk: int = 16,
@@ -61,7 +62,7 @@ def reference_fit_model_vectors(
     """The previous solver, unchanged but for the device (CPU): damped Newton, float64, one width."""
     as_t = lambda a: torch.as_tensor(np.asarray(a), dtype=torch.float64)  # noqa: E731
     u, r = as_t(directions), as_t(norms)
-    mu, precision = as_t(prior_mean), 1.0 / prior_variance
+    mu, precision = as_t(prior_mean), 1.0 / prior_width
     d = u.shape[1]
     eye = torch.eye(d, dtype=torch.float64)
     vectors, covariances, evidence, iters = [], [], [], 0
@@ -102,18 +103,20 @@ def reference_fit_model_vectors(
 
 
 def reference_auto(directions, norms, labels, mask, mean, var) -> tuple[np.ndarray, float]:
-    """The previous `JEIRT.onboard(prior_scale="auto")`: every width solved and kept, the best chosen."""
-    fits = {s: reference_fit_model_vectors(directions, norms, labels, mask, mean, var * s) for s in PRIOR_SCALES}
+    """The previous `JEIRT.onboard(prior_width="auto")`: every width solved and kept, the best chosen."""
+    fits = {
+        s: reference_fit_model_vectors(directions, norms, labels, mask, mean, var * s) for s in OLD_PRIOR_WIDTH_GRID
+    }
     best = max(fits, key=lambda s: float(fits[s].log_evidence.sum()))
     return fits[best].vectors, best
 
 
 def current_auto(directions, norms, labels, mask, mean, var) -> tuple[np.ndarray, float]:
-    """What `JEIRT.onboard(prior_scale="auto")` runs now (no covariances asked for)."""
+    """What `JEIRT.onboard(prior_width="auto")` runs now (no covariances asked for)."""
     fit = fit_model_vectors(
-        directions, norms, labels, mask, mean, [var * s for s in PRIOR_SCALES], device="cpu", covariances=False
+        directions, norms, labels, mask, mean, [var * s for s in OLD_PRIOR_WIDTH_GRID], device="cpu", covariances=False
     )
-    return fit.vectors, fit.prior_variance / var
+    return fit.vectors, fit.prior_width / var
 
 
 def score(
@@ -158,7 +161,7 @@ def main() -> None:
             times[name].append(time.perf_counter() - start)
     print(
         f"data: {args.dataset}, {len(rows)} held-out LLMs x {int(mask.sum(axis=1).mean())} training answers "
-        f"each (mean), d={args.d}, prior_scale=auto over {len(PRIOR_SCALES)} widths, "
+        f"each (mean), d={args.d}, prior_width=auto over {len(OLD_PRIOR_WIDTH_GRID)} widths, "
         f"{args.threads} thread(s), device=cpu"
     )
     print(f"{'solver':10} {'ms/model':>10} {'rounds':>7} {'scale':>7} {'accuracy':>9} {'log_loss':>9}")

@@ -7,15 +7,15 @@ each held-out model's training answers are put in a seeded random order and the 
 it; it is scored on its answers to the test questions. Priors:
 
 - `before`: the old `JEIRT.onboard`, N(mean, s var I) with the trained vectors' mean and mean
-  per-coordinate variance, s in `onboard_speed.PRIOR_SCALES` (1 to 1e4) by the evidence summed over the
+  per-coordinate variance, s in `onboard_speed.OLD_PRIOR_WIDTH_GRID` (1 to 1e4) by the evidence summed over the
   held-out models;
 - `evidence`: N(mu, c S), S the trained vectors' Ledoit-Wolf covariance, each model's c its most evident
-  of `onboard.PRIOR_WIDTHS` (`JEIRT.onboard`'s default, the posterior `jeirt estimate` uses);
+  of `onboard.PRIOR_WIDTH_GRID` (`JEIRT.onboard`'s default, the posterior `jeirt estimate` uses);
 - `c = 1`: the same prior, c fixed at 1 (the trained vectors' own spread);
-- `own fifth`: the same prior, c of `onboard.VALIDATION_WIDTHS` chosen on a random fifth of the
+- `own fifth`: the same prior, c of `onboard.VALIDATION_PRIOR_WIDTH_GRID` chosen on a random fifth of the
   onboarding answers held out, then fitted on all of them (what a user without answers to other
   questions could do);
-- `validation`: the same prior, c of `onboard.VALIDATION_WIDTHS` chosen on the held-out models' answers
+- `validation`: the same prior, c of `onboard.VALIDATION_PRIOR_WIDTH_GRID` chosen on the held-out models' answers
   to the validation questions (`JEIRT.onboard(val_mask=...)`): all of them at every share (one number for
   all held-out models; with the same share of them as of the training answers, 5 answers a model at 5%
   on metabench, the choice is noisy: `--val-share`).
@@ -50,11 +50,11 @@ from jeirt.onboard import fit_model_vectors
 from jeirt.splits import Split, hold_out_models, split_by_question
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))  # result_files, shared with the scripts
-from onboard_speed import PRIOR_SCALES, prior_from_vectors  # noqa: E402  (this folder's)
+from onboard_speed import OLD_PRIOR_WIDTH_GRID, prior_from_vectors  # noqa: E402  (this folder's)
 from result_files import results_parser, run_record  # noqa: E402
 
 SHARES = (0.01, 0.02, 0.05, 0.1, 0.25, 0.5, 1.0)
-PRIORS = ("before", "evidence", "c = 1", "own fifth", "validation")
+PRIOR_VARIANTS = ("before", "evidence", "c = 1", "own fifth", "validation")
 
 
 def first_share(mask: np.ndarray, share: float, seed: int) -> np.ndarray:
@@ -115,8 +115,8 @@ def fold_rows(
 
     def onboarded(mask: np.ndarray, val: np.ndarray | None, scale: float | str = "auto") -> tuple:
         start = time.perf_counter()
-        model.onboard(new, mask, replace=True, prior_scale=scale, val_mask=val)
-        return time.perf_counter() - start, model.onboard_prior_scale_, model.predict_proba(new)
+        model.onboard(new, mask, replace=True, prior_width=scale, val_mask=val)
+        return time.perf_counter() - start, model.onboard_prior_width_, model.predict_proba(new)
 
     def own_fifth(mask: np.ndarray) -> tuple:
         """c chosen on a random fifth of the onboarding answers themselves, then a fit on all of them."""
@@ -125,7 +125,7 @@ def fold_rows(
         if not inner.any():  # too few answers to spare a fifth: the evidence's choice
             return onboarded(mask, None)
         model.onboard(new, mask & ~inner, replace=True, val_mask=inner)
-        seconds, width, probs = onboarded(mask, None, model.onboard_prior_scale_)
+        seconds, width, probs = onboarded(mask, None, model.onboard_prior_width_)
         return time.perf_counter() - start, width, probs
 
     for share in SHARES:
@@ -136,14 +136,14 @@ def fold_rows(
         mean, var = prior_from_vectors(model.model_vectors_[trained])
         start = time.perf_counter()
         old = fit_model_vectors(
-            directions, norms, new.labels, mask, mean, [var * s for s in PRIOR_SCALES], covariances=False
+            directions, norms, new.labels, mask, mean, [var * s for s in OLD_PRIOR_WIDTH_GRID], covariances=False
         )
         add(
             "before",
             share,
             False,
             time.perf_counter() - start,
-            old.prior_variance / var,
+            old.prior_width / var,
             probability(directions, norms, old.vectors).T,
             mask,
         )
@@ -196,7 +196,7 @@ def curves(summary: pd.DataFrame) -> str:
         lines.append(f"{name}, test questions, {'with' if corrected else 'without'} corrections")
         for metric in ("log_loss", "accuracy", "auc", "bias", "width"):
             wide = block.pivot(index="prior", columns="share", values=metric)
-            wide = wide.loc[[p for p in PRIORS if p in wide.index]]
+            wide = wide.loc[[p for p in PRIOR_VARIANTS if p in wide.index]]
             lines.append(f"  {metric}")
             lines += ["    " + line for line in wide.to_string(float_format=lambda x: f"{x:.4f}").splitlines()]
             if metric == "log_loss":

@@ -323,45 +323,7 @@ def read_csv_table(
     repeated values in the `unique` columns (with their data rows, counted from 1).
     """
     path = _regular_file(Path(path).expanduser())
-
-    def read(**kwargs) -> pd.DataFrame:
-        try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("error", pd.errors.ParserWarning)  # a row longer than the header
-                return pd.read_csv(
-                    path,
-                    keep_default_na=False,
-                    na_filter=False,
-                    index_col=False,
-                    encoding="utf-8-sig",
-                    skip_blank_lines=False,
-                    **kwargs,
-                )  # utf-8-sig: Excel's BOM; a blank line is a row
-        except pd.errors.ParserWarning:
-            raise ValueError(
-                f"{path} has rows with more cells than the header has columns; give every row "
-                "one cell per column (quote cells that hold commas)."
-            ) from None
-        except pd.errors.EmptyDataError:
-            raise ValueError(f"{path} is empty: expected a CSV with a header row.") from None
-        except UnicodeDecodeError as err:
-            raise ValueError(
-                f"{path} is not UTF-8 text ({err.reason} at byte {err.start}); save it as UTF-8 comma-separated values."
-            ) from None
-        except (pd.errors.ParserError, ValueError) as err:
-            raise ValueError(
-                f"{path} could not be read as CSV ({str(err).splitlines()[0]}); expected UTF-8 "
-                "comma-separated values with a header row."
-            ) from None
-        except PermissionError:
-            raise ValueError(f"{path} cannot be read (permission denied).") from None
-        except _DAMAGED as err:
-            raise ValueError(
-                f"{path} could not be read: the file is damaged or cut short ({type(err).__name__}: "
-                f"{err}); restore or re-create it."
-            ) from None
-
-    written = [str(c) for c in read(header=None, nrows=1, dtype=str).iloc[0].tolist()]
+    written = [str(c) for c in _read_csv(path, header=None, nrows=1, dtype=str).iloc[0].tolist()]
     header = [column_name(c) for c in written]  # `Label`, ` label` and `label` are one column
     repeated = sorted({c for c in header if c and header.count(c) > 1})
     if repeated:
@@ -376,13 +338,60 @@ def read_csv_table(
     dtype = {w: str for w in written}
     parsed = {w: np.float64 for w, c in zip(written, header) if c in numbers}
     try:  # numbers parsed by the C parser: a label column of millions of rows
-        table = read(dtype=dtype | parsed)
+        table = _read_csv(path, dtype=dtype | parsed)
     except ValueError:  # a cell that is not a number: read it as text, its reader names the row
-        table = read(dtype=dtype)
+        table = _read_csv(path, dtype=dtype)
     table.columns = header
     for column in NAME_COLUMNS:
         if column in table.columns:
             table[column] = normal_names(table[column])
+    _check_cells(table, path, names, unique)
+    return table
+
+
+def _read_csv(path: Path, **kwargs) -> pd.DataFrame:
+    """`pd.read_csv` of a user's file with every cell as written (keyword arguments go to it), its
+    failures as ValueErrors naming `path` and what to do."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", pd.errors.ParserWarning)  # a row longer than the header
+            return pd.read_csv(
+                path,
+                keep_default_na=False,
+                na_filter=False,
+                index_col=False,
+                encoding="utf-8-sig",
+                skip_blank_lines=False,
+                **kwargs,
+            )  # utf-8-sig: Excel's BOM; a blank line is a row
+    except pd.errors.ParserWarning:
+        raise ValueError(
+            f"{path} has rows with more cells than the header has columns; give every row "
+            "one cell per column (quote cells that hold commas)."
+        ) from None
+    except pd.errors.EmptyDataError:
+        raise ValueError(f"{path} is empty: expected a CSV with a header row.") from None
+    except UnicodeDecodeError as err:
+        raise ValueError(
+            f"{path} is not UTF-8 text ({err.reason} at byte {err.start}); save it as UTF-8 comma-separated values."
+        ) from None
+    except (pd.errors.ParserError, ValueError) as err:
+        raise ValueError(
+            f"{path} could not be read as CSV ({str(err).splitlines()[0]}); expected UTF-8 "
+            "comma-separated values with a header row."
+        ) from None
+    except PermissionError:
+        raise ValueError(f"{path} cannot be read (permission denied).") from None
+    except _DAMAGED as err:
+        raise ValueError(
+            f"{path} could not be read: the file is damaged or cut short ({type(err).__name__}: "
+            f"{err}); restore or re-create it."
+        ) from None
+
+
+def _check_cells(table: pd.DataFrame, path: Path, names: Sequence[str], unique: Sequence[str]) -> None:
+    """`read_csv_table`'s checks of the cells: no NUL byte in any text cell, the `names` columns'
+    names well formed, no repeated value in the `unique` columns (rows counted from 1)."""
     for column in table.columns:  # NUL is no text: a binary or damaged file, or a name that prints as another
         if not pd.api.types.is_numeric_dtype(table[column]):
             has_nul = table[column].str.contains("\x00", regex=False).to_numpy(dtype=bool)
@@ -403,7 +412,6 @@ def read_csv_table(
                 raise ValueError(
                     f"{path} repeats {column} {table[column][repeats].iloc[0]!r} (data rows {rows}); give each one row."
                 )
-    return table
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -816,7 +824,24 @@ def embedllm_from_frames(
 
     names, model_row = _embedllm_models(long)  # (n_models,), (n_rows,)
 
-    # Items: a (prompt, category) pair ("rows") or a prompt ("mean"); the earliest split file wins.
+    long, item_code, model_row = _embedllm_first_split(long, model_row, duplicates)
+    matrix = _embedllm_labels(long, item_code, model_row, len(names), duplicates)  # (n_models, n_items)
+    items = _embedllm_items(long, item_code, questions, duplicates)
+    ds = Dataset(
+        name="embedllm",
+        models=names["model_name"].astype(str).tolist(),
+        items=items[ITEM_COLUMNS + ["prompt_id", "category", "part"]],
+        labels=matrix,
+    )
+    return ds
+
+
+def _embedllm_first_split(
+    long: pd.DataFrame, model_row: np.ndarray, duplicates: str
+) -> tuple[pd.DataFrame, np.ndarray, np.ndarray]:
+    """EmbedLLM's rows with each item's code (n_rows,): a (prompt, category) pair ("rows") or a prompt
+    ("mean"), in order of appearance. An item's rows in a later split file than its first are left
+    out, with a warning that counts them."""
     key = ["prompt_id", "category"] if duplicates == "rows" else ["prompt_id"]
     item_code = long.groupby(key, sort=False).ngroup().to_numpy()  # (n_rows,) in order of appearance
     first_part = pd.Series(long["part"].to_numpy()).groupby(item_code).transform("min").to_numpy()
@@ -828,9 +853,17 @@ def embedllm_from_frames(
             f"file; each belongs to the first of train, val, test, and its "
             f"{int(late.sum())} row(s) in later files ({moved.value_counts().to_dict()}) are left out.",
             UserWarning,
-            stacklevel=2,
+            stacklevel=3,
         )
         long, item_code, model_row = long[~late], item_code[~late], model_row[~late]
+    return long, item_code, model_row
+
+
+def _embedllm_labels(
+    long: pd.DataFrame, item_code: np.ndarray, model_row: np.ndarray, n_models: int, duplicates: str
+) -> np.ndarray:
+    """The label matrix (n_models, n_items): each (model, item)'s rows averaged (a soft label where
+    they differ), NaN where none; under "rows" a repeated (model, prompt, category) gets a warning."""
     n_items = int(item_code.max()) + 1
     cell = model_row.astype(np.int64) * n_items + item_code  # (n_rows,) one number per (model, item)
     repeats = pd.Series(cell).duplicated(keep=False).to_numpy()
@@ -839,21 +872,12 @@ def embedllm_from_frames(
             f"EmbedLLM: {int(repeats.sum())} rows repeat a (model, prompt, category) triple; "
             "they are averaged into one soft label each.",
             UserWarning,
-            stacklevel=2,
+            stacklevel=3,
         )
-    sums = np.bincount(cell, weights=long["label"].to_numpy(np.float64), minlength=len(names) * n_items)
-    counts = np.bincount(cell, minlength=len(names) * n_items)
+    sums = np.bincount(cell, weights=long["label"].to_numpy(np.float64), minlength=n_models * n_items)
+    counts = np.bincount(cell, minlength=n_models * n_items)
     with np.errstate(invalid="ignore", divide="ignore"):
-        matrix = np.where(counts > 0, sums / counts, np.nan).reshape(len(names), n_items)  # (n_models, n_items)
-
-    items = _embedllm_items(long, item_code, questions, duplicates)
-    ds = Dataset(
-        name="embedllm",
-        models=names["model_name"].astype(str).tolist(),
-        items=items[ITEM_COLUMNS + ["prompt_id", "category", "part"]],
-        labels=matrix,
-    )
-    return ds
+        return np.where(counts > 0, sums / counts, np.nan).reshape(n_models, n_items)
 
 
 def _embedllm_texts(source: pd.DataFrame, prompt_ids: pd.Series) -> np.ndarray:

@@ -17,7 +17,7 @@ import zipfile
 from collections.abc import Sequence
 from dataclasses import asdict, replace
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 import numpy as np
 import torch
@@ -31,7 +31,13 @@ from jeirt.encoders import canonical_name, embed_texts
 from jeirt.files import OutputRefused, atomic_write, identity, locked, protected
 from jeirt.metrics import ece, log_loss
 from jeirt.model import INITS, JEIRTNet, jeirt_logits, probability, sigmoid
-from jeirt.onboard import PRIOR_WIDTHS, VALIDATION_WIDTHS, fit_new_vectors, vector_prior
+from jeirt.onboard import (
+    PRIOR_WIDTH_GRID,
+    VALIDATION_PRIOR_WIDTH_GRID,
+    OnboardResult,
+    fit_new_vectors,
+    vector_prior,
+)
 from jeirt.questions import QuestionCorrections, fit_corrections
 from jeirt.splits import Split, split_by_question
 from jeirt.train import FAST, PAPER, TrainConfig, TrainHistory, train, training_recipe
@@ -186,7 +192,8 @@ class JEIRT(BaseEstimator):
                 f"{ds.labels.shape}. Make the split from this dataset."
             )
         features = _finite(ds.features(self.encoder_, progress=self.progress), ds, "fit")
-        self.benchmarks_, self.benchmark_scale_ = None, 1.0
+        self.benchmarks_: list[str] | None = None
+        self.benchmark_scale_ = 1.0
         if self.benchmark_feature:  # the benchmarks that have training questions, in a fixed order
             trained = np.asarray(split.train).any(axis=0)
             self.benchmarks_ = sorted(set(ds.items["benchmark"].astype(str)[trained]))
@@ -194,7 +201,8 @@ class JEIRT(BaseEstimator):
             features = self._with_benchmarks(features, ds.items["benchmark"])
         base = {"d": self.d_, "dropout": self.dropout_, "feature_noise": self.feature_noise_}
         candidates = [{}] + (list(SEARCH_GRID) if self.search else [])
-        start, best, self.search_results_ = time.perf_counter(), None, []
+        start, best = time.perf_counter(), None
+        self.search_results_: list[dict[str, Any]] = []
         for change in candidates:
             if self.search_results_ and time.perf_counter() - start > self.search_budget:
                 break
@@ -219,21 +227,24 @@ class JEIRT(BaseEstimator):
             self.search_results_.append({"change": change, "val_loss": loss, "seconds": history.seconds})
             if best is None or loss < best[0]:
                 best = (loss, net, history, arch, recipe)
+        assert best is not None  # the recipe itself always runs
         _, self.net_, self.history_, arch, self.training_ = best
         self.d_, self.dropout_, self.feature_noise_ = arch["d"], arch["dropout"], arch["feature_noise"]
         self.search_seconds_ = time.perf_counter() - start
-        self.temperature_, self.calibration_ = 1.0, {}
+        self.temperature_ = 1.0
+        self.calibration_: dict[str, float] = {}
         if self.calibrate:
             self._calibrate(features, ds.labels, split.val)
         self.net_.cpu()
         self.models_ = list(ds.models)
         self.feature_dim_ = features.shape[1]
         self.split_name_ = split.name
-        self.corrections_ = None
+        self.corrections_: QuestionCorrections | None = None
         if self.question_correction:  # from the trained models' training answers (`fit_corrections`)
-            trained = np.flatnonzero(~np.isin(np.asarray(ds.models), list(split.held_out)))
-            self.fit_corrections(ds.subset(models=trained), split.train[trained])
+            rows = np.flatnonzero(~np.isin(np.asarray(ds.models), list(split.held_out)))
+            self.fit_corrections(ds.subset(models=rows), split.train[rows])
         if split.held_out:  # their vectors were never trained: fit them now from split.onboard
+            assert split.onboard is not None  # (Split checks it comes with held-out models)
             self.onboard(
                 ds.subset(models=list(split.held_out)), split.onboard[ds.model_index(split.held_out)], replace=True
             )
@@ -263,6 +274,7 @@ class JEIRT(BaseEstimator):
             "val_ece_after": ece(after, y),
         }
         last = self.net_.adapter.net[-1]  # E_Q = W_2 h + b_2 -> E_Q / T
+        assert isinstance(last, torch.nn.Linear)
         last.weight.div_(t)
         last.bias.div_(t)
         self.net_.model_vectors.div_(t)
@@ -273,38 +285,38 @@ class JEIRT(BaseEstimator):
         ds: Dataset,
         mask: np.ndarray | None = None,
         replace: bool = False,
-        prior_scale: float | str = "auto",
+        prior_width: float | str = "auto",
         covariances: bool = False,
         val_mask: np.ndarray | None = None,
+        *,
+        prior_scale: float | str | None = None,
     ) -> JEIRT:
         """Fit the vectors of `ds.models` from their labels under `mask`, all else frozen.
 
         New names are appended; a name the model knows is refused unless `replace=True`. The prior is
         the one the few-question estimate uses (`jeirt.onboard.fit_new_vectors`): N(mu, c S), mu and S
-        the jointly trained vectors' mean and Ledoit-Wolf covariance. `prior_scale` is c: a number, or
-        "auto": each model's most evident of `onboard.PRIOR_WIDTHS`, or, given `val_mask` (answers of
+        the jointly trained vectors' mean and Ledoit-Wolf covariance. `prior_width` is c: a number, or
+        "auto": each model's most evident of `onboard.PRIOR_WIDTH_GRID`, or, given `val_mask` (answers of
         the new models held out of the fit, best on questions the network did not train on), the one of
-        `onboard.VALIDATION_WIDTHS` that predicts them best. The evidence widens the prior as answers
+        `onboard.VALIDATION_PRIOR_WIDTH_GRID` that predicts them best. The evidence widens the prior as answers
         on the network's own training questions accumulate, where test questions want it narrower
         (`benchmarks/onboarding_prior.py`): with many answers give `val_mask`. Each model's width is
-        kept in `onboard_prior_scales_`, the most common in `onboard_prior_scale_`.
+        kept in `onboard_prior_widths_`, the most common in `onboard_prior_width_`. `prior_scale`, the
+        old name of `prior_width`, still works in this release, with a FutureWarning.
         With `covariances`, each new vector's Laplace posterior covariance (d x d, float32) is kept in
         `onboard_covariances_`; without, nothing of size d x d per model is kept.
         """
         self._check_fitted()
         _check_dataset("onboard", ds)
-        mask = ds.observed if mask is None else np.asarray(mask, dtype=bool) & ds.observed
-        if mask.shape != ds.labels.shape:
-            raise ValueError(f"mask has shape {mask.shape}; expected the dataset's {ds.labels.shape}.")
-        empty = [m for m, row in zip(ds.models, mask) if not row.any()]
-        if empty:
-            raise ValueError(f"no labels to onboard model(s) {empty[:5]} from; give each some answers.")
-        if isinstance(prior_scale, str) and prior_scale != "auto":
-            raise ValueError(f"prior_scale={prior_scale!r}; expected a positive number or 'auto'.")
-        if val_mask is not None:
-            val_mask = np.asarray(val_mask, dtype=bool) & ds.observed & ~mask
-            if val_mask.shape != ds.labels.shape:
-                raise ValueError(f"val_mask has shape {val_mask.shape}; expected the dataset's {ds.labels.shape}.")
+        mask = _onboard_mask(ds, mask)
+        if prior_scale is not None:
+            warnings.warn(
+                "JEIRT.onboard(prior_scale=...) is renamed prior_width; prior_scale goes in the next release.",
+                FutureWarning,
+                stacklevel=2,
+            )
+            prior_width = prior_scale
+        widths, val_mask = _onboard_widths(ds, mask, prior_width, val_mask)
         position = {m: i for i, m in enumerate(self.models_)}  # (sets and dicts: thousands of models)
         known = [m for m in ds.models if m in position]
         if known and not replace:
@@ -313,10 +325,6 @@ class JEIRT(BaseEstimator):
         new_names = set(ds.models)
         trained = [i for i, m in enumerate(self.models_) if m not in new_names]
         mean, cov = vector_prior(self.net_.model_vectors.detach().numpy()[trained])
-        if prior_scale != "auto":
-            widths, val_mask = (float(prior_scale),), None
-        else:
-            widths = PRIOR_WIDTHS if val_mask is None else VALIDATION_WIDTHS
         result = fit_new_vectors(
             directions,
             norms,
@@ -329,20 +337,27 @@ class JEIRT(BaseEstimator):
             covariances=covariances,
             device=self.device,
         )
+        self._keep_onboarded(ds, result, position)
+        return self
+
+    def _keep_onboarded(self, ds: Dataset, result: OnboardResult, position: dict[str, int]) -> None:
+        """`onboard`'s fit kept: the vectors of `ds.models` written over the known ones (at `position`)
+        or appended, their widths, evidence and covariances in the `onboard_*_` attributes."""
         self.onboard_evidence_ = dict(result.evidence)  # width -> summed log evidence (with val_mask: -log loss)
-        self.onboard_prior_scales_ = dict(zip(ds.models, result.prior_variances.tolist()))
-        chosen, counts = np.unique(result.prior_variances, return_counts=True)
-        self.onboard_prior_scale_ = float(chosen[np.argmax(counts)])
+        each = result.prior_widths  # (n_new,) each model's width
+        assert each is not None  # (fit_new_vectors always gives them)
+        self.onboard_prior_widths_ = dict(zip(ds.models, each.tolist()))
+        chosen, counts = np.unique(each, return_counts=True)
+        self.onboard_prior_width_ = float(chosen[np.argmax(counts)])
         vectors = self.net_.model_vectors.detach().clone()
         fitted = torch.from_numpy(result.vectors)
         is_known = np.array([name in position for name in ds.models], dtype=bool)
-        vectors[[position[name] for name in known]] = fitted[is_known]
+        vectors[[position[name] for name in ds.models if name in position]] = fitted[is_known]
         self.models_ += [name for name in ds.models if name not in position]  # new names, in their order
         self.net_.model_vectors = torch.nn.Parameter(torch.cat([vectors, fitted[~is_known]]))
         self.onboard_covariances_ = (
             {} if result.covariances is None else dict(zip(ds.models, result.covariances.astype(np.float32)))
         )
-        return self
 
     def fit_corrections(
         self,
@@ -421,6 +436,7 @@ class JEIRT(BaseEstimator):
     def _with_benchmarks(self, features: np.ndarray, benchmark: Sequence) -> np.ndarray:
         """`features` (n_items, dim) with the one-hot of each question's benchmark among `benchmarks_`
         appended, times `benchmark_scale_` (n_items, dim + n_benchmarks); unknown benchmarks get zeros."""
+        assert self.benchmarks_ is not None, "only with benchmark_feature"
         column = {b: j for j, b in enumerate(self.benchmarks_)}
         onehot = np.zeros((len(features), len(self.benchmarks_)), dtype=np.float32)
         for i, b in enumerate(np.asarray(benchmark).astype(str)):
@@ -517,8 +533,9 @@ class JEIRT(BaseEstimator):
             "calibration": self.calibration_,  # T is folded into the weights
             "search_results": self.search_results_,
         }
-        if getattr(self, "corrections_", None) is not None:
-            blob["corrections"] = self.corrections_.to_dict()
+        corrections = getattr(self, "corrections_", None)
+        if corrections is not None:
+            blob["corrections"] = corrections.to_dict()
         if getattr(self, "benchmarks_", None) is not None:  # benchmark_feature: the one-hot's columns
             blob["benchmarks"] = {"names": self.benchmarks_, "scale": self.benchmark_scale_}
         bad = _not_finite(blob)
@@ -528,8 +545,8 @@ class JEIRT(BaseEstimator):
                 "it (a smaller learning rate, or the default recipe)."
             )
         blob["checksum"] = weights_checksum(blob)
-        source = getattr(self, "_source", None)
-        in_place = source is not None and source[0] == _real(path)  # over the file this model was loaded from
+        source = getattr(self, "_source", None) or (None, None)  # (real path, identity) when loaded
+        in_place = source[0] is not None and source[0] == _real(path)  # over the file this model was loaded from
         with locked(path) if in_place else contextlib.nullcontext():  # check and write as one step
             if in_place and identity(path) != source[1]:
                 raise ModelFileError(
@@ -586,8 +603,9 @@ class JEIRT(BaseEstimator):
                 f"{path} was fitted with benchmark_feature=True but lacks its benchmark names and scale; "
                 "the file is damaged or edited. Refit the model."
             )
-        self.benchmarks_ = list(benchmarks["names"]) if self.benchmark_feature else None
-        self.benchmark_scale_ = float(benchmarks["scale"]) if self.benchmark_feature else 1.0
+        self.benchmarks_, self.benchmark_scale_ = None, 1.0
+        if self.benchmark_feature and isinstance(benchmarks, dict):  # (checked above)
+            self.benchmarks_, self.benchmark_scale_ = list(benchmarks["names"]), float(benchmarks["scale"])
         self.net_ = JEIRTNet(self.feature_dim_, len(self.models_), self.d_, self.dropout_, self.feature_noise_)
         try:
             self.net_.load_state_dict(blob["state_dict"])
@@ -788,7 +806,34 @@ def _kind_name(kind: type | tuple[type, ...]) -> str:
     return " or ".join("None" if k is type(None) else k.__name__ for k in kinds)
 
 
-def _check_config(cls: type, path: str | Path, blob: dict) -> dict:
+def _onboard_mask(ds: Dataset, mask: np.ndarray | None) -> np.ndarray:
+    """`JEIRT.onboard`'s mask (default: every label of `ds`) on observed labels, giving each model some."""
+    mask = ds.observed if mask is None else np.asarray(mask, dtype=bool) & ds.observed
+    if mask.shape != ds.labels.shape:
+        raise ValueError(f"mask has shape {mask.shape}; expected the dataset's {ds.labels.shape}.")
+    empty = [m for m, row in zip(ds.models, mask) if not row.any()]
+    if empty:
+        raise ValueError(f"no labels to onboard model(s) {empty[:5]} from; give each some answers.")
+    return mask
+
+
+def _onboard_widths(
+    ds: Dataset, mask: np.ndarray, prior_width: float | str, val_mask: np.ndarray | None
+) -> tuple[tuple[float, ...], np.ndarray | None]:
+    """`JEIRT.onboard`'s prior widths to choose among, and the answers outside `mask` to choose on
+    (None: each model's evidence chooses)."""
+    if isinstance(prior_width, str) and prior_width != "auto":
+        raise ValueError(f"prior_width={prior_width!r}; expected a positive number or 'auto'.")
+    if val_mask is not None:
+        val_mask = np.asarray(val_mask, dtype=bool) & ds.observed & ~mask
+        if val_mask.shape != ds.labels.shape:
+            raise ValueError(f"val_mask has shape {val_mask.shape}; expected the dataset's {ds.labels.shape}.")
+    if prior_width != "auto":
+        return (float(prior_width),), None
+    return (PRIOR_WIDTH_GRID if val_mask is None else VALIDATION_PRIOR_WIDTH_GRID), val_mask
+
+
+def _check_config(cls: type[JEIRT], path: str | Path, blob: dict) -> dict:
     """The settings, with a `device` this machine lacks made None; settings this jeirt does not know,
     or a training recipe that is not a dict, are refused."""
     config = dict(blob["config"])

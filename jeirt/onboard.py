@@ -6,7 +6,7 @@ new model m is a logistic regression in its vector v_m (d parameters) with offse
     P(m answers q) = sigmoid(u_q . v_m - r_q).
 
 We solve it exactly, for many models at once, with a Gaussian prior on v_m (maximum a posteriori):
-`fit_model_vectors` under N(mu, s^2 I), and `fit_new_vectors`, the posterior of a new model that
+`fit_model_vectors` under N(mu, c I), and `fit_new_vectors`, the posterior of a new model that
 `JEIRT.onboard` and the few-question estimate (`jeirt.tasks.evaluation`) share, under N(mu, c S) with
 mu and S the trained vectors' mean and Ledoit-Wolf covariance (`vector_prior`; solved in whitened
 coordinates, where it is N(0, c I)). The prior centres an unknown model on the average known one, in
@@ -14,8 +14,9 @@ the directions in which known models differ, and keeps a model seen on a handful
 sensible. The inverse Hessian at the optimum is the posterior covariance (Laplace approximation), and
 its determinant gives each width's evidence.
 
-The width c: each model's most evident of `PRIOR_WIDTHS`, or the one of `VALIDATION_WIDTHS` that best
-predicts answers held out of the fit (`val_mask`). The evidence asks how well the answers are explained,
+The prior width c (`prior_width` in code, `prior_widths` for several): each model's most evident of
+`PRIOR_WIDTH_GRID`, or the one of `VALIDATION_PRIOR_WIDTH_GRID` that best predicts answers held out of
+the fit (`val_mask`). The evidence asks how well the answers are explained,
 and answers on questions the network trained on are explained better than new questions will be, so
 with many such answers it widens the prior past what new questions want; validation answers do not
 (DECISIONS.md has the onboarding curves behind this).
@@ -39,14 +40,14 @@ class OnboardResult:
     covariances: np.ndarray | None  # (n_new, d, d) Laplace posterior covariances; None unless asked for
     iterations: int  # solver steps run (all widths; the most of any chunk of models)
     log_evidence: np.ndarray  # (n_new,) Laplace approximation of each model's log marginal likelihood
-    prior_variance: float = np.nan  # the prior width used (the best by summed evidence when several)
+    prior_width: float = np.nan  # the prior width used (the best by summed evidence when several)
     evidence: dict[float, float] = field(default_factory=dict)  # summed log evidence of each width tried
-    prior_variances: np.ndarray | None = None  # (n_new,) each model's own width, with select="each"
+    prior_widths: np.ndarray | None = None  # (n_new,) each model's own width, with select="each"
     width_vectors: dict[float, np.ndarray] = field(default_factory=dict)  # width -> (n_new, d) MAP at it
 
 
-PRIOR_WIDTHS = (1.0, 4.0, 16.0)  # widths c of N(mu, c S) chosen by each new model's evidence (`fit_new_vectors`)
-VALIDATION_WIDTHS = tuple(2.0**k for k in range(-6, 3))  # widths c (1/64 to 4) chosen on validation answers
+PRIOR_WIDTH_GRID = (1.0, 4.0, 16.0)  # prior widths c of N(mu, c S) chosen by each new model's evidence
+VALIDATION_PRIOR_WIDTH_GRID = tuple(2.0**k for k in range(-6, 3))  # prior widths (1/64 to 4) chosen on held-out answers
 # Fewer held-out answers than this (all new models together) choose no width: the evidence does, with a
 # warning. One answer ranks the nine widths by a single log loss, which picks an end of the range (1/64
 # or 4) whatever the model; ten is a floor, not a measured optimum (DECISIONS.md).
@@ -61,16 +62,16 @@ _BLOCK = 64  # rows of a block of a float32 Hessian's lower triangle (one matrix
 # The prior's variance along the known vectors' first principal component (general ability, the direction
 # that moves nearly every logit together) is widened this many times, so that a new model weaker or
 # stronger than every known one is not pulled towards their mean level; the other directions keep the
-# known models' spread. What it gained and cost, and the widths tried: DECISIONS.md.
-ABILITY_WIDTH = 10.0
+# known models' spread. What it gained and cost, and the factors tried: DECISIONS.md.
+ABILITY_WIDENING = 10.0
 
 
-def vector_prior(vectors: np.ndarray, kind: str = "full") -> tuple[np.ndarray, np.ndarray]:
+def vector_prior(vectors: np.ndarray, covariance: str = "full") -> tuple[np.ndarray, np.ndarray]:
     """Mean (d,) and covariance S (d, d) of the prior on a new model's vector, from known vectors (n, d).
 
-    "full": their Ledoit-Wolf covariance (the sample covariance shrunk towards a multiple of I: well
+    `covariance` "full": their Ledoit-Wolf covariance (the sample covariance shrunk towards a multiple of I: well
     conditioned with n << d), its first principal component (the general-ability direction) widened
-    `ABILITY_WIDTH` times; "isotropic": their mean per-coordinate variance times I.
+    `ABILITY_WIDENING` times; "isotropic": their mean per-coordinate variance times I.
     """
     from sklearn.covariance import ledoit_wolf
 
@@ -78,14 +79,14 @@ def vector_prior(vectors: np.ndarray, kind: str = "full") -> tuple[np.ndarray, n
     if vectors.ndim != 2 or len(vectors) < 2:
         raise ValueError(f"vectors has shape {vectors.shape}; expected (n_models >= 2, d).")
     mean = vectors.mean(axis=0)
-    if kind == "full":
+    if covariance == "full":
         cov, _ = ledoit_wolf(vectors)
         values, axes = np.linalg.eigh(cov)
-        cov = cov + (ABILITY_WIDTH - 1.0) * values[-1] * np.outer(axes[:, -1], axes[:, -1])
-    elif kind == "isotropic":
+        cov = cov + (ABILITY_WIDENING - 1.0) * values[-1] * np.outer(axes[:, -1], axes[:, -1])
+    elif covariance == "isotropic":
         cov = vectors.var(axis=0, ddof=1).mean() * np.eye(vectors.shape[1])
     else:
-        raise ValueError(f"prior={kind!r}; expected one of ('full', 'isotropic').")
+        raise ValueError(f"covariance={covariance!r}; expected 'full' or 'isotropic'.")
     return mean, cov
 
 
@@ -107,7 +108,7 @@ def fit_new_vectors(
     mask: np.ndarray,
     mean: np.ndarray,
     cov: np.ndarray,
-    widths: Sequence[float] = PRIOR_WIDTHS,
+    prior_widths: Sequence[float] = PRIOR_WIDTH_GRID,
     val_mask: np.ndarray | None = None,
     covariances: bool = False,
     device: str | None = None,
@@ -115,77 +116,84 @@ def fit_new_vectors(
     """New models' vectors (n_new, d) under the prior N(mean, c cov) from their answers under `mask`:
     the posterior `JEIRT.onboard` and `jeirt.tasks.evaluation.QuestionBank.posterior` share.
 
-    c is each model's own most evident of `widths` (select="each": a model's vector does not depend on
-    the others fitted with it), or, with `val_mask` (n_new, n_items: answers held out of the fit, on
-    questions the network did not train on), the one of `widths` whose fit predicts those answers with
-    the least log loss summed over the models (one c for all); under `MIN_VALIDATION_ANSWERS` of them,
-    the evidence's choice among `PRIOR_WIDTHS`, with a warning. Returned in model space: vectors,
-    covariances L Sigma_z L^T (with `covariances`), each model's width in `prior_variances`.
+    The prior width c is each model's own most evident of `prior_widths` (select="each": a model's
+    vector does not depend on the others fitted with it), or, with `val_mask` (n_new, n_items: answers
+    held out of the fit, on questions the network did not train on), the one of `prior_widths` whose fit
+    predicts those answers with the least log loss summed over the models (one c for all); under
+    `MIN_VALIDATION_ANSWERS` of them, the evidence's choice among `PRIOR_WIDTH_GRID`, with a warning.
+    Returned in model space: vectors, covariances L Sigma_z L^T (with `covariances`), each model's width
+    in `prior_widths`.
     """
     labels, mask = np.atleast_2d(labels), np.atleast_2d(np.asarray(mask, dtype=bool))
     if val_mask is not None and 0 < np.count_nonzero(val_mask) < MIN_VALIDATION_ANSWERS:
         warnings.warn(
             f"only {np.count_nonzero(val_mask)} validation answer(s), fewer than {MIN_VALIDATION_ANSWERS}: too "
-            f"few to choose the prior's width among {len(widths)}; each model's most evident of "
-            f"{PRIOR_WIDTHS} is used instead. Hold out more answers to choose it on them.",
+            f"few to choose the prior's width among {len(prior_widths)}; each model's most evident of "
+            f"{PRIOR_WIDTH_GRID} is used instead. Hold out more answers to choose it on them.",
             UserWarning,
             stacklevel=3,
         )
-        val_mask, widths = None, PRIOR_WIDTHS
+        val_mask, prior_widths = None, PRIOR_WIDTH_GRID
     features, offsets, factor = whitened(directions, norms, mean, cov)
-    d = features.shape[1]
+    z_mean = np.zeros(features.shape[1])  # the prior mean in whitened coordinates
     if val_mask is None:
         fit = fit_model_vectors(
             features,
             offsets,
             labels,
             mask,
-            np.zeros(d),
-            list(widths),
+            z_mean,
+            list(prior_widths),
             device=device,
             covariances=covariances,
             select="each",
         )
-        if fit.prior_variances is None:  # one width: every model's
-            fit.prior_variances = np.full(len(labels), fit.prior_variance)
+        if fit.prior_widths is None:  # one width: every model's
+            fit.prior_widths = np.full(len(labels), fit.prior_width)
     else:
-        val_mask = np.atleast_2d(np.asarray(val_mask, dtype=bool))
-        if val_mask.shape != labels.shape or (val_mask & mask).any() or np.isnan(labels[val_mask]).any():
-            raise ValueError(
-                f"val_mask (shape {val_mask.shape}) must mark answered questions outside mask, "
-                f"shaped like labels {labels.shape}."
-            )
-        if not val_mask.any():
-            raise ValueError("val_mask selects no answer; give the new models' answers held out of the fit.")
-        fit = fit_model_vectors(
-            features,
-            offsets,
-            labels,
-            mask,
-            np.zeros(d),
-            list(widths),
-            device=device,
-            covariances=False,
-            keep_widths=True,
-        )
-        y = labels[val_mask]
-        loss = {}
-        for c, z in fit.width_vectors.items():
-            p = np.clip(1 / (1 + np.exp(-(z @ features.T - offsets)[val_mask])), 1e-7, 1 - 1e-7)
-            loss[c] = float(-(y * np.log(p) + (1 - y) * np.log(1 - p)).sum())
-        best = min(loss, key=loss.get)
-        if covariances:
-            fit = fit_model_vectors(
-                features, offsets, labels, mask, np.zeros(d), [best], device=device, covariances=True
-            )
-        else:
-            fit.vectors, fit.prior_variance = fit.width_vectors[best].astype(np.float32), best
-        fit.prior_variances, fit.evidence = np.full(len(labels), best), {c: -v for c, v in loss.items()}
-    z = fit.vectors.astype(np.float64)
-    fit.vectors = (mean + z @ factor.T).astype(np.float32)
+        fit = _fit_on_validation(features, offsets, labels, mask, val_mask, prior_widths, covariances, device)
+    fit.vectors = (mean + fit.vectors.astype(np.float64) @ factor.T).astype(np.float32)
     if fit.covariances is not None:
         fit.covariances = factor @ fit.covariances @ factor.T
     fit.width_vectors = {}
+    return fit
+
+
+def _fit_on_validation(
+    features: np.ndarray,
+    offsets: np.ndarray,
+    labels: np.ndarray,
+    mask: np.ndarray,
+    val_mask: np.ndarray,
+    prior_widths: Sequence[float],
+    covariances: bool,
+    device: str | None,
+) -> OnboardResult:
+    """`fit_new_vectors` with validation answers, in whitened coordinates: every width solved, the one
+    whose vectors predict the answers under `val_mask` with the least summed log loss kept for all."""
+    val_mask = np.atleast_2d(np.asarray(val_mask, dtype=bool))
+    if val_mask.shape != labels.shape or (val_mask & mask).any() or np.isnan(labels[val_mask]).any():
+        raise ValueError(
+            f"val_mask (shape {val_mask.shape}) must mark answered questions outside mask, "
+            f"shaped like labels {labels.shape}."
+        )
+    if not val_mask.any():
+        raise ValueError("val_mask selects no answer; give the new models' answers held out of the fit.")
+    z_mean = np.zeros(features.shape[1])
+    fit = fit_model_vectors(
+        features, offsets, labels, mask, z_mean, list(prior_widths), device=device, covariances=False, keep_widths=True
+    )
+    y = labels[val_mask]
+    loss = {}
+    for width, z in fit.width_vectors.items():
+        p = np.clip(1 / (1 + np.exp(-(z @ features.T - offsets)[val_mask])), 1e-7, 1 - 1e-7)
+        loss[width] = float(-(y * np.log(p) + (1 - y) * np.log(1 - p)).sum())
+    best = min(loss, key=lambda width: loss[width])
+    if covariances:
+        fit = fit_model_vectors(features, offsets, labels, mask, z_mean, [best], device=device, covariances=True)
+    else:
+        fit.vectors, fit.prior_width = fit.width_vectors[best].astype(np.float32), best
+    fit.prior_widths, fit.evidence = np.full(len(labels), best), {width: -v for width, v in loss.items()}
     return fit
 
 
@@ -280,7 +288,7 @@ class _Chunk:
             # A^T A block row by block row up to the diagonal: the lower triangle, a little over half a
             # full product's work, in matrix products (faster here than BLAS syrk).
             root = ck.to(torch.float32).sqrt_()[:, None]
-            if self._scaled is None:
+            if self._scaled is None or self._lower is None:
                 self._scaled = torch.empty_like(self.u32)
                 self._lower = torch.empty(d, d, dtype=torch.float32, device=self.u.device)
             if cols is None:
@@ -399,9 +407,8 @@ def _solve_width(
     from the gradients seen since (a step costs two passes over the questions, a Hessian about thirty);
     a model whose step is not at most half its previous one gets an exact Hessian at its current vector
     instead (and its corrections are dropped). Even a Hessian over a few hundred answers costs several
-    Cholesky factors (2 n d^2 against d^3 / 3 flops), so every chunk takes these steps: plain Newton,
-    a fresh Hessian each step, needed 12 Hessians a model where these need 5 (metabench, d = 256, 300
-    models asked 300 questions each, three prior widths), for the same optimum. A model stops when its
+    Cholesky factors (2 n d^2 against d^3 / 3 flops), so every chunk takes these steps (against plain
+    Newton: DECISIONS.md). A model stops when its
     next step would move no coordinate by `tol` (that step is not taken), or when its last, damped,
     step moved none by that much; the models still moving carry on alone, so a chunk costs the steps
     each model needs, not the slowest one's for all. A model whose last Hessian was computed where it
@@ -460,11 +467,24 @@ def _solve_width(
     ):
         if state is not out:  # (the same tensor while no model has finished, or moved)
             out[at] = state
-    stale = torch.nonzero(~exact_out).flatten()
+    _refresh_stale(chunk, z, data_hess, factor_out, exact_out, eye)
+    return objective_out, factor_out, steps
+
+
+def _refresh_stale(
+    chunk: _Chunk,
+    z: torch.Tensor,
+    data_hess: torch.Tensor,
+    factor: torch.Tensor,
+    exact: torch.Tensor,
+    eye: torch.Tensor,
+) -> None:
+    """The exact data Hessians, and the Cholesky factors of data Hessian + `eye`, of the models whose
+    last Hessian was not computed where they stopped (`exact` False), written in place."""
+    stale = torch.nonzero(~exact).flatten()
     if len(stale):
         data_hess[stale] = chunk.hessian_from_logits(z[stale], stale)
-        factor_out[stale] = torch.linalg.cholesky(data_hess[stale] + eye)
-    return objective_out, factor_out, steps
+        factor[stale] = torch.linalg.cholesky(data_hess[stale] + eye)
 
 
 def fit_model_vectors(
@@ -473,7 +493,7 @@ def fit_model_vectors(
     labels: np.ndarray,
     mask: np.ndarray,
     prior_mean: np.ndarray,
-    prior_variance: float | Sequence[float],
+    prior_widths: float | Sequence[float],
     max_iter: int = 50,
     tol: float = 1e-6,
     chunk: int = 64,
@@ -484,36 +504,36 @@ def fit_model_vectors(
 ) -> OnboardResult:
     """MAP vectors for each row of `labels` (n_new, n_items) from the entries under `mask`.
 
-    directions: (n_items, d) unit question directions; norms: (n_items,). `prior_variance` is one
+    directions: (n_items, d) unit question directions; norms: (n_items,). `prior_widths` is one
     width, or several: then each is solved (narrowest first, warm-started) and the one with the largest
     evidence summed over the new models is kept (empirical Bayes; select="each": each model's own
-    largest, as if fitted alone, in `prior_variances`); only its fit is returned (with `keep_widths`,
+    largest, as if fitted alone, in `prior_widths`); only its fit is returned (with `keep_widths`,
     every width's vectors too, in `width_vectors`), and the covariances (float64) only when
     `covariances`. Rows are solved `chunk` models at a time.
     """
-    labels, mask, variances = _check_fit_inputs(directions, labels, mask, prior_variance, select, max_iter, chunk)
+    labels, mask, widths = _check_fit_inputs(directions, labels, mask, prior_widths, select, max_iter, chunk)
     questions = _Questions(directions, norms, labels, mask, device)
-    each = select == "each" and len(variances) > 1
-    sweep = _sweep_widths(questions, prior_mean, variances, max_iter, tol, chunk, covariances, each)
+    each = select == "each" and len(widths) > 1
+    sweep = _sweep_widths(questions, prior_mean, widths, max_iter, tol, chunk, covariances, each)
     totals = sweep.evidence.sum(axis=1)
-    summed = {float(s): float(t) for s, t in zip(variances, totals)}
-    kept = {float(s): sweep.vectors[j] for j, s in enumerate(variances)} if keep_widths else {}
+    summed = {float(s): float(t) for s, t in zip(widths, totals)}
+    kept = {float(s): sweep.vectors[j] for j, s in enumerate(widths)} if keep_widths else {}
     if each:  # each model's own width, its covariance kept as the widths went
         own, at = np.argmax(sweep.evidence, axis=0), np.arange(len(labels))
         vectors, evidence = sweep.vectors[own, at], sweep.evidence[own, at]
         return OnboardResult(
-            vectors.astype(np.float32), sweep.covariances, sweep.iters, evidence, np.nan, summed, variances[own], kept
+            vectors.astype(np.float32), sweep.covariances, sweep.iters, evidence, np.nan, summed, widths[own], kept
         )
     best = int(np.argmax(totals))  # the first of equal ones, in the order given
     cov = sweep.covariances
     if covariances and cov is None:  # recompute at the chosen width only: memory does not grow with the widths
-        cov = _covariances_at(questions, sweep.vectors[best], float(variances[best]), chunk)
+        cov = _covariances_at(questions, sweep.vectors[best], float(widths[best]), chunk)
     return OnboardResult(
         sweep.vectors[best].astype(np.float32),
         cov,
         sweep.iters,
         sweep.evidence[best],
-        float(variances[best]),
+        float(widths[best]),
         summed,
         None,
         kept,
@@ -524,7 +544,7 @@ def _check_fit_inputs(
     directions: np.ndarray,
     labels: np.ndarray,
     mask: np.ndarray,
-    prior_variance: float | Sequence[float],
+    prior_widths: float | Sequence[float],
     select: str,
     max_iter: int,
     chunk: int,
@@ -540,16 +560,16 @@ def _check_fit_inputs(
             f"labels {labels.shape} and mask {mask.shape} must both be (n_new, n_items) with "
             f"n_items = {len(directions)}."
         )
-    variances = np.atleast_1d(np.asarray(prior_variance, dtype=np.float64))
-    if variances.ndim != 1 or not len(variances) or not (variances > 0).all():  # also refuses NaN
-        raise ValueError(f"prior_variance={prior_variance}; expected a positive number or a list of them.")
-    if not np.isfinite(variances).all():
-        raise ValueError(f"prior_variance={prior_variance}; expected finite widths.")
+    widths = np.atleast_1d(np.asarray(prior_widths, dtype=np.float64))
+    if widths.ndim != 1 or not len(widths) or not (widths > 0).all():  # also refuses NaN
+        raise ValueError(f"prior_widths={prior_widths}; expected a positive number or a list of them.")
+    if not np.isfinite(widths).all():
+        raise ValueError(f"prior_widths={prior_widths}; expected finite widths.")
     if np.isnan(labels[mask]).any():
         raise ValueError("the mask selects unobserved (NaN) labels; remove them from the mask.")
     if max_iter < 1 or chunk < 1:
         raise ValueError(f"max_iter={max_iter}, chunk={chunk}; expected positive integers.")
-    return labels, mask, variances
+    return labels, mask, widths
 
 
 class _Questions:
@@ -597,7 +617,7 @@ class _Sweep:
 def _sweep_widths(
     questions: _Questions,
     prior_mean: np.ndarray,
-    variances: np.ndarray,
+    widths: np.ndarray,
     max_iter: int,
     tol: float,
     chunk: int,
@@ -610,11 +630,11 @@ def _sweep_widths(
     whose Cholesky factor the solve returns); else none (the caller recomputes them at one width)."""
     mu = questions.tensor(prior_mean)
     n_new, d = len(questions.labels), questions.u.shape[1]
-    order = np.argsort(variances, kind="stable")  # narrowest first: each warm-starts the next
-    vectors = np.empty((len(variances), n_new, d))  # small; the d x d matrices are never kept per width
-    evidence = np.empty((len(variances), n_new))
-    single_cov = [] if covariances and len(variances) == 1 else None
-    own_cov = [] if covariances and each else None
+    order = np.argsort(widths, kind="stable")  # narrowest first: each warm-starts the next
+    vectors = np.empty((len(widths), n_new, d))  # small; the d x d matrices are never kept per width
+    evidence = np.empty((len(widths), n_new))
+    single_cov: list[np.ndarray] | None = [] if covariances and len(widths) == 1 else None
+    own_cov: list[np.ndarray] | None = [] if covariances and each else None
     iters = 0
     for start in range(0, n_new, chunk):
         rows = slice(start, start + chunk)
@@ -625,9 +645,9 @@ def _sweep_widths(
         data_hess = part.hessian_at_prior_mean(z_mean[0])
         v, z = mu.expand(len(data_hess), d).clone(), z_mean.expand(len(data_hess), -1).clone()
         data_grad = part.data_gradient(z)
-        steps, best_factor, best = 0, None, None
+        steps, own = 0, _OwnBest()
         for j in order:
-            precision = 1.0 / variances[j]
+            precision = 1.0 / widths[j]
             objective, factor, n = _solve_width(part, v, z, data_grad, data_hess, mu, precision, max_iter, tol)
             steps += n
             # H is positive definite: its log determinant from its Cholesky factor (half an LU's work).
@@ -638,24 +658,41 @@ def _sweep_widths(
             if single_cov is not None:
                 single_cov.append(torch.cholesky_inverse(factor).cpu().numpy())
             if own_cov is not None:
-                if best_factor is None:
-                    best_factor, best = factor.clone(), np.full(len(factor), j)
-                else:  # the width np.argmax picks: the largest evidence, the first of equal ones
-                    new, old = evidence[j, rows], evidence[best, np.arange(start, start + len(best))]
-                    better = (new > old) | ((new == old) & (j < best))
-                    best[better] = j
-                    best_factor[torch.as_tensor(better)] = factor[torch.as_tensor(better)]
+                own.update(int(j), evidence[j, rows], factor)
         if own_cov is not None:
-            own_cov.append(torch.cholesky_inverse(best_factor).cpu().numpy())
+            own_cov.append(own.covariances())
         iters = max(iters, steps)
     kept = single_cov if single_cov is not None else own_cov
     return _Sweep(vectors, evidence, iters, None if kept is None else np.concatenate(kept))
 
 
-def _covariances_at(questions: _Questions, vectors: np.ndarray, variance: float, chunk: int) -> np.ndarray:
-    """Laplace covariances (n_new, d, d) at `vectors` under the prior width `variance`: the inverse
+class _OwnBest:
+    """Each model's best width so far in a chunk, the one `np.argmax` over the widths picks (the largest
+    evidence, the first of equal ones), with its Hessian's Cholesky factor."""
+
+    def __init__(self) -> None:
+        self.width = np.empty(0, dtype=np.int64)  # (m,) index of the width
+        self.evidence = np.empty(0)  # (m,) its log evidence
+        self.factor: torch.Tensor | None = None  # (m, d, d)
+
+    def update(self, j: int, evidence: np.ndarray, factor: torch.Tensor) -> None:
+        if self.factor is None:
+            self.width, self.evidence, self.factor = np.full(len(factor), j), evidence.copy(), factor.clone()
+            return
+        better = (evidence > self.evidence) | ((evidence == self.evidence) & (j < self.width))
+        self.width[better], self.evidence[better] = j, evidence[better]
+        self.factor[torch.as_tensor(better)] = factor[torch.as_tensor(better)]
+
+    def covariances(self) -> np.ndarray:
+        """The inverses of the kept Hessians (m, d, d)."""
+        assert self.factor is not None, "no width solved yet"
+        return torch.cholesky_inverse(self.factor).cpu().numpy()
+
+
+def _covariances_at(questions: _Questions, vectors: np.ndarray, width: float, chunk: int) -> np.ndarray:
+    """Laplace covariances (n_new, d, d) at `vectors` under the prior width `width`: the inverse
     Hessian, `chunk` models at a time."""
-    precision = 1.0 / variance
+    precision = 1.0 / width
     d = vectors.shape[1]
     parts = []
     for start in range(0, len(vectors), chunk):

@@ -272,58 +272,83 @@ def fit_corrections(
     # The span of the known vectors: w_q = B a_q with B (d, r) orthonormal, so w_q . v_m = a_q . (B^T v_m).
     _, sing, vt = np.linalg.svd(V, full_matrices=False)
     basis = vt[sing > sing[0] * 1e-8][:rank].T  # (d, r)
-    coords = V @ basis  # (n_models, r)
     rms = float(np.sqrt((V**2).sum(axis=1).mean())) or 1.0
-    t = lambda a: torch.as_tensor(np.ascontiguousarray(a), dtype=torch.float64)
-    # Question-major (n_seen, n_models), as `_solve` takes them: the text-only logits, answers and mask.
-    base = t(directions[seen] @ V.T - norms[seen][:, None])
-    y, w = t(np.where(mask, labels, 0.0)[:, seen].T), t(mask[:, seen].T)
     offsets = OFFSET_SCALES if offset_scale == "auto" else (float(offset_scale),)
     shifts = SHIFT_SCALES if shift_scale == "auto" else (float(shift_scale),)
-    fits = {}
     bar = tqdm(total=len(offsets) + len(shifts), desc="question corrections", disable=not progress)
-
-    def warm_start(t_delta: float, t_w: float) -> torch.Tensor | None:
-        """The last fit's optimum in this prior's coordinates (the same logits: a parameter is theta
-        times its prior sd), so that each width after the first needs a few Newton steps."""
-        if not fits:
-            return None
-        (last_delta, last_w), (last_theta, _) = next(reversed(fits.items()))
-        start = np.zeros((len(seen), (coords.shape[1] if t_w > 0 else 0) + 1))
-        if t_delta > 0:
-            start[:, -1] = last_theta[:, -1] * last_delta / t_delta
-        if t_w > 0 and last_w > 0:
-            start[:, :-1] = last_theta[:, :-1] * last_w / t_w
-        return t(start)
-
-    def solve(t_delta: float, t_w: float) -> None:
-        # Rescaled so that the prior is N(0, I): theta = (a / t_w, delta / t_delta).
-        if (t_delta, t_w) not in fits:
-            cols = ([coords * (t_w / rms)] if t_w > 0 else []) + [np.full((len(V), 1), -t_delta)]
-            theta, ev = _solve(base, t(np.hstack(cols)), y, w, max_iter, tol, chunk, warm_start(t_delta, t_w))
-            fits[(t_delta, t_w)] = (theta.numpy(), float(ev.sum()))
-        bar.update()
-
+    solver = _CorrectionFits(directions[seen], norms[seen], V, V @ basis, rms, labels[:, seen], mask[:, seen])
     for t_delta in offsets:  # the offset's width first, with the narrowest shift (none by default)
-        solve(t_delta, min(shifts))
+        solver.solve(t_delta, min(shifts), max_iter, tol, chunk)
+        bar.update()
+    fits = solver.fits
     t_delta = max(offsets, key=lambda o: fits[(o, min(shifts))][1])
     for t_w in shifts:
-        solve(t_delta, t_w)
+        solver.solve(t_delta, t_w, max_iter, tol, chunk)
+        bar.update()
     bar.close()
     best = max(fits, key=lambda key: fits[key][1])
     theta, _ = fits[best]
     t_delta, t_w = best
-    shifts = np.zeros((len(seen), d))
+    shift = np.zeros((len(seen), d))
     if t_w > 0:
-        shifts = (theta[:, :-1] * (t_w / rms)) @ basis.T
+        shift = (theta[:, :-1] * (t_w / rms)) @ basis.T
     return QuestionCorrections(
         np.asarray(item_ids, dtype=str)[seen],
-        shifts,
+        shift,
         theta[:, -1] * t_delta,
         t_delta,
         t_w / rms,
         {f"{a:g},{b:g}": ev for (a, b), (_, ev) in fits.items()},
     )
+
+
+def _tensor(a: np.ndarray) -> torch.Tensor:
+    return torch.as_tensor(np.ascontiguousarray(a), dtype=torch.float64)
+
+
+class _CorrectionFits:
+    """`fit_corrections`' fits, one per pair of prior sds (t_delta, t_w): the seen questions' text-only
+    logits, answers and mask, question-major (n_seen, n_models) as `_solve` takes them, and each fit's
+    theta and summed log evidence in `fits`, in the order solved."""
+
+    def __init__(
+        self,
+        directions: np.ndarray,
+        norms: np.ndarray,
+        V: np.ndarray,
+        coords: np.ndarray,
+        rms: float,
+        labels: np.ndarray,
+        mask: np.ndarray,
+    ):
+        self.base = _tensor(directions @ V.T - norms[:, None])  # (n_seen, n_models)
+        self.y, self.w = _tensor(np.where(mask, labels, 0.0).T), _tensor(mask.T)
+        self.coords, self.rms = coords, rms  # (n_models, r) the known vectors in the shift's basis
+        self.fits: dict[tuple[float, float], tuple[np.ndarray, float]] = {}
+
+    def solve(self, t_delta: float, t_w: float, max_iter: int, tol: float, chunk: int) -> None:
+        """The fit under prior sds (t_delta, t_w), unless done: rescaled so that the prior is N(0, I),
+        theta = (a / t_w, delta / t_delta)."""
+        if (t_delta, t_w) in self.fits:
+            return
+        n_models = len(self.coords)
+        cols = ([self.coords * (t_w / self.rms)] if t_w > 0 else []) + [np.full((n_models, 1), -t_delta)]
+        start = self.warm_start(t_delta, t_w)
+        theta, ev = _solve(self.base, _tensor(np.hstack(cols)), self.y, self.w, max_iter, tol, chunk, start)
+        self.fits[(t_delta, t_w)] = (theta.numpy(), float(ev.sum()))
+
+    def warm_start(self, t_delta: float, t_w: float) -> torch.Tensor | None:
+        """The last fit's optimum in this prior's coordinates (the same logits: a parameter is theta
+        times its prior sd), so that each width after the first needs a few Newton steps."""
+        if not self.fits:
+            return None
+        (last_delta, last_w), (last_theta, _) = next(reversed(self.fits.items()))
+        start = np.zeros((len(self.base), (self.coords.shape[1] if t_w > 0 else 0) + 1))
+        if t_delta > 0:
+            start[:, -1] = last_theta[:, -1] * last_delta / t_delta
+        if t_w > 0 and last_w > 0:
+            start[:, :-1] = last_theta[:, :-1] * last_w / t_w
+        return _tensor(start)
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -400,8 +425,7 @@ def _refine_embeddings(
     as the question's embedding and x_m (0 for rho) as the models' (`jeirt.model.jeirt_logits`). With
     r <= the number of known models, every question is solved by batched damped Newton steps (analytic
     gradient and Hessian, step halving per question), all questions at once: the optimum that L-BFGS on
-    all n_q x d coordinates approaches (and, on mmlu_pro at d = 256 with 10 known models, had not
-    reached after 200 iterations), reached to `tol` in a few dozen steps.
+    all n_q x d coordinates approaches, reached to `tol` in a few dozen steps.
     """
     known = w.sum(dim=0) > 0  # (n_m,) models with at least one known answer
     if not bool(known.any()):
@@ -416,7 +440,6 @@ def _refine_embeddings(
     rho0 = c0.norm(dim=1)
     t0 = torch.cat([a0, rho0[:, None]], dim=1) if off else a0  # (n_q, p), p = r + 1 (or r)
     X = torch.cat([V @ B, torch.zeros(len(V), int(off), dtype=V.dtype)], dim=1)  # (n_m, p): x_m, 0 for rho
-    eye = torch.eye(t0.shape[1], dtype=E0.dtype)
 
     def objective(t: torch.Tensor, rows: torch.Tensor) -> torch.Tensor:  # negative log posterior of `rows`
         z = jeirt_logits(t, X)  # (n, n_m): Eq. (3) in the reduced coordinates
@@ -426,36 +449,9 @@ def _refine_embeddings(
     t = t0.clone()
     active = torch.arange(len(t))  # questions whose last step was not below tol
     for _ in range(max_iter):
-        ta, ya, wa = t[active], y[active], w[active]
-        s = ta.norm(dim=1, keepdim=True)  # (n, 1)
-        u = ta / s
-        z = jeirt_logits(ta, X)  # (n, n_m): z_m = x_m . u - s
-        xu = z + s  # x_m . u
-        p = torch.sigmoid(z)
-        q = (X[None, :, :] - xu[:, :, None] * u[:, None, :]) / s[:, :, None]  # (n, n_m, p): P_u x_m / s
-        dz = q - u[:, None, :]  # gradient of the logit z_m in t
-        alpha = wa * (p - ya)  # (n, n_m): weight of each z_m's own Hessian
-        grad = (alpha[:, :, None] * dz).sum(dim=1) + precision * (ta - t0[active])
-        # Hessian of z_m: -(u q^T + q u^T) / s - (x_m . u) P_u / s^2 - P_u / s, with q = P_u x_m / s
-        Q = (alpha[:, :, None] * q).sum(dim=1)  # (n, p)
-        beta = (alpha * xu).sum(dim=1)[:, None, None] / s[:, :, None] ** 2
-        gamma = alpha.sum(dim=1)[:, None, None] / s[:, :, None]
-        proj = eye - u[:, :, None] * u[:, None, :]
-        hess = (
-            (dz * (wa * p * (1 - p))[:, :, None]).transpose(1, 2) @ dz
-            + precision * eye
-            - (u[:, :, None] * Q[:, None, :] + Q[:, :, None] * u[:, None, :]) / s[:, :, None]
-            - (beta + gamma) * proj
-        )
-        # Newton steps; where the Hessian is not positive definite (not convex there), the step on its
-        # absolute eigenvalues, a descent direction.
-        factor, info = torch.linalg.cholesky_ex(hess)
-        step = torch.cholesky_solve(grad[:, :, None], factor)[:, :, 0]
-        bent = torch.nonzero(info).flatten()
-        if len(bent):
-            evals, evecs = torch.linalg.eigh(hess[bent])
-            evals = evals.abs().clamp(min=1e-3 * precision)
-            step[bent] = (evecs @ ((evecs.transpose(1, 2) @ grad[bent, :, None]) / evals[:, :, None]))[:, :, 0]
+        ta = t[active]
+        grad, hess = _posterior_derivatives(ta, X, y[active], w[active], t0[active], precision)
+        step = _descent_step(grad, hess, precision)
         before, scale = objective(ta, active), torch.ones(len(ta), 1, dtype=t.dtype)
         pending = torch.arange(len(ta))
         for _ in range(30):  # halve the step of any question whose posterior got worse
@@ -472,3 +468,45 @@ def _refine_embeddings(
         if not len(active):
             break
     return t[:, :r] @ B.T + (t[:, r] / rho0)[:, None] * c0 if off else t @ B.T
+
+
+def _posterior_derivatives(
+    ta: torch.Tensor, X: torch.Tensor, ya: torch.Tensor, wa: torch.Tensor, t0a: torch.Tensor, precision: float
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Gradient (n, p) and Hessian (n, p, p) of `_refine_embeddings`' negative log posterior at the
+    questions' coordinates `ta`, analytic: Eq. (3) with t as the question's embedding, x_m as the models'."""
+    eye = torch.eye(ta.shape[1], dtype=ta.dtype)
+    s = ta.norm(dim=1, keepdim=True)  # (n, 1)
+    u = ta / s
+    z = jeirt_logits(ta, X)  # (n, n_m): z_m = x_m . u - s
+    xu = z + s  # x_m . u
+    p = torch.sigmoid(z)
+    q = (X[None, :, :] - xu[:, :, None] * u[:, None, :]) / s[:, :, None]  # (n, n_m, p): P_u x_m / s
+    dz = q - u[:, None, :]  # gradient of the logit z_m in t
+    alpha = wa * (p - ya)  # (n, n_m): weight of each z_m's own Hessian
+    grad = (alpha[:, :, None] * dz).sum(dim=1) + precision * (ta - t0a)
+    # Hessian of z_m: -(u q^T + q u^T) / s - (x_m . u) P_u / s^2 - P_u / s, with q = P_u x_m / s
+    Q = (alpha[:, :, None] * q).sum(dim=1)  # (n, p)
+    beta = (alpha * xu).sum(dim=1)[:, None, None] / s[:, :, None] ** 2
+    gamma = alpha.sum(dim=1)[:, None, None] / s[:, :, None]
+    proj = eye - u[:, :, None] * u[:, None, :]
+    hess = (
+        (dz * (wa * p * (1 - p))[:, :, None]).transpose(1, 2) @ dz
+        + precision * eye
+        - (u[:, :, None] * Q[:, None, :] + Q[:, :, None] * u[:, None, :]) / s[:, :, None]
+        - (beta + gamma) * proj
+    )
+    return grad, hess
+
+
+def _descent_step(grad: torch.Tensor, hess: torch.Tensor, precision: float) -> torch.Tensor:
+    """Newton steps (n, p); where the Hessian is not positive definite (not convex there), the step on
+    its absolute eigenvalues, a descent direction."""
+    factor, info = torch.linalg.cholesky_ex(hess)
+    step = torch.cholesky_solve(grad[:, :, None], factor)[:, :, 0]
+    bent = torch.nonzero(info).flatten()
+    if len(bent):
+        evals, evecs = torch.linalg.eigh(hess[bent])
+        evals = evals.abs().clamp(min=1e-3 * precision)
+        step[bent] = (evecs @ ((evecs.transpose(1, 2) @ grad[bent, :, None]) / evals[:, :, None]))[:, :, 0]
+    return step

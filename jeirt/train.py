@@ -193,21 +193,7 @@ def train(
     `progress` shows a bar over epochs.
     """
     cfg = config or TrainConfig()
-    if not train_mask.any():
-        raise ValueError("the training mask selects no labels; check the split.")
-    if not val_mask.any():
-        raise ValueError("the validation mask selects no labels; early stopping needs some.")
-    if not np.isfinite(features).all():
-        raise ValueError("features contain NaN or infinite values; check the encoder output.")
-    for part, mask in (("train", train_mask), ("val", val_mask)):
-        used = np.asarray(labels)[np.asarray(mask, dtype=bool)]
-        bad = ~np.isfinite(used) | (used < 0) | (used > 1)  # NaN compares False: caught by isfinite
-        if bad.any():
-            raise ValueError(
-                f"labels under the {part} mask must be numbers in [0, 1] (0/1, or soft: a share "
-                f"correct); found {int(bad.sum())} others, e.g. {used[bad][:3].tolist()}. Leave "
-                "pairs that were not graded out of the mask (Split.restrict_to(ds.observed))."
-            )
+    _check_training_inputs(features, labels, train_mask, val_mask)
     device = torch.device(device) if device else settings.default_device()
     net.to(device)
     x = torch.from_numpy(np.asarray(features, dtype=np.float32)).to(device)  # (n_items, in_dim)
@@ -228,17 +214,8 @@ def train(
     start = time.perf_counter()
     bar = tqdm(range(cfg.max_epochs), desc="epochs", disable=not progress, leave=False)
     for epoch in bar:
-        net.train()
         order = train_rows[torch.randperm(len(train_rows), generator=generator).to(device)]
-        epoch_loss = 0.0
-        for s in range(0, len(order), batch):
-            idx = order[s : s + batch]
-            loss = masked_bce(net(x[idx]), y[idx], m_train[idx])
-            optimizer.zero_grad(set_to_none=True)
-            loss.backward()
-            optimizer.step()
-            history.steps += 1
-            epoch_loss += float(loss.detach()) * float(m_train[idx].sum())
+        epoch_loss = _epoch(net, optimizer, order, batch, x, y, m_train, history)
         scheduler.step()
         history.train_loss.append(epoch_loss / n_labels)
         history.val_loss.append(evaluate_loss(net, x, y, m_val))
@@ -261,3 +238,50 @@ def train(
     history.seconds = time.perf_counter() - start
     history.rows_per_second = n_labels * len(history.train_loss) / history.seconds
     return history
+
+
+def _check_training_inputs(
+    features: np.ndarray, labels: np.ndarray, train_mask: np.ndarray, val_mask: np.ndarray
+) -> None:
+    """`train`'s inputs refused with what to do: empty masks, features that are not finite, labels
+    under a mask outside [0, 1]."""
+    if not train_mask.any():
+        raise ValueError("the training mask selects no labels; check the split.")
+    if not val_mask.any():
+        raise ValueError("the validation mask selects no labels; early stopping needs some.")
+    if not np.isfinite(features).all():
+        raise ValueError("features contain NaN or infinite values; check the encoder output.")
+    for part, mask in (("train", train_mask), ("val", val_mask)):
+        used = np.asarray(labels)[np.asarray(mask, dtype=bool)]
+        bad = ~np.isfinite(used) | (used < 0) | (used > 1)  # NaN compares False: caught by isfinite
+        if bad.any():
+            raise ValueError(
+                f"labels under the {part} mask must be numbers in [0, 1] (0/1, or soft: a share "
+                f"correct); found {int(bad.sum())} others, e.g. {used[bad][:3].tolist()}. Leave "
+                "pairs that were not graded out of the mask (Split.restrict_to(ds.observed))."
+            )
+
+
+def _epoch(
+    net: nn.Module,
+    optimizer: torch.optim.Optimizer,
+    order: torch.Tensor,
+    batch: int,
+    x: torch.Tensor,
+    y: torch.Tensor,
+    mask: torch.Tensor,
+    history: TrainHistory,
+) -> float:
+    """One pass over the training questions in `order`, `batch` questions a step; the summed loss of
+    the labels under `mask` (each step's mean loss times its labels)."""
+    net.train()
+    epoch_loss = 0.0
+    for s in range(0, len(order), batch):
+        idx = order[s : s + batch]
+        loss = masked_bce(net(x[idx]), y[idx], mask[idx])
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        optimizer.step()
+        history.steps += 1
+        epoch_loss += float(loss.detach()) * float(mask[idx].sum())
+    return epoch_loss

@@ -348,12 +348,12 @@ def test_onboard_and_estimate_fit_one_posterior(corrected, workdir, capsys, mmlu
 
 
 def test_onboard_validation_answers_choose_the_width_and_are_not_fitted(corrected, workdir, capsys, mmlu_pro):
-    """`jeirt onboard --validation`: the width is the one of `VALIDATION_WIDTHS` that predicts the held-out
+    """`jeirt onboard --validation`: the width is the one of `VALIDATION_PRIOR_WIDTH_GRID` that predicts the held-out
     answers best (`JEIRT.onboard(val_mask=...)`), the vector is fitted on --results alone; an answer in both
     files, or a validation model without results, is refused naming the file."""
     from jeirt.data import from_long
     from jeirt.estimator import JEIRT
-    from jeirt.onboard import VALIDATION_WIDTHS
+    from jeirt.onboard import VALIDATION_PRIOR_WIDTH_GRID
 
     rows = mmlu_pro.to_long().query("model == 'gpt-4o(2024-05-13)'").assign(model="newcomer")
     fit, held = rows.iloc[:400], rows.iloc[400:800]
@@ -367,7 +367,7 @@ def test_onboard_validation_answers_choose_the_width_and_are_not_fitted(correcte
     )
     assert code == 0, err
     summary = json.loads(summary_file.read_text())
-    assert summary["prior_scale"] in VALIDATION_WIDTHS and summary["validation_labels"] == len(held)
+    assert summary["prior_width"] in VALIDATION_PRIOR_WIDTH_GRID and summary["validation_labels"] == len(held)
     assert summary["labels"] == len(fit)
     onboarded = JEIRT.load(out)
     # The same as the API with the same split of the answers.
@@ -377,7 +377,7 @@ def test_onboard_validation_answers_choose_the_width_and_are_not_fitted(correcte
     val_mask = np.zeros(ds.labels.shape, dtype=bool)
     val_mask[0, ds._item_index(held["item_id"])] = True
     model.onboard(ds, mask=ds.observed & ~val_mask, val_mask=val_mask)
-    assert model.onboard_prior_scale_ in VALIDATION_WIDTHS
+    assert model.onboard_prior_width_ in VALIDATION_PRIOR_WIDTH_GRID
     got = onboarded.model_vectors_[onboarded.model_index(["newcomer"])]
     want = model.model_vectors_[model.model_index(["newcomer"])]
     assert np.linalg.norm(got - want) < 1e-5 * np.linalg.norm(want)
@@ -433,6 +433,17 @@ def test_help_and_usage_errors_import_no_torch():
     assert done.stdout.strip() == "[]", done.stdout + done.stderr
     done = subprocess.run([sys.executable, "-m", "jeirt", "estimate", "--bad-option"], capture_output=True, text=True)
     assert done.returncode == 2 and "usage: jeirt estimate" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_a_renamed_option_is_refused_with_its_new_name(capsys):
+    """`--prior` became `--prior-covariance`: the old spelling is a usage error naming the new one, not
+    an abbreviation argparse would quietly accept."""
+    for verb in ("estimate", "suggest"):
+        code = main([verb, "--model", "m.pt", "--dataset", "mmlu_pro", "--prior", "isotropic"])
+        err = capsys.readouterr().err
+        assert code == 2 and "--prior was renamed --prior-covariance" in err, err
+    args = build_parser().parse_args(["estimate", "--model", "m.pt", "--dataset", "d", "--results", "r.csv"])
+    assert args.prior_covariance == "full" and not any(key.startswith("_renamed") for key in vars(args))
 
 
 def test_every_option_has_help_text():

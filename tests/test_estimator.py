@@ -138,9 +138,9 @@ def test_fit_refuses_a_split_from_another_dataset(fitted):
 
 
 def test_onboard_width_by_validation_answers_is_the_one_that_predicts_them_best(fitted):
-    """val_mask: the width of `VALIDATION_WIDTHS` whose fit (from mask alone) has the least log loss on the
+    """val_mask: the width of `VALIDATION_PRIOR_WIDTH_GRID` whose fit (from mask alone) has the least log loss on the
     held-out answers, one for all new models; overlapping or empty validation answers are refused."""
-    from jeirt.onboard import VALIDATION_WIDTHS
+    from jeirt.onboard import VALIDATION_PRIOR_WIDTH_GRID
 
     ds, model = fitted
     new = ds.subset(models=list(ds.models[:4]))
@@ -148,17 +148,18 @@ def test_onboard_width_by_validation_answers_is_the_one_that_predicts_them_best(
     rng = np.random.default_rng(0)
     held = new.observed & (rng.random(new.labels.shape) < 0.3)
     model.onboard(new, new.observed & ~held, val_mask=held)
-    assert set(model.onboard_evidence_) == set(VALIDATION_WIDTHS)
-    chosen = model.onboard_prior_scale_
+    assert set(model.onboard_evidence_) == set(VALIDATION_PRIOR_WIDTH_GRID)
+    chosen = model.onboard_prior_width_
     assert chosen == max(model.onboard_evidence_, key=model.onboard_evidence_.get)
-    assert set(model.onboard_prior_scales_.values()) == {chosen}
+    assert set(model.onboard_prior_widths_.values()) == {chosen}
     scored = dict(model.onboard_evidence_)  # minus each width's validation log loss
     fixed = {}
-    for c in (chosen, VALIDATION_WIDTHS[0], VALIDATION_WIDTHS[-1]):  # the same fit at that width alone
-        model.onboard(new, new.observed & ~held, replace=True, prior_scale=c)
+    grid = VALIDATION_PRIOR_WIDTH_GRID
+    for width in (chosen, grid[0], grid[-1]):  # the same fit at that width alone
+        model.onboard(new, new.observed & ~held, replace=True, prior_width=width)
         p = np.clip(model.predict_proba(new)[held], 1e-7, 1 - 1e-7)
         y = new.labels[held]
-        fixed[c] = -(y * np.log(p) + (1 - y) * np.log(1 - p)).sum()
+        fixed[width] = -(y * np.log(p) + (1 - y) * np.log(1 - p)).sum()
     assert fixed[chosen] <= min(fixed.values()) + 1e-6 * abs(fixed[chosen])
     assert abs(-fixed[chosen] - scored[chosen]) < 1e-3 * abs(fixed[chosen])
     with pytest.raises(ValueError, match="val_mask selects no answer"):

@@ -15,11 +15,11 @@ import pandas as pd
 import pytest
 
 from jeirt import cli
+from jeirt.experiments import new_models
 from jeirt.model import sigmoid
 from jeirt.onboard import vector_prior
 from jeirt.simulate import simulate
 from jeirt.tasks import evaluation as ev
-from jeirt.tasks import new_models
 
 N_TRAINED = 60  # simulated models whose vectors form the prior; the rest are "new"
 
@@ -53,17 +53,19 @@ def test_vector_prior_kinds_and_errors():
     mean, cov = vector_prior(vectors, "full")
     assert mean.shape == (20,) and cov.shape == (20, 20)
     assert np.linalg.eigvalsh(cov).min() > 0  # shrinkage keeps it invertible with n << d
-    # The Ledoit-Wolf covariance with its first principal component, and only it, widened ABILITY_WIDTH times.
+    # The Ledoit-Wolf covariance with its first principal component, and only it, widened ABILITY_WIDENING times.
     from sklearn.covariance import ledoit_wolf
 
-    from jeirt.onboard import ABILITY_WIDTH
+    from jeirt.onboard import ABILITY_WIDENING
 
     base, _ = ledoit_wolf(vectors)
     values, axes = np.linalg.eigh(base)
-    np.testing.assert_allclose(axes.T @ cov @ axes, np.diag(np.r_[values[:-1], ABILITY_WIDTH * values[-1]]), atol=1e-10)
+    np.testing.assert_allclose(
+        axes.T @ cov @ axes, np.diag(np.r_[values[:-1], ABILITY_WIDENING * values[-1]]), atol=1e-10
+    )
     _, iso = vector_prior(vectors, "isotropic")
     np.testing.assert_allclose(iso, vectors.var(axis=0, ddof=1).mean() * np.eye(20))
-    with pytest.raises(ValueError, match="prior='flat'"):
+    with pytest.raises(ValueError, match="covariance='flat'"):
         vector_prior(vectors, "flat")
     with pytest.raises(ValueError, match="n_models >= 2"):
         vector_prior(vectors[:1])
@@ -230,7 +232,7 @@ def test_posterior_in_the_span_of_few_answers_is_the_full_fit():
 def test_greedy_batch_uses_the_rank_one_update(sim):
     """The second pick of a batch must be the best item under the covariance updated by the first."""
     ds, truth, bank, labels = sim
-    post = bank.prior(1)
+    post = bank.unanswered(1)
     first, second = ev.next_items(bank, post, 2, np.ones((1, bank.n_items), dtype=bool))[0]
     F = bank.features
     w = sigmoid(F @ post.mean[0] - bank.offsets)
@@ -316,7 +318,7 @@ def test_posteriors_of_many_answers_each_keep_their_own_width():
             chunk=1,
             device="cpu",
         )
-        widths.add(alone.prior_variance)
+        widths.add(alone.prior_width)
         # The Hessians are float32 sums whose order depends on the chunk and on the CPU's vector width
         # (AVX2 vs AVX-512), so entries differ at float32 rounding times the covariance's condition
         # number: compare whole vectors and matrices by relative norm (measured about 2e-7; an entry-wise
@@ -469,7 +471,7 @@ def test_few_item_protocol_scores_every_rule(sim):
 
 
 # ---------------------------------------------------------------------------------------------
-# The protocols for new models and new questions (jeirt.tasks.new_models)
+# The protocols for new models and new questions (jeirt.experiments.new_models)
 
 
 def test_training_only_fits_the_same_questions_without_onboarding():
@@ -542,7 +544,14 @@ def test_question_onboarding_experiment_on_a_fitted_model():
         ds, split_leave_benchmark_out(ds, "bench0")
     )
     table = new_models.question_onboarding_experiment(
-        model, ds, "bench0", ns=(0, 3, 10), prior_scales=(1.0,), whats=("embedding", "norm"), seeds=(0,), progress=False
+        model,
+        ds,
+        "bench0",
+        ns=(0, 3, 10),
+        question_prior_sds=(1.0,),
+        whats=("embedding", "norm"),
+        seeds=(0,),
+        progress=False,
     )
     assert set(table["method"]) == {"embedding", "norm", "known mean"}
     curve = table[table["method"] == "embedding"].set_index("n")["log_loss"]
@@ -784,7 +793,7 @@ def test_bank_prior_widths_and_group_shift(sim):
         per_bench(a)["upper"] - per_bench(a)["lower"]
     ).mean()
     # Before any answer, the posterior is the narrowest prior.
-    assert np.allclose(bank.prior(1).dense()[0], np.eye(bank.directions.shape[1]) * min(bank.prior_widths))
+    assert np.allclose(bank.unanswered(1).dense()[0], np.eye(bank.directions.shape[1]) * min(bank.prior_widths))
 
 
 def test_irt_estimates_count_asked_answers_and_track_the_truth(sim):

@@ -1484,7 +1484,7 @@ def test_an_in_place_update_waits_for_the_lock_another_process_holds(tmp_path, c
 
 
 def test_one_validation_answer_chooses_no_width(work, mmlu_pro):
-    from jeirt.onboard import PRIOR_WIDTHS
+    from jeirt.onboard import PRIOR_WIDTH_GRID
 
     new = _newcomers(work, mmlu_pro, "newcomer")
     held = np.zeros(new.labels.shape, dtype=bool)
@@ -1492,7 +1492,7 @@ def test_one_validation_answer_chooses_no_width(work, mmlu_pro):
     model = JEIRT.load(work / "model.pt")
     with pytest.warns(UserWarning, match="too few to choose the prior's width"):
         model.onboard(new, new.observed & ~held, val_mask=held)
-    assert model.onboard_prior_scale_ in PRIOR_WIDTHS and set(model.onboard_evidence_) == set(PRIOR_WIDTHS)
+    assert model.onboard_prior_width_ in PRIOR_WIDTH_GRID and set(model.onboard_evidence_) == set(PRIOR_WIDTH_GRID)
 
 
 @pytest.mark.parametrize("header", ["random", "Random", " random", "RANDOM "])

@@ -56,7 +56,7 @@ def test_fast_solver_matches_plain_newton_at_every_width(problem):
         np.testing.assert_allclose(alone.vectors, _plain_newton(u, r, y, mask, mu, var), atol=1e-5)
         assert both.evidence[var] == pytest.approx(float(alone.log_evidence.sum()), abs=1e-4)
     best = max(both.evidence, key=both.evidence.get)
-    assert both.prior_variance == best
+    assert both.prior_width == best
     np.testing.assert_allclose(both.vectors, _plain_newton(u, r, y, mask, mu, best), atol=1e-5)
 
 
@@ -72,7 +72,7 @@ def test_models_with_fewer_answers_than_2d_get_the_plain_newton_fit_at_every_wid
     each = fit_model_vectors(u, r, y, mask, mu, widths, device="cpu", select="each")
     d = len(mu)
     for k in range(len(y)):
-        var = each.prior_variances[k]
+        var = each.prior_widths[k]
         v = _plain_newton(u, r, y[[k]], mask[[k]], mu, var)
         np.testing.assert_allclose(each.vectors[k], v[0], atol=1e-5)
         p = 1 / (1 + np.exp(-(v[0] @ u.T - r)))
@@ -102,7 +102,7 @@ def test_models_answering_all_most_or_half_the_questions_get_the_exact_fit_and_e
         hess = np.einsum("mn,nd,ne->mde", mask * p * (1 - p), u, u) + np.eye(d) / var
         evidence = -nll - 0.5 * d * np.log(var) - 0.5 * np.linalg.slogdet(hess)[1]
         assert fit.evidence[var] == pytest.approx(evidence.sum(), abs=1e-4)
-        if var == fit.prior_variance:
+        if var == fit.prior_width:
             np.testing.assert_allclose(fit.vectors, v, atol=1e-5)
             np.testing.assert_allclose(fit.log_evidence, evidence, atol=1e-5)
 
@@ -110,11 +110,11 @@ def test_models_answering_all_most_or_half_the_questions_get_the_exact_fit_and_e
 def test_covariances_of_the_chosen_width_only_when_asked(problem):
     u, r, y, mask, mu = problem
     fit = fit_model_vectors(u, r, y, mask, mu, [0.1, 1.0, 10.0], device="cpu", covariances=True)
-    alone = fit_model_vectors(u, r, y, mask, mu, fit.prior_variance, device="cpu")
+    alone = fit_model_vectors(u, r, y, mask, mu, fit.prior_width, device="cpu")
     assert fit.covariances.shape == (len(y), u.shape[1], u.shape[1])
     for k in range(len(y)):  # float32 Hessians summed in another order (another chunk shape): by norm
         assert _relative_error(fit.covariances[k], alone.covariances[k]) < 1e-5, k
-    with pytest.raises(ValueError, match="prior_variance"):
+    with pytest.raises(ValueError, match="prior_width"):
         fit_model_vectors(u, r, y, mask, mu, [1.0, -1.0])
 
 
@@ -124,10 +124,10 @@ def test_each_model_its_own_width_is_each_model_fitted_alone(problem):
     y = y.copy()
     y[3] = y[3] * (np.arange(len(u)) % 7 == 0)  # a model that answers almost nothing right wants another width
     each = fit_model_vectors(u, r, y, mask, mu, widths, device="cpu", select="each")
-    assert len(set(each.prior_variances)) > 1  # the models do not all choose the same width
+    assert len(set(each.prior_widths)) > 1  # the models do not all choose the same width
     for k in range(len(y)):
         alone = fit_model_vectors(u, r, y[[k]], mask[[k]], mu, widths, device="cpu")
-        assert each.prior_variances[k] == alone.prior_variance
+        assert each.prior_widths[k] == alone.prior_width
         np.testing.assert_allclose(each.vectors[k], alone.vectors[0], atol=1e-5)
         assert _relative_error(each.covariances[k], alone.covariances[0]) < 1e-5, k  # float32 Hessians: by norm
     with pytest.raises(ValueError, match="select"):
@@ -212,7 +212,7 @@ def test_many_models_of_different_answer_counts_solved_together_get_the_float64_
     reference = _map_newton(u, r, y, mask, mu, var)
     for chunk in (3, 64):
         fit = fit_model_vectors(u, r, y, mask, mu, [var], chunk=chunk, device="cpu")
-        assert fit.prior_variance == var and fit.covariances.shape == (len(counts), d, d)
+        assert fit.prior_width == var and fit.covariances.shape == (len(counts), d, d)
         for k in range(len(counts)):
             z = u @ reference[k] - r
             p = 1 / (1 + np.exp(-z))

@@ -87,7 +87,7 @@ def test_onboarding_recovers_a_known_vector_exactly_in_the_limit():
         truth.probabilities,
         np.ones_like(ds.labels, bool),
         prior_mean=np.zeros(4),
-        prior_variance=1e6,
+        prior_widths=1e6,
     )
     np.testing.assert_allclose(result.vectors, truth.model_vectors, atol=1e-3)
     assert result.covariances.shape == (5, 4, 4) and result.iterations < 20
@@ -133,7 +133,7 @@ def test_log_evidence_matches_numerical_integration_in_one_dimension():
     rng = np.random.default_rng(0)
     u, r = np.ones((200, 1)), rng.normal(0, 1, 200)
     y = (rng.random(200) < 1 / (1 + np.exp(-(0.7 - r)))).astype(float)
-    result = fit_model_vectors(u, r, y[None], np.ones((1, 200), bool), prior_mean=np.zeros(1), prior_variance=2.0)
+    result = fit_model_vectors(u, r, y[None], np.ones((1, 200), bool), prior_mean=np.zeros(1), prior_widths=2.0)
     grid = np.linspace(-6, 6, 20001)
     z = grid[:, None] - r[None]
     log_lik = (y * -np.logaddexp(0, -z) + (1 - y) * -np.logaddexp(0, z)).sum(axis=1)
@@ -157,12 +157,15 @@ def test_auto_prior_widens_for_new_models_far_from_the_known_ones(small_sim, one
     labels = rng.random((20, ds.n_items)) < 1 / (1 + np.exp(-(vectors @ (emb / norms[:, None]).T - norms)))
     new = Dataset("new", [f"new{i}" for i in range(20)], ds.items, labels.astype(np.float32), ds.embeddings)
     model.onboard(new)
-    assert model.onboard_prior_scale_ == max(model.onboard_evidence_, key=model.onboard_evidence_.get)
-    assert model.onboard_prior_scale_ >= 10
-    model.onboard(new, replace=True, prior_scale=1.0)
+    assert model.onboard_prior_width_ == max(model.onboard_evidence_, key=model.onboard_evidence_.get)
+    assert model.onboard_prior_width_ >= 10
+    model.onboard(new, replace=True, prior_width=1.0)
     assert list(model.onboard_evidence_) == [1.0]
     with pytest.raises(ValueError, match="auto"):
-        model.onboard(new, replace=True, prior_scale="wide")
+        model.onboard(new, replace=True, prior_width="wide")
+    with pytest.warns(FutureWarning, match="renamed prior_width"):  # the old keyword, kept for one release
+        model.onboard(new, replace=True, prior_scale=4.0)
+    assert list(model.onboard_evidence_) == [4.0]
 
 
 def test_recipes_size_their_steps_from_the_data():

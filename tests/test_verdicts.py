@@ -221,7 +221,7 @@ def test_the_spreads_verdicts_read():
     from jeirt.analysis import geometry, taxonomy
     from jeirt.baselines import irt_diagnostics as diag
     from jeirt.book import dimension
-    from jeirt.tasks import onboarding as onb
+    from jeirt.experiments import onboarding as onb
 
     assert diag.share_gap_se(0.1, 0.1, 100) > diag.share_gap_se(0.1, 0.1, 10_000) > 0
     rng = np.random.default_rng(0)

@@ -182,6 +182,31 @@ class _IRT(Baseline):
         self.n_labels_ = int(mask.sum())
         return self
 
+    def _start(self, y: torch.Tensor, w: torch.Tensor) -> tuple[list[torch.Tensor], torch.Tensor, list[float]]:
+        """The parameters L-BFGS starts from (theta, a, d; the Rasch model without a), the slopes a,
+        and each parameter's prior precision. Abilities from each model's (smoothed) accuracy; items
+        at their own log-odds with the slope of one Newton step from a = 0 (a per-item logistic
+        regression on those abilities), so the data alone decide the sign of each slope."""
+        count_m, count_i = w.sum(dim=1), w.sum(dim=0)
+        theta = torch.logit(((y * w).sum(dim=1) + 0.5) / (count_m + 1.0))
+        theta = (theta - theta.mean()) / theta.std().clamp_min(1e-6)
+        d = torch.logit(((y * w).sum(dim=0) + 0.5) / (count_i + 1.0))
+        prior_sd = [self.prior_sd_ability, self.prior_sd_discrimination, self.prior_sd_intercept]
+        if self.shared_discrimination:
+            # 1PL as a Rasch model: slope fixed at 1, abilities in log-odds units with the prior sd of
+            # a * theta under the 2PL's priors. No product of free parameters, so the fit is convex;
+            # `fit` turns the abilities' spread into the common discrimination.
+            a = torch.ones(1, dtype=y.dtype, device=y.device)
+            return (
+                [theta * self.prior_sd_discrimination, d],
+                a,
+                [1 / (prior_sd[0] * prior_sd[1]) ** 2, 1 / prior_sd[2] ** 2],
+            )
+        p = torch.sigmoid(d).expand(*y.shape)
+        v = w * p * (1 - p)  # (n_models, n_items) curvature at a = 0
+        a = (theta @ (w * (y - p))) / ((theta**2) @ v + 1 / prior_sd[1] ** 2)
+        return [theta, a, d], a, [1 / sd**2 for sd in prior_sd]
+
     def _fit_tensors(self, y: torch.Tensor, w: torch.Tensor):
         """Full-batch L-BFGS on the negative log posterior per label; returns theta, a, d and stats.
 
@@ -191,28 +216,7 @@ class _IRT(Baseline):
         cfg = self
         n_models, n_items = y.shape
         n_labels = float(w.sum())
-        count_m, count_i = w.sum(dim=1), w.sum(dim=0)
-        # Start: abilities from each model's (smoothed) accuracy; items at their own log-odds with the
-        # slope of one Newton step from a = 0 (a per-item logistic regression on those abilities), so
-        # the data alone decide the sign of each slope.
-        theta = torch.logit(((y * w).sum(dim=1) + 0.5) / (count_m + 1.0))
-        theta = (theta - theta.mean()) / theta.std().clamp_min(1e-6)
-        d = torch.logit(((y * w).sum(dim=0) + 0.5) / (count_i + 1.0))
-        prior_sd = [cfg.prior_sd_ability, cfg.prior_sd_discrimination, cfg.prior_sd_intercept]
-        if self.shared_discrimination:
-            # 1PL as a Rasch model: slope fixed at 1, abilities in log-odds units with the prior sd of
-            # a * theta under the 2PL's priors. No product of free parameters, so the fit is convex;
-            # `fit` turns the abilities' spread into the common discrimination.
-            a = torch.ones(1, dtype=y.dtype, device=y.device)
-            theta = theta * cfg.prior_sd_discrimination
-            params = [theta, d]
-            inv_var = [1 / (prior_sd[0] * prior_sd[1]) ** 2, 1 / prior_sd[2] ** 2]
-        else:
-            p = torch.sigmoid(d).expand(n_models, n_items)
-            v = w * p * (1 - p)  # (n_models, n_items) curvature at a = 0
-            a = (theta @ (w * (y - p))) / ((theta**2) @ v + 1 / prior_sd[1] ** 2)
-            params = [theta, a, d]
-            inv_var = [1 / sd**2 for sd in prior_sd]
+        params, a, inv_var = self._start(y, w)
         # The Bernoulli loss softplus(z) - y z (soft labels y in [0, 1] allowed) has gradient
         # sigmoid(z) - y in z; y w is precomputed (0 where a label is not used).
         yw = y * w  # (n_models, n_items)

@@ -1,6 +1,6 @@
 """The Dimension page's tables and figures (Sec. 3.2, Fig. 2): test accuracy against d per encoder,
 with the baselines as reference lines, and the sweep's summary formatted for people. The
-experiment's parts are in `jeirt.tasks.dimension`.
+experiment's parts are in `jeirt.experiments.dimension`.
 """
 
 from __future__ import annotations
@@ -62,7 +62,7 @@ SUMMARY_COLUMNS = {
 
 
 def summary_table(summary: pd.DataFrame) -> pd.DataFrame:
-    """`jeirt.tasks.dimension.sweep_summary` for people: one row per (encoder, d), accuracy and its
+    """`jeirt.experiments.dimension.sweep_summary` for people: one row per (encoder, d), accuracy and its
     sd over seeds in percent ("–" with one seed), validation loss, AUC, fit time, rounded."""
     table = summary.set_index(["encoder", "d"])[list(SUMMARY_COLUMNS)].rename(columns=SUMMARY_COLUMNS)
     table[["accuracy (%)", "sd over seeds"]] *= 100

@@ -1,6 +1,6 @@
 """The Efficient-evaluation page's figures: the error of the few-question estimate against the
 budget k, and one model's estimates with their intervals. The estimate is `jeirt.tasks.evaluation`'s,
-the protocol's pieces `jeirt.tasks.new_models`'.
+the protocol's pieces `jeirt.experiments.new_models`'.
 """
 
 from __future__ import annotations

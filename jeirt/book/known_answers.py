@@ -1,5 +1,5 @@
 """The Known-answers page's figure: a new benchmark's predictions against the number of models whose
-answers are known. The protocols are `jeirt.tasks.new_models`', the refinement of a new question
+answers are known. The protocols are `jeirt.experiments.new_models`', the refinement of a new question
 `jeirt.questions.refine_questions`.
 """
 

@@ -1,6 +1,6 @@
 """The Onboarding page's tables and figures (Sec. 3.3, Tables 1-2, App. D): the curve over the share
 of answers, the rate at which the error falls and Table 1's layout in percent. The experiment's
-steps are in `jeirt.tasks.onboarding`.
+steps are in `jeirt.experiments.onboarding`.
 """
 
 from __future__ import annotations

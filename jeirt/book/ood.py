@@ -1,5 +1,5 @@
 """The Out-of-distribution page's tables: ours in the layout of the paper's Tables 3 and 4. The
-protocol is `jeirt.tasks.ood`, the alignment `jeirt.analysis.alignment`.
+protocol is `jeirt.experiments.ood`, the alignment `jeirt.analysis.alignment`.
 """
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import pandas as pd
 
 
 def paper_layout(table: pd.DataFrame, alignment: pd.Series, encoder: str = "sent") -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Our `jeirt.tasks.ood.left_out_table` and alignment in the layout of the paper's Tables 3 and 4 (in %,
+    """Our `jeirt.experiments.ood.left_out_table` and alignment in the layout of the paper's Tables 3 and 4 (in %,
     x 100; Table 3's diff is the drop, all - leave-out, as the paper prints it), under the paper's row
     label `encoder` ("sent": a sentence-transformer, as our MiniLM and mpnet are), for
     `jeirt.book.paper.side_by_side`."""

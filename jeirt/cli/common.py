@@ -46,6 +46,24 @@ def add_quiet(p: argparse.ArgumentParser) -> None:
     p.add_argument("--quiet", action="store_true", help="no progress lines")
 
 
+class _Renamed(argparse.Action):
+    """An option's old spelling: refused with a message naming the new one (argparse would otherwise
+    take `--prior` as an abbreviation of `--prior-covariance`, or refuse it without a hint)."""
+
+    def __init__(self, option_strings: list[str], dest: str, new: str = "", **kwargs: Any):
+        kwargs["default"] = argparse.SUPPRESS  # nothing in the parsed namespace
+        super().__init__(option_strings, dest, nargs="?", help=argparse.SUPPRESS, **kwargs)
+        self.new = new
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        parser.error(f"{option_string} was renamed {self.new}; write {self.new} {values or ''}".rstrip() + ".")
+
+
+def refuse_renamed(p: argparse.ArgumentParser, old: str, new: str) -> None:
+    """Refuse `old`, an option renamed `new`, with a usage error that names `new`."""
+    p.add_argument(old, action=_Renamed, new=new, dest=f"_renamed_{old.lstrip('-').replace('-', '_')}")
+
+
 # ----------------------------------------------------------------------------------------------------
 # Reading
 

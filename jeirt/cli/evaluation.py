@@ -30,7 +30,7 @@ def _bank_and_answers(args: argparse.Namespace, results: str | None) -> tuple:
     model = common.load_model(args.model, args.quiet)
     ds = common.dataset(args.dataset)
     common.check_texts(ds, model, "--dataset")
-    bank = QuestionBank.from_model(model, ds, prior=args.prior)
+    bank = QuestionBank.from_model(model, ds, prior_covariance=args.prior_covariance)
     if table is None:
         return ds, bank, [], np.full((1, ds.n_items), np.nan), None
     new = common.results_dataset("--results", str(results), table, ds.items, name=ds.name)
@@ -203,7 +203,7 @@ SUGGEST = Verb("suggest", run_suggest, check_suggest, out_suffix=".csv")
 
 def _common(p: argparse.ArgumentParser) -> None:
     """The options `estimate` and `suggest` share."""
-    from jeirt.tasks import PRIORS
+    from jeirt.tasks import PRIOR_COVARIANCES
 
     common.add_model(p)
     p.add_argument(
@@ -213,11 +213,13 @@ def _common(p: argparse.ArgumentParser) -> None:
         "texts or precomputed embeddings place them in the model's geometry",
     )
     p.add_argument(
-        "--prior",
-        choices=PRIORS,
+        "--prior-covariance",
+        choices=PRIOR_COVARIANCES,
         default="full",
-        help="prior on the new model's vector, from the saved model's vectors (default full)",
+        help="covariance S of the prior N(mu, c S) on the new model's vector, fitted to the saved model's vectors: "
+        "full (Ledoit-Wolf, the general-ability direction widened) or isotropic (default full)",
     )
+    common.refuse_renamed(p, "--prior", "--prior-covariance")
 
 
 def add_parsers(add: common.AddParser) -> None:

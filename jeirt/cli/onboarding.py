@@ -114,7 +114,7 @@ def run(args: argparse.Namespace) -> None:
         "onboarded": new.models,
         "items": new.n_items,
         "labels": int(fit_mask.sum()),
-        "prior_scale": model.onboard_prior_scale_,
+        "prior_width": model.onboard_prior_width_,
         "fit_on_own_labels": fit,
     }
     if val_mask is not None:

@@ -202,33 +202,7 @@ def compare(
     and JSON are rewritten after every run, so an interrupted comparison keeps what it finished.
     The config is in `runs.attrs["config"]`.
     """
-    catalogue = KNOWN_QUESTION_METHODS if split.startswith("known:") else METHODS
-    if methods is not None and not list(methods):
-        raise ValueError(f"methods is empty; give at least one of {list(catalogue)}, or None for all of them.")
-    methods = list(methods or catalogue)
-    for what, values in (
-        ("datasets", [d if isinstance(d, str) else d.name for d in datasets]),
-        ("encoders", [canonical_name(e) for e in encoders]),
-        ("seeds", [int(s) for s in seeds]),
-        ("methods", methods),
-    ):
-        repeated = sorted({str(v) for v in values if values.count(v) > 1})
-        if repeated:
-            raise ValueError(f"{what} names {repeated} more than once; a run counted twice would weigh double.")
-    unknown = [m for m in methods if m not in catalogue and m not in VARIANTS]
-    if unknown:
-        raise ValueError(
-            f"methods={unknown}; known methods for split {split!r} are {list(catalogue)}, and the "
-            f"variants beyond the paper {list(VARIANTS)}."
-        )
-    if not seeds:
-        raise ValueError("seeds is empty; give at least one seed, e.g. (0, 1, 2).")
-    if out is not None:  # before the first run, not after it
-        if Path(out).suffix != ".csv":
-            raise ValueError(f"out={str(out)!r}; expected a .csv path (the .json is written beside it).")
-        for path in (Path(out), Path(out).with_suffix(".json")):
-            if protected(path):
-                raise ValueError(f"out={str(out)!r}: {path} is {protected(path)}; jeirt never writes there.")
+    methods = _check_compare_inputs(datasets, encoders, seeds, methods, split, out)
     encoders = [canonical_name(e) for e in encoders]
     config = {
         "datasets": [d if isinstance(d, str) else d.name for d in datasets],
@@ -273,6 +247,46 @@ def compare(
     if out is not None:
         save(runs, out)
     return runs
+
+
+def _check_compare_inputs(
+    datasets: Sequence[str | Dataset],
+    encoders: Sequence[str],
+    seeds: Sequence[int],
+    methods: Sequence[str] | None,
+    split: str,
+    out: str | Path | None,
+) -> list[str]:
+    """`compare`'s arguments refused before the first run (nothing repeated, known methods, a .csv
+    `out` jeirt may write); the methods to run (default: every one of the split's)."""
+    catalogue = KNOWN_QUESTION_METHODS if split.startswith("known:") else METHODS
+    if methods is not None and not list(methods):
+        raise ValueError(f"methods is empty; give at least one of {list(catalogue)}, or None for all of them.")
+    methods = list(methods or catalogue)
+    for what, values in (
+        ("datasets", [d if isinstance(d, str) else d.name for d in datasets]),
+        ("encoders", [canonical_name(e) for e in encoders]),
+        ("seeds", [int(s) for s in seeds]),
+        ("methods", methods),
+    ):
+        repeated = sorted({str(v) for v in values if values.count(v) > 1})
+        if repeated:
+            raise ValueError(f"{what} names {repeated} more than once; a run counted twice would weigh double.")
+    unknown = [m for m in methods if m not in catalogue and m not in VARIANTS]
+    if unknown:
+        raise ValueError(
+            f"methods={unknown}; known methods for split {split!r} are {list(catalogue)}, and the "
+            f"variants beyond the paper {list(VARIANTS)}."
+        )
+    if not seeds:
+        raise ValueError("seeds is empty; give at least one seed, e.g. (0, 1, 2).")
+    if out is not None:  # before the first run, not after it
+        if Path(out).suffix != ".csv":
+            raise ValueError(f"out={str(out)!r}; expected a .csv path (the .json is written beside it).")
+        for path in (Path(out), Path(out).with_suffix(".json")):
+            if protected(path):
+                raise ValueError(f"out={str(out)!r}: {path} is {protected(path)}; jeirt never writes there.")
+    return methods
 
 
 def _frame(rows: list[dict], config: dict) -> pd.DataFrame:

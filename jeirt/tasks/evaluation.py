@@ -1,107 +1,39 @@
 """Efficient evaluation: a new LLM's scores from a few questions, a new question's answers from a few LLMs.
 
 Once JE-IRT is trained, each question is a fixed unit direction u_q and norm r_q, each model a
-vector v, and P(v answers q) = sigmoid(u_q . v - r_q) (Eq. 3). Two practical questions follow.
+vector v, and P(v answers q) = sigmoid(u_q . v - r_q) (Eq. 3).
 
-**A new model, few questions** (tinyBenchmarks and Anchor Points answer it with plain IRT). Ask the
-new model k questions chosen by a rule (`select_items`: random, stratified by benchmark, spread
-over question directions by k-means, or adaptive), fit its vector from the answers by maximum a
-posteriori under a Gaussian prior fitted to the trained vectors (`QuestionBank.posterior`, with
-jeirt.onboard's exact Newton solver), and estimate its accuracy on a set Q of questions as
+**A new model, few questions** (what tinyBenchmarks and Anchor Points do with plain IRT). Ask the new
+model k questions chosen by a rule (`select_items`: random, stratified by benchmark, k-means over
+question directions, or adaptive, whose batches open with `RANDOM_SHARE` drawn at random:
+`random_positions`), fit its vector by maximum a posteriori (`QuestionBank.posterior`, jeirt.onboard's
+Newton solver) and estimate its accuracy on a set Q of questions as
 
     acc(Q) = ( sum_{q in Q asked} y_q + sum_{q in Q not asked} E[P(q)] ) / |Q|
 
-(the asked answers are known exactly; E is over the Laplace posterior of v). `estimate_scores`
-returns this overall and per benchmark with a predictive interval (posterior draws of v, then
-Bernoulli draws of the answers not asked). A model's accuracy on one benchmark can sit off what its
-vector says (the vector is shared by every benchmark), so each benchmark's logits also carry the
-model's own shift b_g ~ N(0, GROUP_SD^2), updated by its answers on that benchmark: without it the
-per-benchmark 90% intervals covered 0.67-0.82 (30 held-out models of a 120-model metabench sample,
-k = 50 and 300; `benchmarks/few_questions.py`).
+with E over the Laplace posterior of v (`estimate_scores`: overall and per benchmark, with a
+predictive interval from posterior draws). The model's misfit for this new model, a shift of all its
+logits (sd from `MISFIT_SDS`) and one per benchmark (sd `GROUP_SD`), is learnt from the leave-one-out
+residuals of the answers drawn at random and widens the interval. `design_estimates` is the
+design-based estimate (a difference estimator, prediction-powered inference): the answers asked
+count as they are, the rest get the model's cross-fitted predictions corrected by the random draws'
+residuals weighted by their inclusion probabilities (`inclusion_probabilities`), unbiased whatever the
+model gets wrong; `jeirt estimate` reports it (`score_new_models`), the model-based one beside it.
 
-**Honest whatever rule picked the questions.** The estimate trusts the model for every question not
-asked. When the asked questions are a random sample (the random and stratified rules), a model that is
-wrong about this new model is wrong alike on the asked and the unasked questions, and fitting v to the
-asked answers corrects its level: the estimate errs only by the answers' noise and the prior's pull.
-An adaptive rule asks what the current fit is least sure of, unusual questions, and a model that is
-systematically wrong on the others never sees it: on metabench, 50 held-out models of a random tenth
-asked 50 / 100 / 300 questions adaptively had 90% intervals covering 0.82 / 0.86 / 0.78 (without
-corrections), and 50 of the lowest-accuracy tenth 0.80 / 0.76 / 0.68 (with corrections;
-`results/new_models_before.json`). No formula can repair a choice that depends on nothing
-but the model's own beliefs, so the estimate is kept honest by design:
+The prior is N(mu, c S) of `jeirt.onboard.vector_prior` (the trained vectors' mean and Ledoit-Wolf
+covariance, its general-ability direction widened), each model's prior width c its most evident of
+`jeirt.onboard.PRIOR_WIDTH_GRID`: the posterior `JEIRT.onboard` fits too (`fit_new_vectors`), in
+whitened coordinates z (v = mu + L z, S = L L^T, prior N(0, c I), feature f_q = L^T u_q, offset
+o_q = r_q - u_q . mu). The questions' side is the model's `question_terms` (with per-question
+corrections where the model has them); `irt_estimates` is the same estimate from a per-question
+Rasch / 2PL model, the baseline tinyBenchmarks would use. Why each piece, and what it was measured to
+do: DECISIONS.md ("Few-question estimates").
 
-- the adaptive rules (not "kmeans", a fixed design) draw `RANDOM_SHARE` of every prefix of their order
-  at random (each batch opens
-  with its share of a seeded random order of the questions not yet asked; `random_positions` says
-  which positions): whatever the adaptive picks do, these are a probability sample of the rest;
-- the model's misfit for this new model is a shift b ~ N(0, tau^2) of all its logits (tau from
-  `MISFIT_SDS`, the one its random answers make most likely), plus its shift b_g on each benchmark,
-  learnt from the random answers alone (`sampled`) and from their
-  leave-one-out residuals y_q - sigmoid(z_q + h_q (p_q - y_q) / (1 - w_q h_q)), h_q = f_q^T Sigma f_q
-  (one Newton step without answer q, by Sherman-Morrison): how the fit predicts questions it did not
-  fit. The shifts' posterior means move every unasked logit and their variances widen the interval.
-  The residuals are weighted to the targets' benchmark shares (`_design_weights`, post-stratification):
-  a sample heavy on one benchmark (a user's own choice of questions) would otherwise let its residuals
-  set the shift of every question.
+**A new question, few models.** `refine_questions` moves a new question's text embedding to the MAP
+under N(text embedding, tau^2 I) given some models' answers, every model vector frozen.
 
-With the random share (and the prior below) those coverages are 0.91 / 0.95 / 0.95 and 0.94 / 0.92 /
-0.92, and 0.89-1.00 in every cell of `benchmarks/new_models.py` (`results/new_models.json`: mmlu_pro
-leave-one-out and both metabench tenths, every rule and k, with and without corrections, beside the
-plain mean and Rasch, each goal judged on its spread). The leave-one-out residuals move the shifts
-little (the leverages w_q h_q are about 0.03: the fit absorbs few degrees of freedom), so unless the
-random answers' residuals are far off, the narrowest width is kept and the misfit mainly widens the
-interval. What the random share cannot do is make 25 random answers say more than 25 answers do: a
-model far from every trained one keeps part of the prior's pull at small k (the low-accuracy tenth's
-adaptive estimates are +0.014 high at k = 50 without corrections), and the measured tables say where.
-
-**Unbiased by design.** The estimate above is model-based: however honest its interval, a model
-wrong about a kind of model it has never seen stays wrong on the questions not asked.
-`design_estimates` is the design-based one (a difference estimator; prediction-powered inference):
-the answers asked count as they are, the questions not asked get the model's predictions, and the
-mean residual of the questions drawn at random, weighted by their inclusion probabilities (recorded
-by the rules: `inclusion_probabilities`, `questions_asked`, `suggest_questions`), corrects them. The
-predictions are cross-fitted (each half of the random draws checked on a posterior that did not see
-it), so the estimate is unbiased whatever the model gets wrong, and the model's quality only narrows
-the interval. `jeirt estimate` reports it (`score_new_models`), the model-based one beside it;
-`benchmarks/new_models.py` measures both, on held-out models and on held-out families
-(`results/new_models_design.json`).
-
-The prior is N(mu, c S) with mu the mean of the trained vectors and S their covariance shrunk towards
-a multiple of the identity (Ledoit-Wolf): with a few dozen trained models in d = 256 dimensions the
-vectors vary along few directions, and a new model most likely does too. Along the first of them, the
-general ability that moves nearly every logit together, S is widened `jeirt.onboard.ABILITY_WIDTH`
-times: a few dozen answers pin a model's level down well, and a prior as narrow as the trained models'
-spread pulled a model weaker than all of them up (+0.011 at k = 50 on metabench's lowest tenth).
-The width c is picked for each new model from `PRIOR_WIDTHS` by the Laplace evidence of its own
-answers (empirical Bayes): a new model unlike every trained one gets a wider prior in every direction.
-All fits run in whitened coordinates z, v = mu + L z with S = L L^T, where the
-prior is N(0, c I) and question q becomes the feature f_q = L^T u_q with offset o_q = r_q - u_q . mu,
-so that P = sigmoid(f_q . z - o_q).
-
-**One posterior for a new model.** `JEIRT.onboard`, `jeirt onboard`, `jeirt suggest` and `jeirt
-estimate` fit a new model's vector from the same likelihood (Eq. 3 with the same `question_terms`)
-under the same prior, N(mu, c S) of `jeirt.onboard.vector_prior`, each model's width c its own most
-evident of `jeirt.onboard.PRIOR_WIDTHS` (`jeirt.onboard.fit_new_vectors`), so the same answers give the
-same vector. One difference is allowed, and only on request: `JEIRT.onboard(val_mask=...)` chooses c
-on answers held out of the fit instead, because with hundreds of answers on the network's own training
-questions the evidence widens the prior while test questions want it narrower (the fit to those
-questions' terms does not carry to new questions: `benchmarks/onboarding_prior.py`); a few-question
-estimate has no answers to spare for that, and with k << d answers the evidence is what it has.
-
-The questions' side is the model's `question_terms`: with per-question corrections fitted from the
-trained models' answers (`JEIRT.fit_corrections`, `jeirt.questions`) the estimate and the choice of
-questions use the corrected terms, the same item information onboarding uses. `irt_estimates` is the
-same estimate from a per-question Rasch / 2PL model (`jeirt.baselines.irt.PerQuestionIRT`), the
-baseline tinyBenchmarks would use.
-
-**A new question, few models.** A new question's embedding comes from its text through the frozen
-adapter. When some models' answers to it are known, `refine_questions` moves it to the maximum a
-posteriori under N(text embedding, tau^2 I) with every model vector frozen (or, `what="norm"`, only
-its difficulty |E_Q| with its direction kept), and the refined embedding predicts the other models.
-
-The protocols of the book's chapter "Efficient evaluation" that use this module (`questions_asked`,
-`question_onboarding_experiment`, the few-question comparison) are in `jeirt.tasks.new_models`; the
-`jeirt estimate` and `jeirt suggest` verbs in `jeirt.cli.evaluation` (`suggest_questions` is the latter's rule).
+The book's protocols that use this module are in `jeirt.experiments.new_models`; the `jeirt
+estimate` and `jeirt suggest` verbs in `jeirt.cli.evaluation` (`suggest_questions` is the latter's rule).
 """
 
 from __future__ import annotations
@@ -124,24 +56,16 @@ from jeirt.baselines.irt import OnePL, TwoPL
 from jeirt.data import Dataset
 from jeirt.estimator import JEIRT
 from jeirt.model import sigmoid
-from jeirt.onboard import PRIOR_WIDTHS, fit_model_vectors, vector_prior, whitened
+from jeirt.onboard import PRIOR_WIDTH_GRID, fit_model_vectors, vector_prior, whitened
 from jeirt.splits import sample_items
 from jeirt.tasks import RULES  # the names, where the command line reads them without this module
 
 RANDOM_SHARE = 0.5  # share of an adaptive rule's questions drawn at random: the sample its estimate checks itself on
 
 
-# Prior sd (logits) of a new model's shift on one benchmark beyond what its vector says. Chosen on the
-# sample above: 0.3 gave per-benchmark coverage 0.88 / 0.90 (k = 50 / 300, with corrections), 0.4 gave
-# 0.89 / 0.94; 0.35 lies between.
-GROUP_SD = 0.35
-
-
-# Prior sds (logits) of a new model's shift on every question, the model's misfit: per model, the one its
-# random answers' residuals make most likely (see the module docstring). The narrowest sets how wide the
-# interval stays when the random answers see no misfit: in `benchmarks/new_models.py`'s 54 JE-IRT cells,
-# 0.2 gave 90% coverage under 0.85 in 1 and over 0.95 in 28; 0.1 under in 6 and over in 17
-# (`results/new_models_misfit01.json`): too wide rather than too sure.
+GROUP_SD = 0.35  # prior sd (logits) of a new model's own shift on one benchmark (how chosen: DECISIONS.md)
+# Prior sds (logits) of a new model's misfit, a shift of all its logits: per model, the one its random
+# answers' residuals make most likely; the narrowest sets the interval's width when they see no misfit.
 MISFIT_SDS = (0.2, 0.5, 1.0, 2.0)
 
 
@@ -171,11 +95,18 @@ class Posterior:
     def __len__(self) -> int:
         return len(self.mean)
 
+    def in_basis(self) -> tuple[np.ndarray, np.ndarray]:
+        """(basis, floor) of posteriors kept in a basis."""
+        if self.basis is None or self.floor is None:
+            raise ValueError("these posteriors are kept in full (no basis); use `cov`.")
+        return self.basis, self.floor
+
     def dense(self, rows: np.ndarray | slice = slice(None)) -> np.ndarray:
         """Sigma_i (len(rows), d, d) in full."""
         if self.basis is None:
             return self.cov[rows]
-        B, c = self.basis[rows], self.floor[rows]
+        basis, floor = self.in_basis()
+        B, c = basis[rows], floor[rows]
         # c I + B (cov - c I) B^T: the zero columns of B drop out
         out = B @ (self.cov[rows] - c[:, None, None] * np.eye(B.shape[2])) @ B.transpose(0, 2, 1)
         diagonal = np.arange(B.shape[1])
@@ -187,7 +118,8 @@ class Posterior:
         x_i of x."""
         if self.basis is None:
             return np.matmul(self.cov[rows], x[:, :, None].astype(self.cov.dtype))[:, :, 0]
-        B, c = self.basis[rows], self.floor[rows][:, None]
+        basis, floor = self.in_basis()
+        B, c = basis[rows], floor[rows][:, None]
         inside = np.matmul(x[:, None, :], B)[:, 0]  # (m, r) B^T x
         moved = np.matmul(self.cov[rows], inside[:, :, None])[:, :, 0] - c * inside
         return c * x + np.matmul(B, moved[:, :, None])[:, :, 0]
@@ -202,15 +134,16 @@ class Posterior:
         of F (n, d), in F's precision."""
         rows = np.arange(len(self))[rows]
         out = np.empty((len(rows), len(F)), dtype=F.dtype)
-        if self.basis is not None:
-            squared = np.einsum("nd,nd->n", F, F)
-        for j, i in enumerate(rows):
-            if self.basis is None:
+        if self.basis is None:
+            for j, i in enumerate(rows):
                 out[j] = np.einsum("nd,nd->n", F @ self.cov[i].astype(F.dtype), F)
-                continue
-            G = F @ self.basis[i].astype(F.dtype)  # (n, r) B^T f
+            return out
+        basis, floor = self.in_basis()
+        squared = np.einsum("nd,nd->n", F, F)
+        for j, i in enumerate(rows):
+            G = F @ basis[i].astype(F.dtype)  # (n, r) B^T f
             off = np.maximum(squared - np.einsum("nr,nr->n", G, G), 0.0)  # |f|^2 off the basis
-            out[j] = self.floor[i] * off + np.einsum("nr,nr->n", G @ self.cov[i].astype(F.dtype), G)
+            out[j] = floor[i] * off + np.einsum("nr,nr->n", G @ self.cov[i].astype(F.dtype), G)
         return out
 
 
@@ -226,7 +159,7 @@ class QuestionBank:
     norms: np.ndarray  # (n_items,) r_q, the difficulty
     prior_mean: np.ndarray  # (d,) mu
     prior_cov: np.ndarray  # (d, d) S
-    prior_widths: tuple[float, ...] = PRIOR_WIDTHS  # c of N(mu, c S): per model, the most evident one
+    prior_widths: tuple[float, ...] = PRIOR_WIDTH_GRID  # c of N(mu, c S): per model, the most evident one
     group_sd: float = GROUP_SD  # prior sd (logits) of a new model's own shift on each benchmark
     misfit_sds: tuple[float, ...] = MISFIT_SDS  # prior sds (logits) of a new model's shift on every question
 
@@ -249,13 +182,18 @@ class QuestionBank:
 
     @classmethod
     def from_model(
-        cls, model: JEIRT, ds: Dataset, prior_models: Sequence[str] | None = None, prior: str = "full"
+        cls,
+        model: JEIRT,
+        ds: Dataset,
+        prior_models: Sequence[str] | None = None,
+        prior_covariance: str = "full",
     ) -> QuestionBank:
         """The questions of `ds` embedded by a fitted `JEIRT`, with the prior fitted to the vectors of
-        `prior_models` (default: every model `model` knows; leave out the ones under evaluation)."""
+        `prior_models` (default: every model `model` knows; leave out the ones under evaluation);
+        `prior_covariance` is S's kind, "full" or "isotropic" (`jeirt.onboard.vector_prior`)."""
         names = model.models_ if prior_models is None else list(prior_models)
         directions, norms = model.question_terms(ds)  # corrected where the model has corrections
-        mean, cov = vector_prior(model.model_vectors_[model.model_index(names)], prior)
+        mean, cov = vector_prior(model.model_vectors_[model.model_index(names)], prior_covariance)
         as_str = lambda column: ds.items[column].astype(str).to_numpy()  # noqa: E731
         return cls(as_str("item_id"), as_str("benchmark"), as_str("text"), directions, norms, mean, cov)
 
@@ -267,14 +205,14 @@ class QuestionBank:
         groups: Sequence[str] | None = None,
         item_ids: Sequence[str] | None = None,
         texts: Sequence[str] | None = None,
-        prior: str = "full",
+        prior_covariance: str = "full",
     ) -> QuestionBank:
         """A bank from question embeddings E_Q (n_items, d) and known model vectors (n_models, d)."""
         emb = np.asarray(embeddings, dtype=np.float64)
         norms = np.linalg.norm(emb, axis=1)
         n = len(emb)
         as_str = lambda values, default: np.asarray(default if values is None else values, dtype=str)  # noqa: E731
-        mean, cov = vector_prior(model_vectors, prior)
+        mean, cov = vector_prior(model_vectors, prior_covariance)
         return cls(
             as_str(item_ids, [f"q{i}" for i in range(n)]),
             as_str(groups, ["all"] * n),
@@ -318,7 +256,7 @@ class QuestionBank:
         """o_q = r_q - u_q . mu (n_items,), so that the logit is f_q . z - o_q."""
         return self._whitened[1]
 
-    def prior(self, n_new: int = 1) -> Posterior:
+    def unanswered(self, n_new: int = 1) -> Posterior:
         """The posterior before any answer: z ~ N(0, c I), c the narrowest of `prior_widths` (a basis
         of no direction)."""
         d = self.directions.shape[1]
@@ -366,14 +304,16 @@ class QuestionBank:
             step = max(1, min(32, 1024 // int(k)))  # the stacked design is (block k, k): keep it small
             blocks += [same[start : start + step] for start in range(0, len(same), step)]
         if len(few) == len(rows) and r <= d // 2:
-            span = self.prior(n_new)  # the rows with nothing asked keep it
-            span.cov, span.basis = np.zeros((n_new, r, r)), np.zeros((n_new, d, r))
-            span.cov[:, np.arange(r), np.arange(r)] = 1.0  # padding: its basis columns are zero
+            span = self.unanswered(n_new)  # the rows with nothing asked keep it
+            cov, basis, floor = np.zeros((n_new, r, r)), np.zeros((n_new, d, r)), span.floor
+            assert floor is not None  # (unanswered gives the prior's)
+            cov[:, np.arange(r), np.arange(r)] = 1.0  # padding: its basis columns are zero
             for part in blocks:
                 k = int(counts[part[0]])
-                span.mean[part], span.cov[part, :k, :k], span.basis[part, :, :k], span.floor[part] = (
-                    self._posteriors_in_span(labels[part], asked[part])
+                span.mean[part], cov[part, :k, :k], basis[part, :, :k], floor[part] = self._posteriors_in_span(
+                    labels[part], asked[part]
                 )
+            span.cov, span.basis = cov, basis
             return span
         mean, cov = np.zeros((n_new, d)), np.empty((n_new, d, d))
         cov[~asked.any(axis=1)] = float(min(self.prior_widths)) * np.eye(d)  # the prior
@@ -433,8 +373,9 @@ class QuestionBank:
             covariances=True,
             select="each",
         )
-        widths = np.full(m, fit.prior_variance) if fit.prior_variances is None else fit.prior_variances
+        widths = np.full(m, fit.prior_width) if fit.prior_widths is None else fit.prior_widths
         mean = np.einsum("mdk,mk->md", q, fit.vectors.astype(np.float64))
+        assert fit.covariances is not None  # (asked for)
         return mean, fit.covariances, q, widths
 
     def _check(self, labels: np.ndarray, asked: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -478,20 +419,7 @@ def estimate_scores(
     Returns one row per (model, group): items, asked, estimate, sd, lower, upper.
     """
     labels, asked = bank._check(labels, asked)
-    n_new = len(labels)
-    targets = np.ones_like(asked) if targets is None else np.atleast_2d(np.asarray(targets, dtype=bool))
-    if targets.shape != asked.shape:
-        raise ValueError(f"targets has shape {targets.shape}; expected {asked.shape} like asked.")
-    if not 0 < level < 1:
-        raise ValueError(f"level={level}; expected a number in (0, 1).")
-    models = [f"new{i}" for i in range(n_new)] if models is None else list(models)
-    if len(models) != n_new:
-        raise ValueError(f"{len(models)} model names for {n_new} rows of labels.")
-    sampled = asked if sampled is None else np.atleast_2d(np.asarray(sampled, dtype=bool))
-    if sampled.shape != asked.shape or (sampled & ~asked).any():
-        raise ValueError(
-            f"sampled (shape {sampled.shape}) must mark asked questions only, shaped like asked {asked.shape}."
-        )
+    targets, models, sampled = _check_estimate_inputs(asked, targets, level, models, sampled)
     if posterior is None:
         posterior = bank.posterior(labels, asked, progress=progress)
     names = [OVERALL] + bank.benchmarks
@@ -499,78 +427,26 @@ def estimate_scores(
     rng = np.random.default_rng(seed)
     squared = np.einsum("nd,nd->n", bank.features32, bank.features32) if posterior.basis is not None else None
     rows = []
-    for i in tqdm(range(n_new), desc="estimates", disable=not progress or n_new == 1):
+    for i in tqdm(range(len(labels)), desc="estimates", disable=not progress or len(labels) == 1):
         cols = np.flatnonzero(targets[i])
         if not len(cols):
             raise ValueError(f"model {models[i]!r} has no target question to estimate an accuracy over.")
         # float32 for the (n, d) products: the estimates need no more, and they are the cost here.
         F = bank.features32 if len(cols) == bank.n_items else bank.features32[cols]  # (n, d)
-        o, G = bank.offsets[cols], onehot[cols]  # (n,), (n, groups)
+        G = onehot[cols]  # (n, groups)
+        group = G[:, 1:].argmax(axis=1)  # (n,) each target question's benchmark
         was_asked = asked[i, cols]
         known = np.where(was_asked, labels[i, cols], 0.0)  # (n,)
-        # LAPACK's potrf directly: the factor of np.linalg.cholesky, in a third of its time at d = 256.
-        chol, info = lapack.dpotrf(posterior.cov[i], lower=1, clean=1)
-        if info:
-            raise np.linalg.LinAlgError(
-                f"the posterior covariance of model {models[i]!r} is not positive "
-                "definite; its posterior cannot be sampled."
-            )
-        chol = chol.astype(np.float32)
-        mean_logit = F @ posterior.mean[i].astype(np.float32) - o
-        vector_logit = mean_logit  # without the benchmark shifts below
-        if posterior.basis is None:
-            # Sigma = L L^T: f^T Sigma f = |L^T f|^2, and a posterior draw's logits are F (mean + L e) =
-            # F mean + (F L) e: one (n, d) x (d, d) product serves both.
-            spread_logits = F @ chol  # (n, d)
-            var_logit = np.einsum("nd,nd->n", spread_logits, spread_logits)  # f^T Sigma f per question
-        else:  # Sigma = B C B^T + c (I - B B^T), C = L L^T: (n, r) products
-            basis, floor = posterior.basis[i].astype(np.float32), posterior.floor[i]
-            inside = F @ basis  # (n, r) B^T f
-            spread_logits = inside @ chol
-            off = np.maximum(squared[cols] - np.einsum("nr,nr->n", inside, inside), 0.0)  # |f|^2 off the basis
-            var_logit = floor * off + np.einsum("nr,nr->n", spread_logits, spread_logits)
-        # The model's misfit: a shift b ~ N(0, misfit_sd^2) of all its logits, and its own shift on
-        # each benchmark, b_g ~ N(0, group_sd^2), learnt (one Newton step from 0 each, b first) from
-        # the leave-one-out residuals of the answers drawn at random; their posterior means move the
-        # logits and their variances widen them (`group` (n,) is each target question's benchmark).
-        group = G[:, 1:].argmax(axis=1)
-        at = sampled[i, cols]
-        y_at, h_at = known[at], var_logit[at].astype(np.float64)
-        p_at = sigmoid(mean_logit[at].astype(np.float64))
-        w_at = p_at * (1 - p_at)
-        # Leaving answer q out moves its logit by h_q (p_q - y_q) / (1 - w_q h_q) (one Newton step, by
-        # Sherman-Morrison; h_q = f_q^T Sigma f_q): the residual it would have had, had it not been asked.
-        p_out = sigmoid(mean_logit[at] + h_at * (p_at - y_at) / np.maximum(1.0 - w_at * h_at, 1e-6))
-        resid, info = y_at - p_out, p_out * (1 - p_out)
-        weight = _design_weights(group, at, G.shape[1] - 1)
-        misfit, misfit_var = _misfit(weight @ resid, weight @ info, bank.misfit_sds, noise=(weight**2) @ info)
-        shift_mean, shift_var = np.zeros(G.shape[1] - 1), np.zeros(G.shape[1] - 1)
-        if bank.group_sd > 0:
-            left = np.bincount(group[at], resid - info * misfit, minlength=len(shift_mean))
-            shift_var = 1.0 / (1.0 / bank.group_sd**2 + np.bincount(group[at], info, minlength=len(shift_mean)))
-            shift_mean = left * shift_var
-        mean_logit = mean_logit + misfit + shift_mean[group]
-        var_logit = var_logit + misfit_var + shift_var[group]
+        logits = _posterior_logits(posterior, i, F, bank.offsets[cols], squared, cols, models[i])
+        shifts = _misfit_shifts(bank, logits, known, group, sampled[i, cols], G.shape[1] - 1)
+        mean_logit = logits.mean + shifts.misfit + shifts.mean[group]
+        var_logit = logits.var + shifts.misfit_var + shifts.var[group]
         p_bar = sigmoid(mean_logit / np.sqrt(1.0 + np.pi * var_logit / 8.0))
         counts = G.sum(axis=0)
         point = (known @ G + np.where(was_asked, 0.0, p_bar) @ G) / np.maximum(counts, 1)  # (groups,)
         spread = np.full((3, len(names)), np.nan)
         if draws:
-            e = rng.standard_normal((draws, F.shape[1]), dtype=np.float32)
-            if posterior.basis is None:
-                logits = e @ spread_logits.T  # (draws, n), in place from here on
-            else:  # z - mean = sqrt(c) (I - B B^T) e + B L e': a draw in d dimensions, then its logits
-                along = rng.standard_normal((draws, basis.shape[1]), dtype=np.float32) @ chol.T
-                z = np.sqrt(floor, dtype=np.float32) * (e - (e @ basis) @ basis.T) + along @ basis.T
-                logits = z @ F.T
-            shifts = shift_mean + np.sqrt(shift_var) * rng.standard_normal((draws, len(shift_mean)))
-            shifts += misfit + np.sqrt(misfit_var) * rng.standard_normal((draws, 1))
-            logits += vector_logit.astype(np.float32)
-            logits += shifts.astype(np.float32)[:, group]
-            drawn = (rng.random(logits.shape, dtype=np.float32) < sigmoid(logits)) & ~was_asked
-            # The answers asked count as given, the others as drawn; the drawn ones are 0/1, so their
-            # float32 sums per group are exact. acc: (draws, groups).
-            acc = (known @ G + drawn.astype(np.float32) @ G.astype(np.float32)) / np.maximum(counts, 1)
+            acc = _drawn_accuracies(rng, draws, F, logits, shifts, group, known, was_asked, G)
             spread = np.stack([acc.std(axis=0, ddof=1), *np.quantile(acc, [(1 - level) / 2, (1 + level) / 2], axis=0)])
         for g, name in enumerate(names):
             if counts[g]:
@@ -587,6 +463,147 @@ def estimate_scores(
                     }
                 )
     return pd.DataFrame(rows)
+
+
+def _check_estimate_inputs(
+    asked: np.ndarray,
+    targets: np.ndarray | None,
+    level: float,
+    models: Sequence[str] | None,
+    sampled: np.ndarray | None,
+) -> tuple[np.ndarray, list[str], np.ndarray]:
+    """`estimate_scores`' targets, model names and sampled questions, checked against `asked` and
+    filled in with their defaults."""
+    n_new = len(asked)
+    targets = np.ones_like(asked) if targets is None else np.atleast_2d(np.asarray(targets, dtype=bool))
+    if targets.shape != asked.shape:
+        raise ValueError(f"targets has shape {targets.shape}; expected {asked.shape} like asked.")
+    if not 0 < level < 1:
+        raise ValueError(f"level={level}; expected a number in (0, 1).")
+    names = [f"new{i}" for i in range(n_new)] if models is None else list(models)
+    if len(names) != n_new:
+        raise ValueError(f"{len(names)} model names for {n_new} rows of labels.")
+    sampled = asked if sampled is None else np.atleast_2d(np.asarray(sampled, dtype=bool))
+    if sampled.shape != asked.shape or (sampled & ~asked).any():
+        raise ValueError(
+            f"sampled (shape {sampled.shape}) must mark asked questions only, shaped like asked {asked.shape}."
+        )
+    return targets, names, sampled
+
+
+@dataclass
+class _Logits:
+    """One new model's logits on its target questions under its vector's posterior: their means and
+    variances, and what posterior draws of them need."""
+
+    mean: np.ndarray  # (n,) f . mean - o
+    var: np.ndarray  # (n,) f^T Sigma f
+    spread: np.ndarray  # (n, d) F L with Sigma = L L^T; in a basis (n, r) (F B) L with C = L L^T
+    chol: np.ndarray  # L, float32
+    basis: np.ndarray | None  # (d, r) B, float32; None for a posterior kept in full
+    floor: float  # c, the variance off the basis
+
+
+def _posterior_logits(
+    posterior: Posterior,
+    i: int,
+    F: np.ndarray,
+    o: np.ndarray,
+    squared: np.ndarray | None,
+    cols: np.ndarray,
+    name: str,
+) -> _Logits:
+    """The logits of model `i` on the questions with features F (n, d) and offsets o (n,): `cols` of
+    the bank, whose squared feature norms are `squared` (with a basis)."""
+    # LAPACK's potrf directly: the factor of np.linalg.cholesky, in a third of its time at d = 256.
+    chol, info = lapack.dpotrf(posterior.cov[i], lower=1, clean=1)
+    if info:
+        raise np.linalg.LinAlgError(
+            f"the posterior covariance of model {name!r} is not positive definite; its posterior cannot be sampled."
+        )
+    chol = chol.astype(np.float32)
+    mean = F @ posterior.mean[i].astype(np.float32) - o
+    if posterior.basis is None:
+        # Sigma = L L^T: f^T Sigma f = |L^T f|^2, and a posterior draw's logits are F (mean + L e) =
+        # F mean + (F L) e: one (n, d) x (d, d) product serves both.
+        spread = F @ chol  # (n, d)
+        return _Logits(mean, np.einsum("nd,nd->n", spread, spread), spread, chol, None, 0.0)
+    # Sigma = B C B^T + c (I - B B^T), C = L L^T: (n, r) products
+    basis, floor = posterior.in_basis()
+    assert squared is not None
+    B = basis[i].astype(np.float32)
+    inside = F @ B  # (n, r) B^T f
+    spread = inside @ chol
+    off = np.maximum(squared[cols] - np.einsum("nr,nr->n", inside, inside), 0.0)  # |f|^2 off the basis
+    var = floor[i] * off + np.einsum("nr,nr->n", spread, spread)
+    return _Logits(mean, var, spread, chol, B, float(floor[i]))
+
+
+@dataclass
+class _Shifts:
+    """A new model's misfit b (a shift of all its logits) and its own shift b_g on each benchmark, as
+    posterior means and variances."""
+
+    misfit: float
+    misfit_var: float
+    mean: np.ndarray  # (groups,) b_g
+    var: np.ndarray  # (groups,)
+
+
+def _misfit_shifts(
+    bank: QuestionBank, logits: _Logits, known: np.ndarray, group: np.ndarray, at: np.ndarray, n_groups: int
+) -> _Shifts:
+    """The model's misfit: a shift b ~ N(0, misfit_sd^2) of all its logits, and its own shift on each
+    benchmark, b_g ~ N(0, group_sd^2), learnt (one Newton step from 0 each, b first) from the
+    leave-one-out residuals of the answers drawn at random (`at`); their posterior means move the
+    logits and their variances widen them."""
+    y_at, h_at = known[at], logits.var[at].astype(np.float64)
+    p_at = sigmoid(logits.mean[at].astype(np.float64))
+    w_at = p_at * (1 - p_at)
+    # Leaving answer q out moves its logit by h_q (p_q - y_q) / (1 - w_q h_q) (one Newton step, by
+    # Sherman-Morrison; h_q = f_q^T Sigma f_q): the residual it would have had, had it not been asked.
+    p_out = sigmoid(logits.mean[at] + h_at * (p_at - y_at) / np.maximum(1.0 - w_at * h_at, 1e-6))
+    resid, info = y_at - p_out, p_out * (1 - p_out)
+    weight = _design_weights(group, at, n_groups)
+    misfit, misfit_var = _misfit(weight @ resid, weight @ info, bank.misfit_sds, noise=(weight**2) @ info)
+    shift_mean: np.ndarray = np.zeros(n_groups)
+    shift_var: np.ndarray = np.zeros(n_groups)
+    if bank.group_sd > 0:
+        left = np.bincount(group[at], resid - info * misfit, minlength=n_groups)
+        shift_var = 1.0 / (1.0 / bank.group_sd**2 + np.bincount(group[at], info, minlength=n_groups))
+        shift_mean = left * shift_var
+    return _Shifts(misfit, misfit_var, shift_mean, shift_var)
+
+
+def _drawn_accuracies(
+    rng: np.random.Generator,
+    draws: int,
+    F: np.ndarray,
+    logits: _Logits,
+    shifts: _Shifts,
+    group: np.ndarray,
+    known: np.ndarray,
+    was_asked: np.ndarray,
+    G: np.ndarray,
+) -> np.ndarray:
+    """Accuracies (draws, groups) of `draws` posterior draws of the vector and the shifts, each followed
+    by Bernoulli draws of the answers not asked (the answers asked count as given)."""
+    e = rng.standard_normal((draws, F.shape[1]), dtype=np.float32)
+    if logits.basis is None:
+        drawn_logits = e @ logits.spread.T  # (draws, n), in place from here on
+    else:  # z - mean = sqrt(c) (I - B B^T) e + B L e': a draw in d dimensions, then its logits
+        B = logits.basis
+        along = rng.standard_normal((draws, B.shape[1]), dtype=np.float32) @ logits.chol.T
+        z = np.sqrt(logits.floor, dtype=np.float32) * (e - (e @ B) @ B.T) + along @ B.T
+        drawn_logits = z @ F.T
+    draw_shifts = shifts.mean + np.sqrt(shifts.var) * rng.standard_normal((draws, len(shifts.mean)))
+    draw_shifts += shifts.misfit + np.sqrt(shifts.misfit_var) * rng.standard_normal((draws, 1))
+    drawn_logits += logits.mean.astype(np.float32)
+    drawn_logits += draw_shifts.astype(np.float32)[:, group]
+    drawn = (rng.random(drawn_logits.shape, dtype=np.float32) < sigmoid(drawn_logits)) & ~was_asked
+    # The drawn answers are 0/1, so their float32 sums per group are exact.
+    counts = G.sum(axis=0)
+    return (known @ G + drawn.astype(np.float32) @ G.astype(np.float32)) / np.maximum(counts, 1)
 
 
 def _design_weights(group: np.ndarray, sampled: np.ndarray, n_groups: int) -> np.ndarray:
@@ -693,25 +710,8 @@ def design_estimates(
     (model, group): items, asked, sampled, estimate, sd (its standard error), lower, upper, note.
     """
     labels, asked = bank._check(labels, asked)
-    inclusion = np.atleast_2d(np.asarray(inclusion, dtype=np.float64))
-    if inclusion.shape != asked.shape:
-        raise ValueError(f"inclusion has shape {inclusion.shape}; expected {asked.shape} like asked.")
-    bad = asked & ~((inclusion > 0) & (inclusion <= 1))
-    if bad.any():
-        i, q = np.argwhere(bad)[0]
-        raise ValueError(
-            f"inclusion probability {float(inclusion[i, q])} of asked question {str(bank.item_ids[q])!r} "
-            f"(model row {i}); "
-            "expected a number in (0, 1] (1: picked by choice), as `inclusion_probabilities` gives it."
-        )
-    targets = np.ones_like(asked) if targets is None else np.atleast_2d(np.asarray(targets, dtype=bool))
-    if targets.shape != asked.shape:
-        raise ValueError(f"targets has shape {targets.shape}; expected {asked.shape} like asked.")
-    if not 0 < level < 1:
-        raise ValueError(f"level={level}; expected a number in (0, 1).")
-    models = [f"new{i}" for i in range(len(labels))] if models is None else list(models)
-    if len(models) != len(labels):
-        raise ValueError(f"{len(models)} model names for {len(labels)} rows of labels.")
+    inclusion = _check_inclusion(bank, asked, inclusion)
+    targets, models, _ = _check_estimate_inputs(asked, targets, level, models, None)
     chosen = asked & (inclusion >= 1)
     sampled = asked & ~chosen
     if predictions is None:
@@ -729,42 +729,63 @@ def design_estimates(
             inside = targets[i] & (True if group == OVERALL else bank.groups == group)
             if not inside.any():
                 continue
-            at, rest = inside & sampled[i], inside & ~asked[i]
-            n, m, size = int(at.sum()), int(rest.sum()), int(inside.sum())
-            known = labels[i, inside & asked[i]].sum()
+            at, rest, size = inside & sampled[i], inside & ~asked[i], int(inside.sum())
             row = {"model": name, "group": group, "items": size, "asked": int((inside & asked[i]).sum())}
-            row.update(sampled=n, estimate=np.nan, sd=np.nan, lower=np.nan, upper=np.nan, note="")
-            if not m:
-                row.update(estimate=known / size, sd=0.0, lower=known / size, upper=known / size, note="all asked")
-                rows.append(row)
-                continue
-            if not n:
-                row["note"] = "no random draw: no design-based estimate"
-                rows.append(row)
-                continue
-            estimates, resid, weight = [], [], []
+            known = labels[i, inside & asked[i]].sum()
+            parts = []
             for j, p in enumerate(predictions):  # each half's residuals under the predictions that did not see it
                 part = at & (half[i] == j)
-                if not part.any():
-                    continue
-                w = 1.0 / inclusion[i, part] - 1.0
-                w = np.ones(len(w)) if w.sum() <= 0 else w
-                r = labels[i, part] - p[i, part]
-                estimates.append((known + p[i, rest].sum() + m * (w @ r) / w.sum()) / size)
-                resid.append(r)
-                weight.append(w)
-            resid, weight = np.concatenate(resid), np.concatenate(weight)
-            row["estimate"] = float(np.mean(estimates))
-            if n < 2:
-                row["note"] = "1 random draw: no interval"
-            else:
-                mean = weight @ resid / weight.sum()
-                spread = n / (n - 1) * (weight**2) @ (resid - mean) ** 2 / weight.sum() ** 2
-                se = m / size * np.sqrt(max(1.0 - n / (n + m), 0.0) * spread)
-                half_width = stats.t.ppf((1 + level) / 2, n - 1) * se
-                row.update(sd=se, lower=row["estimate"] - half_width, upper=row["estimate"] + half_width)
-            rows.append(row)
+                if part.any():
+                    parts.append((labels[i, part], p[i, part], inclusion[i, part], p[i, rest].sum()))
+            rows.append(row | _difference_estimate(known, size, int(at.sum()), int(rest.sum()), parts, level))
     return pd.DataFrame(rows)
+
+
+def _check_inclusion(bank: QuestionBank, asked: np.ndarray, inclusion: np.ndarray) -> np.ndarray:
+    """`inclusion` (n_new, n_items) as floats, checked: in (0, 1] wherever a question was asked."""
+    inclusion = np.atleast_2d(np.asarray(inclusion, dtype=np.float64))
+    if inclusion.shape != asked.shape:
+        raise ValueError(f"inclusion has shape {inclusion.shape}; expected {asked.shape} like asked.")
+    bad = asked & ~((inclusion > 0) & (inclusion <= 1))
+    if bad.any():
+        i, q = np.argwhere(bad)[0]
+        raise ValueError(
+            f"inclusion probability {float(inclusion[i, q])} of asked question {str(bank.item_ids[q])!r} "
+            f"(model row {i}); "
+            "expected a number in (0, 1] (1: picked by choice), as `inclusion_probabilities` gives it."
+        )
+    return inclusion
+
+
+def _difference_estimate(
+    known: float, size: int, n: int, m: int, parts: list[tuple[np.ndarray, np.ndarray, np.ndarray, float]], level: float
+) -> dict:
+    """One group's design-based estimate (`design_estimates`): `known` the sum of the answers asked,
+    `size` questions, n drawn at random, m not asked; `parts` (answers, predictions, inclusion
+    probabilities of each half's random draws, and the predictions' sum over the m not asked)."""
+    out = {"sampled": n, "estimate": np.nan, "sd": np.nan, "lower": np.nan, "upper": np.nan, "note": ""}
+    if not m:
+        share = known / size
+        return out | {"estimate": share, "sd": 0.0, "lower": share, "upper": share, "note": "all asked"}
+    if not n:
+        return out | {"note": "no random draw: no design-based estimate"}
+    estimates, residuals, weights = [], [], []
+    for y, p, pi, rest in parts:
+        w = 1.0 / pi - 1.0
+        w = np.ones(len(w)) if w.sum() <= 0 else w
+        r = y - p
+        estimates.append((known + rest + m * (w @ r) / w.sum()) / size)
+        residuals.append(r)
+        weights.append(w)
+    resid, weight = np.concatenate(residuals), np.concatenate(weights)
+    out["estimate"] = float(np.mean(estimates))
+    if n < 2:
+        return out | {"note": "1 random draw: no interval"}
+    mean = weight @ resid / weight.sum()
+    spread = n / (n - 1) * (weight**2) @ (resid - mean) ** 2 / weight.sum() ** 2
+    se = m / size * np.sqrt(max(1.0 - n / (n + m), 0.0) * spread)
+    half_width = stats.t.ppf((1 + level) / 2, n - 1) * se
+    return out | {"sd": se, "lower": out["estimate"] - half_width, "upper": out["estimate"] + half_width}
 
 
 def _halves(groups: np.ndarray, sampled: np.ndarray, seed: int) -> np.ndarray:
@@ -988,7 +1009,7 @@ def adaptive_selection(
     shuffled = [rng.permutation(np.flatnonzero(row)) for row in cand]  # each model's random order
     order = np.zeros((n_new, 0), dtype=np.int64)
     asked = np.zeros_like(cand)
-    posterior, kept = bank.prior(n_new), {}
+    posterior, kept = bank.unanswered(n_new), {}
     bar = tqdm(total=k, desc=f"{rule} selection", disable=not progress)
     while order.shape[1] < k:
         batch = _batch(order.shape[1], k, step, growth)

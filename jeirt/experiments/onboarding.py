@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 
 from jeirt.data import Dataset
-from jeirt.estimator import Estimator
+from jeirt.estimator import JEIRT, Estimator
 from jeirt.fitcache import fit_many
 from jeirt.splits import Split, hold_out_models, split_by_question
 
@@ -92,6 +92,7 @@ def new_models(ds: Dataset, split: Split, held_out: int | Sequence[str], seed: i
     items = np.flatnonzero(split.test[rows].any(axis=0))
     test = data.subset(items=items)
     test_mask = split.test[np.ix_(rows, items)] & test.observed
+    assert held.onboard is not None  # (hold_out_models gives their answers)
     return NewModels(
         held, split.name, names, data, held.onboard[rows], test, test_mask, split.val[rows] & data.observed
     )
@@ -177,20 +178,20 @@ def score_new(
 
 
 def onboard_and_score(
-    model: Estimator,
+    model: JEIRT,
     new: NewModels,
     mask: np.ndarray,
     reference: np.ndarray | None = None,
-    prior_scale: float | str = "auto",
+    prior_width: float | str = "auto",
     validation: np.ndarray | None = None,
     **keys,
 ) -> pd.DataFrame:
     """One step of the onboarding experiment: fit the vectors of the new LLMs from their answers under
     `mask` (all at once, everything else frozen: `JEIRT.onboard`, replacing earlier fits) and score
-    them on their test labels (`score_new`). With `prior_scale="auto"` the width is the one that best
+    them on their test labels (`score_new`). With `prior_width="auto"` the width is the one that best
     predicts the new LLMs' validation answers (`new.validation`; the Laplace evidence when there are none):
     with more answers the evidence widens the prior past what new questions want (DECISIONS.md). The rows
-    add seconds (onboarding all of them) and prior_scale (the width used, the most common one).
+    add seconds (onboarding all of them) and prior_width (the width used, the most common one).
     `validation` replaces `new.validation` (e.g. `capped_validation`: no more of them than `mask` has)."""
     if mask.shape != new.answers.shape:
         raise ValueError(f"mask has shape {mask.shape}; expected the new LLMs' answers' {new.answers.shape}.")
@@ -200,11 +201,11 @@ def onboard_and_score(
             "`new.answers` (subsample_items, first_items)."
         )
     start = time.perf_counter()
-    validation = (new.validation if validation is None else validation) if prior_scale == "auto" else None
-    model.onboard(new.data, mask, replace=True, prior_scale=prior_scale, val_mask=validation)
+    validation = (new.validation if validation is None else validation) if prior_width == "auto" else None
+    model.onboard(new.data, mask, replace=True, prior_width=prior_width, val_mask=validation)
     seconds = time.perf_counter() - start
     rows = score_new(model, new, mask.sum(axis=1), reference, **keys)
-    return rows.assign(seconds=seconds, prior_scale=model.onboard_prior_scale_)
+    return rows.assign(seconds=seconds, prior_width=model.onboard_prior_width_)
 
 
 def capped_validation(validation: np.ndarray, mask: np.ndarray, seed: int = 0) -> np.ndarray:
@@ -224,12 +225,12 @@ def capped_validation(validation: np.ndarray, mask: np.ndarray, seed: int = 0) -
 PRIOR_MEAN_WIDTH = 1e-8  # a prior this narrow pins a new vector to the prior mean: what 0 answers give
 
 
-def prior_mean_scores(model: Estimator, new: NewModels, **keys) -> pd.DataFrame:
+def prior_mean_scores(model: JEIRT, new: NewModels, **keys) -> pd.DataFrame:
     """The floor of an onboarding curve: every new LLM scored at the prior mean (the known vectors'
     mean: no answer of its own moves it; `items` 0), the 0-answer accuracy a share of answers must beat."""
-    model.onboard(new.data, new.answers, replace=True, prior_scale=PRIOR_MEAN_WIDTH)
+    model.onboard(new.data, new.answers, replace=True, prior_width=PRIOR_MEAN_WIDTH)
     rows = score_new(model, new, np.zeros(len(new.names), dtype=int), **keys)
-    return rows.assign(seconds=np.nan, prior_scale=0.0)
+    return rows.assign(seconds=np.nan, prior_width=0.0)
 
 
 def joint_scores(joint: Estimator, new: NewModels, **keys) -> pd.DataFrame:
@@ -243,7 +244,7 @@ def joint_scores(joint: Estimator, new: NewModels, **keys) -> pd.DataFrame:
         )
     seconds = getattr(getattr(joint, "history_", None), "seconds", np.nan)
     rows = score_new(joint, new, new.answers.sum(axis=1), **{"setting": "All", **keys})
-    return rows.assign(seconds=seconds, prior_scale=np.nan)
+    return rows.assign(seconds=seconds, prior_width=np.nan)
 
 
 def onboarding_table(curve: pd.DataFrame, metric: str = "accuracy") -> pd.DataFrame:

@@ -30,12 +30,13 @@ from tqdm import (
 )
 
 from jeirt.data import Dataset, load_dataset
-from jeirt.estimator import JEIRT, Estimator
+from jeirt.estimator import JEIRT
 from jeirt.fitcache import fit_cached, fit_many
 from jeirt.metrics import score
 from jeirt.model import sigmoid
 from jeirt.parallel import side_by_side
 from jeirt.questions import (
+    QuestionCorrections,
     known_question_split,
     question_probabilities,
     refine_questions,
@@ -121,7 +122,8 @@ def questions_asked(
     ks = sorted(int(k) for k in ks)
     if not ks or ks[0] < 1:
         raise ValueError(f"ks={ks}; expected one or more positive budgets.")
-    posteriors, drawn = {}, None
+    posteriors: dict[int, Posterior] = {}
+    drawn = None
     if rule == "random":
         order = select_items(bank, ks[-1], rule, labels=labels, seed=seed)
     elif rule in NESTED:
@@ -264,7 +266,7 @@ def question_onboarding_experiment(
     ds: Dataset,
     benchmark: str,
     ns: Sequence[int] = (0, 1, 3, 5, 10),
-    prior_scales: Sequence[float] = (1.0,),
+    question_prior_sds: Sequence[float] = (1.0,),
     whats: Sequence[str] = ("embedding",),
     seeds: Sequence[int] = (0,),
     progress: bool = True,
@@ -275,10 +277,10 @@ def question_onboarding_experiment(
     every model of `ds`. For each seed, a random order of the models is drawn; the first n answer
     every question of the benchmark, and the models after the first max(ns) are scored (the same
     ones for every n). Each question's text embedding is refined (`refine_questions`, prior sd =
-    prior_scale x the mean text-embedding norm / sqrt(d)) and the scored models' answers predicted.
+    question_prior_sd x the mean text-embedding norm / sqrt(d)) and the scored models' answers predicted.
     The row method "known mean" predicts every scored model's answer by the n known models' share
     of right answers to the question, (right + 1/2) / (n + 1) (no geometry, no text). Returns one
-    row per (method, prior_scale, n, seed): accuracy, log_loss, auc over the scored (model,
+    row per (method, question_prior_sd, n, seed): accuracy, log_loss, auc over the scored (model,
     question) pairs, and acc_mae, the mean absolute error of the scored models' predicted accuracy
     on the benchmark.
     """
@@ -293,7 +295,7 @@ def question_onboarding_experiment(
     V = model.model_vectors_[model.model_index(ds.models)].astype(np.float64)  # (n_models, d)
     typical = np.linalg.norm(E0, axis=1).mean() / np.sqrt(E0.shape[1])
     labels, observed = sub.labels, sub.observed
-    runs = [(what, s) for what in whats for s in prior_scales]
+    runs = [(what, s) for what in whats for s in question_prior_sds]
     bar = tqdm(
         total=len(seeds) * len(ns) * (len(runs) + 1), desc=f"onboard {benchmark} questions", disable=not progress
     )
@@ -321,7 +323,7 @@ def question_onboarding_experiment(
                 rows.append(
                     {
                         "method": what,
-                        "prior_scale": s,
+                        "question_prior_sd": s,
                         "n": n,
                         "seed": seed,
                         "accuracy": scores["accuracy"],
@@ -344,7 +346,7 @@ KNOWN_METHODS = ("plain mean", "je-irt", "je-irt + corrections", "rasch (per que
 
 def known_question_onboarding(
     ds: Dataset,
-    make_model: Callable[[int], Estimator],
+    make_model: Callable[[int], JEIRT],
     held_out: int,
     fractions: Sequence[float] = (0.01, 0.1, 1.0),
     seeds: Sequence[int] = (0,),
@@ -368,8 +370,76 @@ def known_question_onboarding(
     """
     from jeirt.baselines.irt import PerQuestionIRT
 
-    def row(seed, method, setting, probs, labels, mask, seconds, n, answers, **extra) -> dict:
-        s = score(probs[mask], labels[mask])
+    helds = {int(seed): hold_out_models(ds, split_by_question(ds, seed=seed), held_out, seed) for seed in seeds}
+    knowns = {seed: known_question_split(held) for seed, held in helds.items()}
+    boths = {  # every LLM trained together, the held-out ones on their training answers
+        seed: Split(known.train | _onboarding_answers(helds[seed]), known.val, known.test, f"{known.name}-joint")
+        for seed, known in knowns.items()
+    }
+    # Every JE-IRT fit (per seed; with `joint` also the one with every LLM) is independent: made side
+    # by side on the cores and kept (`jeirt.fitcache.fit_many`); `seconds` of a fit is its training time.
+    # The known-question fit is `training_only` (the held-out LLMs are onboarded at each share): the
+    # same fit as `few_question_comparison`'s, which reads it from the cache.
+    jobs = [(seed, training_only(knowns[seed])) for seed in helds] + (
+        [(seed, boths[seed]) for seed in helds] if joint else []
+    )
+    fitted = fit_many([make_model(seed) for seed, _ in jobs], ds, [split for _, split in jobs])
+    fits = {(seed, split.name): fit for (seed, split), fit in zip(jobs, fitted)}
+    rows = []
+    for seed in tqdm([int(seed) for seed in seeds], desc="known-question onboarding", disable=not progress):
+        held, known = helds[seed], knowns[seed]
+        new = _KnownQuestionModels(ds, held, known)
+        model = fits[seed, known.name]
+        start = time.perf_counter()
+        corrections = model.fit_corrections(ds.subset(models=new.trained), known.train[new.trained]).corrections_
+        assert corrections is not None
+        correction_seconds = time.perf_counter() - start
+        irts = {kind: PerQuestionIRT(kind).fit(ds, known) for kind in ("1pl", "2pl")}
+        for fraction in fractions:
+            mask = subsample_items(new.answers, fraction, seed)
+            rows += new.onboarded_rows(seed, f"{fraction * 100:g}%", mask, model, corrections, irts)
+        if joint:
+            full = fits[seed, boths[seed].name]
+            rows.append(new.row(seed, "je-irt", "All", full.predict_proba(new.data), full.history_.seconds))
+            full.fit_corrections(ds, boths[seed].train)
+            extra = {"offset_scale": corrections.offset_scale, "shift_scale": corrections.shift_scale}
+            rows.append(
+                new.row(
+                    seed,
+                    "je-irt + corrections",
+                    "All",
+                    full.predict_proba(new.data),
+                    full.history_.seconds,
+                    correction_seconds=correction_seconds,
+                    **extra,
+                )
+            )
+    return pd.DataFrame(rows)
+
+
+def _onboarding_answers(held: Split) -> np.ndarray:
+    """The held-out LLMs' answers onboarding may use (n_models, n_items), which `hold_out_models` sets."""
+    if held.onboard is None:
+        raise ValueError(f"split {held.name!r} holds no LLM out; make it with jeirt.splits.hold_out_models.")
+    return held.onboard
+
+
+class _KnownQuestionModels:
+    """One seed's held-out LLMs of `known_question_onboarding`: their data, test answers and the answers
+    they are onboarded from, and the scored rows of each method."""
+
+    def __init__(self, ds: Dataset, held: Split, known: Split):
+        self.names = list(held.held_out)
+        idx = ds.model_index(self.names)
+        self.data = ds.subset(models=self.names)
+        self.test_mask, self.labels = known.test[idx], np.nan_to_num(self.data.labels)
+        self.answers = _onboarding_answers(held)[idx]  # (n_new, n_items) their training answers
+        self.trained = np.flatnonzero(~np.isin(np.asarray(ds.models), self.names))  # the other LLMs' rows
+        self.answers_per_model = float(self.answers.sum(axis=1).mean())
+
+    def row(self, seed: int, method: str, setting: str, probs: np.ndarray, seconds: float, **extra) -> dict:
+        """One method's scores on the held-out LLMs' test answers."""
+        s = score(probs[self.test_mask], self.labels[self.test_mask])
         return {
             "seed": int(seed),
             "method": method,
@@ -377,126 +447,39 @@ def known_question_onboarding(
             "accuracy": s["accuracy"],
             "auc": s["auc"],
             "log_loss": s["log_loss"],
-            "n_test": int(mask.sum()),
-            "answers_per_model": answers,
+            "n_test": int(self.test_mask.sum()),
+            "answers_per_model": self.answers_per_model,
             "seconds": seconds,
-            "seconds_per_model": seconds / n,
+            "seconds_per_model": seconds / len(self.names),
             **extra,
         }
 
-    rows = []
-    helds = {int(seed): hold_out_models(ds, split_by_question(ds, seed=seed), held_out, seed) for seed in seeds}
-    knowns = {seed: known_question_split(held) for seed, held in helds.items()}
-    boths = {
-        seed: Split(known.train | helds[seed].onboard, known.val, known.test, f"{known.name}-joint")
-        for seed, known in knowns.items()
-    }
-    # Every JE-IRT fit (per seed; with `joint` also the one with every LLM) is independent: made side
-    # by side on the cores and kept (`jeirt.fitcache.fit_many`); `seconds` of a fit is its training time.
-    # The known-question fit is `training_only` (the held-out LLMs are onboarded below, at each share):
-    # the same fit as `few_question_comparison`'s, which reads it from the cache.
-    jobs = [(seed, training_only(knowns[seed])) for seed in helds] + (
-        [(seed, boths[seed]) for seed in helds] if joint else []
-    )
-    fits = dict(
-        zip(
-            ((seed, split.name) for seed, split in jobs),
-            fit_many([make_model(seed) for seed, _ in jobs], ds, [split for _, split in jobs]),
-        )
-    )
-    for seed in tqdm(seeds, desc="known-question onboarding", disable=not progress):
-        held, known = helds[int(seed)], knowns[int(seed)]
-        names = list(held.held_out)
-        idx = ds.model_index(names)
-        new = ds.subset(models=names)
-        test_mask, labels = known.test[idx], np.nan_to_num(new.labels)
-        trained = np.flatnonzero(~np.isin(np.asarray(ds.models), names))
-        model = fits[int(seed), known.name]
+    def onboarded_rows(
+        self, seed: int, setting: str, mask: np.ndarray, model: JEIRT, corrections: QuestionCorrections, irts: dict
+    ) -> list[dict]:
+        """Every method onboarded from the answers under `mask`: the plain mean, JE-IRT without and with
+        `corrections`, and each per-question IRT of `irts`."""
+        answers = float(mask.sum(axis=1).mean())
         start = time.perf_counter()
-        corrections = model.fit_corrections(ds.subset(models=trained), known.train[trained]).corrections_
-        correction_seconds = time.perf_counter() - start
-        irts = {kind: PerQuestionIRT(kind).fit(ds, known) for kind in ("1pl", "2pl")}
-        for fraction in fractions:
-            mask = subsample_items(held.onboard[idx], fraction, seed)
-            setting, answers = f"{fraction * 100:g}%", float(mask.sum(axis=1).mean())
+        mean = (self.labels * mask).sum(axis=1) / mask.sum(axis=1)
+        plain = np.broadcast_to(mean[:, None], self.labels.shape)
+        rows = [self.row(seed, "plain mean", setting, plain, time.perf_counter() - start)]
+        for method, corr in (("je-irt", None), ("je-irt + corrections", corrections)):
+            model.corrections_ = corr
             start = time.perf_counter()
-            mean = (labels * mask).sum(axis=1) / mask.sum(axis=1)
-            plain = np.broadcast_to(mean[:, None], labels.shape)
-            rows.append(
-                row(
-                    seed,
-                    "plain mean",
-                    setting,
-                    plain,
-                    labels,
-                    test_mask,
-                    time.perf_counter() - start,
-                    len(names),
-                    answers,
-                )
-            )
-            for method, corr in (("je-irt", None), ("je-irt + corrections", corrections)):
-                model.corrections_ = corr
-                start = time.perf_counter()
-                model.onboard(new, mask, replace=True)
-                seconds = time.perf_counter() - start
-                rows.append(
-                    row(
-                        seed,
-                        method,
-                        setting,
-                        model.predict_proba(new),
-                        labels,
-                        test_mask,
-                        seconds,
-                        len(names),
-                        answers,
-                        prior_scale=model.onboard_prior_scale_,
-                    )
-                )
-            for kind, irt in irts.items():
-                start = time.perf_counter()
-                irt.onboard(new, mask, replace=True)
-                seconds = time.perf_counter() - start
-                rows.append(
-                    row(
-                        seed,
-                        f"{'rasch' if kind == '1pl' else '2pl'} (per question)",
-                        setting,
-                        irt.predict_proba(new),
-                        labels,
-                        test_mask,
-                        seconds,
-                        len(names),
-                        answers,
-                    )
-                )
-        if joint:  # every LLM trained together, the held-out ones on their training answers
-            both = boths[int(seed)]
-            full = fits[int(seed), both.name]
-            seconds = full.history_.seconds
-            answers = float(held.onboard[idx].sum(axis=1).mean())
-            rows.append(
-                row(seed, "je-irt", "All", full.predict_proba(new), labels, test_mask, seconds, len(names), answers)
-            )
-            full.fit_corrections(ds, both.train)
-            rows.append(
-                row(
-                    seed,
-                    "je-irt + corrections",
-                    "All",
-                    full.predict_proba(new),
-                    labels,
-                    test_mask,
-                    seconds,
-                    len(names),
-                    answers,
-                    correction_seconds=correction_seconds,
-                    offset_scale=corrections.offset_scale,
-                    shift_scale=corrections.shift_scale,
-                )
-            )
-    return pd.DataFrame(rows)
+            model.onboard(self.data, mask, replace=True)
+            seconds = time.perf_counter() - start
+            probs = model.predict_proba(self.data)
+            rows.append(self.row(seed, method, setting, probs, seconds, prior_width=model.onboard_prior_width_))
+        for kind, irt in irts.items():
+            start = time.perf_counter()
+            irt.onboard(self.data, mask, replace=True)
+            seconds = time.perf_counter() - start
+            method = f"{'rasch' if kind == '1pl' else '2pl'} (per question)"
+            rows.append(self.row(seed, method, setting, irt.predict_proba(self.data), seconds))
+        for r in rows:
+            r["answers_per_model"] = answers
+        return rows
 
 
 def known_question_table(runs: pd.DataFrame, metric: str = "accuracy") -> pd.DataFrame:

@@ -12,6 +12,7 @@ paper's reading; `spread_pick` chooses a few benchmarks that still span the rang
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -88,7 +89,7 @@ def left_out_table(runs: dict[str, dict], metric: str = "accuracy") -> pd.DataFr
         out |= {name: score(run[name], run["labels"]) for name in parts}
         return out | {"bias": float(run["leave-out"].mean() - run["labels"].mean())}
 
-    pooled = {key: np.concatenate([r[key] for r in runs.values()]) for key in ("labels", *parts)}
+    pooled: dict[str, Any] = {key: np.concatenate([r[key] for r in runs.values()]) for key in ("labels", *parts)}
     # questions of different benchmarks are different questions, even where their item numbers agree
     pooled["question"] = np.concatenate(
         [np.char.add(f"{b}:", np.asarray(r["question"]).astype(str)) for b, r in runs.items()]
