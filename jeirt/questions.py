@@ -280,7 +280,7 @@ def fit_corrections(
     y, w = t(np.where(mask, labels, 0.0)[:, seen].T), t(mask[:, seen].T)
     offsets = OFFSET_SCALES if offset_scale == "auto" else (float(offset_scale),)
     shifts = SHIFT_SCALES if shift_scale == "auto" else (float(shift_scale),)
-    fits = {}
+    fits: dict[tuple[float, float], tuple[np.ndarray, float]] = {}  # (t_delta, t_w) -> (theta, log evidence)
     bar = tqdm(total=len(offsets) + len(shifts), desc="question corrections", disable=not progress)
 
     def warm_start(t_delta: float, t_w: float) -> torch.Tensor | None:
@@ -313,12 +313,12 @@ def fit_corrections(
     best = max(fits, key=lambda key: fits[key][1])
     theta, _ = fits[best]
     t_delta, t_w = best
-    shifts = np.zeros((len(seen), d))
+    shift_vectors = np.zeros((len(seen), d))
     if t_w > 0:
-        shifts = (theta[:, :-1] * (t_w / rms)) @ basis.T
+        shift_vectors = (theta[:, :-1] * (t_w / rms)) @ basis.T
     return QuestionCorrections(
         np.asarray(item_ids, dtype=str)[seen],
-        shifts,
+        shift_vectors,
         theta[:, -1] * t_delta,
         t_delta,
         t_w / rms,
