@@ -14,6 +14,7 @@ import pandas as pd
 from sklearn import metrics as skm
 from sklearn.cluster import KMeans
 
+from jeirt.data import Dataset
 from jeirt.model import unit_rows
 
 MMLU = "mmlu"  # the benchmark whose subjects Table 5 clusters (57 of them on EmbedLLM)
@@ -77,7 +78,7 @@ def random_partition(labels_pred: Sequence | np.ndarray, seed: int = 0) -> np.nd
     return np.random.default_rng(seed).permutation(np.asarray(labels_pred))
 
 
-def taxonomy_labels(ds) -> tuple[np.ndarray, np.ndarray, str]:
+def taxonomy_labels(ds: Dataset) -> tuple[np.ndarray, np.ndarray, str]:
     """(item positions, human class per item, column name) for the taxonomy analysis of dataset `ds`.
 
     The classes are the `subject` column on the items that have one (MMLU-Pro's 91 source subjects;
