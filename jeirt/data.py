@@ -27,6 +27,7 @@ import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TypedDict
 
 import numpy as np
 import pandas as pd
@@ -685,7 +686,20 @@ def _read_embeddings(path: Path, items: pd.DataFrame) -> np.ndarray:
 # once (prompt_id, prompt); model_order.csv lists the models. `category` is a task variant
 # (`mmlu_<subject>`, `gpqa_<subset>_<prompting>`, `gsm8k`, `social_iqa`, ...), not a benchmark.
 
-EMBEDLLM = {
+
+class _HubDataset(TypedDict):
+    """The registry entry of a dataset on the Hugging Face hub (`EMBEDLLM`)."""
+
+    repo_id: str
+    repo_type: str
+    revision: str
+    splits: tuple[str, ...]
+    questions: str
+    columns: tuple[str, ...]
+    rows: dict[str, dict[str, int]]  # revision -> split -> rows of its file
+
+
+EMBEDLLM: _HubDataset = {
     "repo_id": "RZ412/EmbedLLM",
     "repo_type": "dataset",
     # The hub commit loaded by default; `load_embedllm(revision=...)` or JEIRT_EMBEDLLM_REVISION

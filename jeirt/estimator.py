@@ -17,7 +17,7 @@ import zipfile
 from collections.abc import Sequence
 from dataclasses import asdict, replace
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 import numpy as np
 import torch
@@ -75,11 +75,15 @@ SEARCH_GRID: tuple[dict, ...] = (
 )
 
 
-class Estimator(Protocol):
-    """What every predictor here offers (JEIRT and `jeirt.baselines`): fit on a split, then
-    probabilities (n_models, n_items) aligned with `Dataset.labels`."""
+_Self = TypeVar("_Self", bound="Estimator")
 
-    def fit(self, ds: Dataset, split: Split) -> Estimator: ...
+
+class Estimator(Protocol):
+    """What every predictor here offers (JEIRT and `jeirt.baselines`): fit on a split (returning
+    itself, as scikit-learn's fit does), then probabilities (n_models, n_items) aligned with
+    `Dataset.labels`."""
+
+    def fit(self: _Self, ds: Dataset, split: Split) -> _Self: ...
 
     def predict_proba(self, ds: Dataset) -> np.ndarray: ...
 

@@ -78,7 +78,7 @@ def remove_stale_temporaries(folder: str | Path) -> list[Path]:
     and is older than `STALE_SECONDS`, or, whoever wrote it, when it is older than `ABANDONED_SECONDS`;
     a running writer's file is otherwise left alone.
     """
-    removed = []
+    removed: list[Path] = []
     now = time.time()
     try:
         entries = list(os.scandir(folder))
@@ -163,8 +163,9 @@ def atomic_write_many(files: Sequence[tuple[str | Path, Callable[[BinaryIO], obj
     two moves is what a reader must detect, e.g. by a checksum one file keeps of the other)."""
     streams = [(Path(p), write) for p, write in files if stream_kind(p) is not None]
     for path, _ in streams:
-        if stream_kind(path) not in WRITTEN_THROUGH:
-            raise _refuse_kind(path, stream_kind(path))
+        kind = stream_kind(path)
+        if kind not in WRITTEN_THROUGH:
+            raise _refuse_kind(path, str(kind))  # "None" only if the path vanished since it was sorted
     regular = [(p, write) for p, write in files if stream_kind(p) is None]
     targets = [_target(Path(p)) for p, _ in regular]
     for path in targets:

@@ -27,11 +27,12 @@ import os
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 import numpy as np
 import sklearn
 import torch
+from sklearn.base import BaseEstimator
 
 import jeirt
 from jeirt import settings
@@ -40,7 +41,10 @@ from jeirt.files import atomic_write
 from jeirt.parallel import side_by_side
 from jeirt.splits import Split
 
-E = TypeVar("E")
+if TYPE_CHECKING:
+    from jeirt.estimator import Estimator
+
+E = TypeVar("E", bound="Estimator")
 _CORE = Path(jeirt.__file__).resolve().parent
 
 
@@ -94,7 +98,7 @@ def split_key(split: Split) -> str:
     return digest.hexdigest()
 
 
-def config_key(estimator: object) -> str:
+def config_key(estimator: BaseEstimator) -> str:
     """SHA-256 of the estimator's class and constructor parameters (`progress` only shows bars)."""
     params = {k: v for k, v in estimator.get_params(deep=False).items() if k != "progress"}
     kind = f"{type(estimator).__module__}.{type(estimator).__qualname__}"
@@ -108,7 +112,7 @@ def default_folder() -> Path:
     return Path(chosen).expanduser() if chosen else settings.cache_dir() / "fits"
 
 
-def fit_key(estimator: object, ds: Dataset, split: Split) -> str:
+def fit_key(estimator: BaseEstimator, ds: Dataset, split: Split) -> str:
     """The cache key of `estimator.fit(ds, split)`: data, split, config and code version together."""
     parts = [data_key(ds), split_key(split), config_key(estimator), code_version()]
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()

@@ -289,12 +289,12 @@ def fit_corrections(
     best = max(fits, key=lambda key: fits[key][1])
     theta, _ = fits[best]
     t_delta, t_w = best
-    shift = np.zeros((len(seen), d))
+    shift_vectors = np.zeros((len(seen), d))
     if t_w > 0:
-        shift = (theta[:, :-1] * (t_w / rms)) @ basis.T
+        shift_vectors = (theta[:, :-1] * (t_w / rms)) @ basis.T
     return QuestionCorrections(
         np.asarray(item_ids, dtype=str)[seen],
-        shift,
+        shift_vectors,
         theta[:, -1] * t_delta,
         t_delta,
         t_w / rms,

@@ -16,7 +16,7 @@ import importlib
 import os
 import warnings
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # torch is imported where a device is chosen: `jeirt --help` need not load it
     import torch
@@ -115,7 +115,7 @@ def default_device() -> torch.device:
     return torch.device("cpu")
 
 
-def import_quietly(module: str, name: str) -> object:
+def import_quietly(module: str, name: str) -> Any:  # Any: whatever `name` holds, as getattr gives it
     """`module.name` from a Hugging Face library, without tqdm's "IProgress not found" warning that
     their `tqdm.auto` import writes to stderr in a notebook without ipywidgets (the book fails such
     pages). The attribute is read inside the filter too: huggingface_hub imports submodules lazily."""

@@ -53,12 +53,14 @@ def simulate(
     features *= rng.uniform(0.3, 1.7, size=(n_items, 1))  # feature scale -> spread of difficulties
     torch.manual_seed(seed)
     adapter = Adapter(feature_dim, d).eval()
+    first, last = adapter.net[0], adapter.net[-1]
+    assert isinstance(first, torch.nn.Linear) and isinstance(last, torch.nn.Linear), "Adapter's net: Linear ... Linear"
     with torch.no_grad():
-        for layer in (adapter.net[0], adapter.net[-1]):  # no biases: |E_Q| then scales with |x_q|
+        for layer in (first, last):  # no biases: |E_Q| then scales with |x_q|
             layer.bias.zero_()
         raw = adapter(torch.from_numpy(features).float())
         scale = 1.5 / raw.norm(dim=1).mean()
-        adapter.net[-1].weight.mul_(scale)
+        last.weight.mul_(scale)
         q = adapter(torch.from_numpy(features).float()).numpy()
     unit = q / np.linalg.norm(q, axis=1, keepdims=True)  # (n_items, d)
     # Model vectors: a general skill along the mean question direction, plus a topical profile built

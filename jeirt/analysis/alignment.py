@@ -13,7 +13,7 @@ import pandas as pd
 from jeirt.model import unit_rows
 
 
-def directional_alignment(x: np.ndarray, groups: Sequence[str]) -> pd.Series:
+def directional_alignment(x: np.ndarray, groups: Sequence[str] | np.ndarray) -> pd.Series:
     """Per group (benchmark), the cosine between the mean unit direction of its rows of `x` (n, d)
     and the mean unit direction of all the other rows, pooled over questions (Table 4).
 

@@ -145,7 +145,7 @@ def density_peaks(values: np.ndarray, prominence: float = 0.05, grid: int = 512)
     return x[peaks - 1]
 
 
-def cosine_to_means(x: np.ndarray, groups: Sequence[str]) -> pd.DataFrame:
+def cosine_to_means(x: np.ndarray, groups: Sequence[str] | np.ndarray) -> pd.DataFrame:
     """Per row of `x` (n, d): its group, its cosine to the mean direction of all rows ("global") and
     to the mean direction of its group's rows ("own benchmark"). Means are of unit directions."""
     u = unit_rows(x)
@@ -426,7 +426,7 @@ def reversed_pairs(abilities: np.ndarray) -> tuple[int, int]:
 
 
 def within_between_cosine(
-    x: np.ndarray, groups: Sequence[str], leave_out: str | None = OTHER_FAMILY
+    x: np.ndarray, groups: Sequence[str] | np.ndarray, leave_out: str | None = OTHER_FAMILY
 ) -> tuple[float, float]:
     """Mean cosine between two rows of `x` in the same group and in different groups, over distinct
     pairs of rows; rows of the group `leave_out` (e.g. "other") take no part."""
@@ -456,7 +456,7 @@ def peak_counts(values: np.ndarray, n_boot: int = 200, seed: int = 0, prominence
     return np.array([len(density_peaks(v, prominence)) for v in draws])
 
 
-def benchmark_directions(x: np.ndarray, groups: Sequence[str]) -> pd.DataFrame:
+def benchmark_directions(x: np.ndarray, groups: Sequence[str] | np.ndarray) -> pd.DataFrame:
     """One row per benchmark of question rows `x` (n, d): questions; own cosine (mean and sd of each
     question's cosine to its benchmark's mean direction, Table 6); negative share (questions pointing
     away from their benchmark's mean, App. E.2's PIQA); alignment (cosine of its mean direction with
@@ -479,7 +479,7 @@ def benchmark_directions(x: np.ndarray, groups: Sequence[str]) -> pd.DataFrame:
 
 def extreme_gap(
     x: np.ndarray,
-    groups: Sequence[str],
+    groups: Sequence[str] | np.ndarray,
     target: str,
     column: str = "own cosine",
     n_boot: int = 200,

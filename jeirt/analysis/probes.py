@@ -115,7 +115,7 @@ def project(x: np.ndarray, direction: np.ndarray) -> np.ndarray:
 
 
 def within_group_auc(
-    scores: np.ndarray, marked: np.ndarray, groups: Sequence, min_each: int = 1
+    scores: np.ndarray, marked: np.ndarray, groups: Sequence | np.ndarray, min_each: int = 1
 ) -> tuple[float, pd.DataFrame]:
     """AUC of `scores` for `marked` inside each group with at least `min_each` of both kinds.
 
@@ -140,7 +140,9 @@ def within_group_auc(
     return (float(table["auc"].mean()) if len(table) else float("nan")), table
 
 
-def group_baseline(marked_train: np.ndarray, groups_train: Sequence, groups: Sequence) -> np.ndarray:
+def group_baseline(
+    marked_train: np.ndarray, groups_train: Sequence | np.ndarray, groups: Sequence | np.ndarray
+) -> np.ndarray:
     """A "subject detector": each question scored by the share of marked training questions in its
     group (the overall share for a group unseen in training). Its within-group AUC is 0.5."""
     if len(marked_train) != len(groups_train):
@@ -152,7 +154,7 @@ def group_baseline(marked_train: np.ndarray, groups_train: Sequence, groups: Seq
     return pd.Series(np.asarray(groups)).map(share).fillna(float(np.mean(marked_train))).to_numpy()
 
 
-def group_means(scores: np.ndarray, marked: np.ndarray, groups: Sequence) -> pd.DataFrame:
+def group_means(scores: np.ndarray, marked: np.ndarray, groups: Sequence | np.ndarray) -> pd.DataFrame:
     """Per group: questions, share marked and mean score, sorted by the mean score (largest first)."""
     if not (len(scores) == len(marked) == len(groups)):
         raise ValueError(
@@ -175,7 +177,12 @@ def group_means(scores: np.ndarray, marked: np.ndarray, groups: Sequence) -> pd.
 
 
 def probe_report(
-    x: np.ndarray, marked: np.ndarray, groups: Sequence, train: np.ndarray, held_out: np.ndarray, min_each: int = 1
+    x: np.ndarray,
+    marked: np.ndarray,
+    groups: Sequence | np.ndarray,
+    train: np.ndarray,
+    held_out: np.ndarray,
+    min_each: int = 1,
 ) -> dict:
     """Steps 2-3 for one representation `x` (n_items, d): the direction fitted on the `train` items
     (positions), its projections of all items, and AUCs on the `held_out` items (positions).
@@ -202,7 +209,7 @@ def probe_report(
 
 # 4. The model side
 def accuracy_gap(
-    labels: np.ndarray, marked: np.ndarray, items: np.ndarray | None = None, groups: Sequence | None = None
+    labels: np.ndarray, marked: np.ndarray, items: np.ndarray | None = None, groups: Sequence | np.ndarray | None = None
 ) -> np.ndarray:
     """Each model's accuracy on marked questions minus on unmarked ones (n_models,), over `items`
     (positions; default all). With `groups`, the gap is taken inside each group that has both kinds
@@ -240,7 +247,7 @@ def model_table(
     labels: np.ndarray,
     marked: np.ndarray,
     items: np.ndarray,
-    groups: Sequence,
+    groups: Sequence | np.ndarray,
     names: Sequence[str],
 ) -> pd.DataFrame:
     """Per model: its vector's projection on the probe (v . w, not normalised: |v| is skill), its

@@ -14,13 +14,14 @@ import pandas as pd
 from sklearn import metrics as skm
 from sklearn.cluster import KMeans
 
+from jeirt.data import Dataset
 from jeirt.model import unit_rows
 
 MMLU = "mmlu"  # the benchmark whose subjects Table 5 clusters (57 of them on EmbedLLM)
 
 
 # Clustering agreement (Sec. 3.6, Table 5)
-def _contingency(labels_true: Sequence, labels_pred: Sequence) -> np.ndarray:
+def _contingency(labels_true: Sequence | np.ndarray, labels_pred: Sequence | np.ndarray) -> np.ndarray:
     """Counts (n_classes, n_clusters) of items in each (human class, cluster) pair."""
     labels_true, labels_pred = np.asarray(labels_true), np.asarray(labels_pred)
     if labels_true.shape != labels_pred.shape or labels_true.ndim != 1:
@@ -33,7 +34,7 @@ def _contingency(labels_true: Sequence, labels_pred: Sequence) -> np.ndarray:
     return skm.cluster.contingency_matrix(labels_true, labels_pred)
 
 
-def purity(labels_true: Sequence, labels_pred: Sequence) -> float:
+def purity(labels_true: Sequence | np.ndarray, labels_pred: Sequence | np.ndarray) -> float:
     """Share of items whose cluster's majority class is their own class (Zhao & Karypis 2001).
 
     1 when every cluster holds one class; it rewards many small clusters, hence `inverse_purity`.
@@ -42,7 +43,7 @@ def purity(labels_true: Sequence, labels_pred: Sequence) -> float:
     return float(table.max(axis=0).sum() / table.sum())
 
 
-def inverse_purity(labels_true: Sequence, labels_pred: Sequence) -> float:
+def inverse_purity(labels_true: Sequence | np.ndarray, labels_pred: Sequence | np.ndarray) -> float:
     """Share of items in the cluster that holds most of their class: purity with roles swapped.
 
     1 when every class lies in one cluster; it rewards one big cluster, hence `purity`.
@@ -50,7 +51,7 @@ def inverse_purity(labels_true: Sequence, labels_pred: Sequence) -> float:
     return purity(labels_pred, labels_true)
 
 
-def cluster_agreement(labels_true: Sequence, labels_pred: Sequence) -> dict[str, float]:
+def cluster_agreement(labels_true: Sequence | np.ndarray, labels_pred: Sequence | np.ndarray) -> dict[str, float]:
     """Purity, inverse purity, NMI, homogeneity and completeness of a clustering vs human classes."""
     homogeneity, completeness, nmi = skm.homogeneity_completeness_v_measure(labels_true, labels_pred)
     return {
@@ -71,13 +72,13 @@ def kmeans_directions(x: np.ndarray, k: int, seed: int = 0, n_init: int = 4) -> 
     return KMeans(n_clusters=k, n_init=n_init, random_state=seed).fit_predict(unit_rows(x))
 
 
-def random_partition(labels_pred: Sequence, seed: int = 0) -> np.ndarray:
+def random_partition(labels_pred: Sequence | np.ndarray, seed: int = 0) -> np.ndarray:
     """A random shuffle of `labels_pred`: a partition with the same cluster sizes and no information,
     the floor any representation should clear."""
     return np.random.default_rng(seed).permutation(np.asarray(labels_pred))
 
 
-def taxonomy_labels(ds) -> tuple[np.ndarray, np.ndarray, str]:
+def taxonomy_labels(ds: Dataset) -> tuple[np.ndarray, np.ndarray, str]:
     """(item positions, human class per item, column name) for the taxonomy analysis of dataset `ds`.
 
     The classes are the `subject` column on the items that have one (MMLU-Pro's 91 source subjects;
@@ -94,7 +95,7 @@ def taxonomy_labels(ds) -> tuple[np.ndarray, np.ndarray, str]:
 
 
 def taxonomy_table(
-    representations: dict[str, np.ndarray], labels_true: Sequence, k: int | None = None, seed: int = 0
+    representations: dict[str, np.ndarray], labels_true: Sequence | np.ndarray, k: int | None = None, seed: int = 0
 ) -> tuple[pd.DataFrame, dict[str, np.ndarray]]:
     """Agreement of k-means clusters of each representation (name -> (n, dim)) with `labels_true`,
     plus a random partition of the first representation's cluster sizes.
@@ -118,8 +119,8 @@ def taxonomy_table(
 
 def cluster_examples(
     clusters: np.ndarray,
-    labels_true: Sequence,
-    texts: Sequence[str],
+    labels_true: Sequence | np.ndarray,
+    texts: Sequence[str] | np.ndarray,
     which: Sequence[int],
     n_classes: int = 3,
     n_texts: int = 2,
@@ -153,7 +154,7 @@ def _shorten(text: str, max_chars: int) -> str:
     return text if len(text) <= max_chars else text[: max_chars - 1].rstrip() + "…"
 
 
-def cluster_purities(clusters: np.ndarray, labels_true: Sequence) -> pd.DataFrame:
+def cluster_purities(clusters: np.ndarray, labels_true: Sequence | np.ndarray) -> pd.DataFrame:
     """Per cluster: size, majority class and its share (the cluster's purity), largest share first."""
     table = pd.crosstab(np.asarray(clusters), np.asarray(labels_true))  # (n_clusters, n_classes)
     out = pd.DataFrame(
@@ -167,7 +168,9 @@ def cluster_purities(clusters: np.ndarray, labels_true: Sequence) -> pd.DataFram
     return out.sort_values(["purity", "size"], ascending=False)
 
 
-def agreement_over_starts(x: np.ndarray, labels_true: Sequence, k: int, seed: int = 0, starts: int = 5) -> pd.DataFrame:
+def agreement_over_starts(
+    x: np.ndarray, labels_true: Sequence | np.ndarray, k: int, seed: int = 0, starts: int = 5
+) -> pd.DataFrame:
     """The spread a verdict on the agreement scores reads: per k-means start (seed, seed + 1, ...),
     the scores of the clusters of `x` ("learned") and of a random partition with their sizes
     ("random"); columns (kind, metric), one row per start."""

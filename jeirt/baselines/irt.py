@@ -92,7 +92,7 @@ def _fit_mask(ds: Dataset, mask: np.ndarray | None) -> tuple[np.ndarray, np.ndar
             raise ValueError(f"mask has shape {mask.shape}; expected the dataset's {ds.labels.shape}.")
         if (mask & ~ds.observed).any():
             raise ValueError("mask selects unobserved (NaN) labels; use mask & ds.observed.")
-    has_model, has_item = mask.any(axis=1), mask.any(axis=0)
+    has_model, has_item = np.any(mask, axis=1), np.any(mask, axis=0)  # (n_models,), (n_items,)
     if has_model.sum() < 2:
         raise ValueError(f"mask leaves {int(has_model.sum())} model(s) with labels; an IRT fit needs at least two.")
     return mask, has_model, has_item
@@ -441,12 +441,12 @@ class MarginalTwoPL(TwoPL):
         of each item's log-odds and its correlation with accuracy; the optimum is the same, reached sooner."""
         mask, has_model, has_item = _fit_mask(ds, mask)
         if start is not None:
-            start = tuple(np.asarray(x, dtype=np.float64).reshape(-1) for x in start)
-            if len(start) != 2 or any(len(x) != ds.n_items or not np.isfinite(x[has_item]).all() for x in start):
+            given = tuple(np.asarray(x, dtype=np.float64).reshape(-1) for x in start)
+            if len(given) != 2 or any(len(x) != ds.n_items or not np.isfinite(x[has_item]).all() for x in given):
                 raise ValueError(
                     f"start must be two arrays of {ds.n_items} item parameters (a, d), finite on fitted items."
                 )
-            start = tuple(x[has_item] for x in start)
+            start = (given[0][has_item], given[1][has_item])
         dev = torch.device(self.device) if self.device else settings.default_device()
         as_t = lambda x: torch.as_tensor(np.asarray(x), dtype=torch.float64, device=dev)  # noqa: E731
         y = np.where(mask, np.nan_to_num(ds.labels), 0.0)
@@ -454,15 +454,15 @@ class MarginalTwoPL(TwoPL):
         if dev.type == "cpu" and self.cpu_threads is not None:
             torch.set_num_threads(self.cpu_threads)
         try:
-            start_t = None if start is None else tuple(as_t(x) for x in start)
-            a, d, n_iter, converged = self._em(as_t(y[:, has_item]), as_t(mask[:, has_item]), start_t)
+            start_t = None if start is None else (as_t(start[0]), as_t(start[1]))
+            a_t, d_t, n_iter, converged = self._em(as_t(y[:, has_item]), as_t(mask[:, has_item]), start_t)
             post, marginal = _node_posterior(
-                as_t(y[:, has_item]), as_t(mask[:, has_item]), a, d, *self._quadrature(dev)
+                as_t(y[:, has_item]), as_t(mask[:, has_item]), a_t, d_t, *self._quadrature(dev)
             )
             nodes = self._quadrature(dev)[0]
             mean = post @ nodes
             sd = torch.sqrt(torch.clamp(post @ nodes**2 - mean**2, min=0.0))
-            theta, theta_se, a, d = (t.cpu().numpy() for t in (mean, sd, a, d))
+            theta, theta_se, a, d = (t.cpu().numpy() for t in (mean, sd, a_t, d_t))
             log_prior = -0.5 * (
                 np.sum(a**2) / self.prior_sd_discrimination**2 + np.sum(d**2) / self.prior_sd_intercept**2
             )
@@ -719,7 +719,7 @@ def _answers(labels: np.ndarray, discrimination: np.ndarray, intercept: np.ndarr
 
 def ability_loglik(
     theta: np.ndarray | float, labels: np.ndarray, discrimination: np.ndarray, intercept: np.ndarray
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+) -> tuple[np.ndarray, np.ndarray, np.ndarray] | tuple[float, float, float]:
     """Log-likelihood of each test taker's answers (rows of `labels`, NaN: not answered) at ability
     theta under the 2PL P = sigmoid(a theta + d), with its first and second derivatives in theta:
     l = sum y log P + (1 - y) log(1 - P),  l' = sum a (y - P),  l'' = -sum a^2 P (1 - P).

@@ -273,7 +273,7 @@ def _null_shares(fit: TwoPL, ds: Dataset, seed: int, device: str | None, floor: 
     `null_dataset(fit, ds, seed, floor)` (one worker's job); a `MarginalTwoPL` starts from the null's items."""
     null = null_dataset(fit, ds, seed=seed, floor=floor)
     refit = type(fit)(**{**fit.get_params(), "device": device})
-    if isinstance(fit, MarginalTwoPL):
+    if isinstance(refit, MarginalTwoPL):  # the same class as `fit`
         cols = fit._positions(ds)[1]
         refit.fit(null, start=(np.maximum(fit.discrimination_[cols], floor), fit.intercept_[cols]))
     else:

@@ -49,6 +49,8 @@ class IRTNetModule(nn.Module):
     top-k, is nudged after each training batch towards under-used experts.
     """
 
+    gate_bias: torch.Tensor  # (n_experts,) buffer, registered in __init__
+
     def __init__(
         self,
         in_dim: int,
@@ -252,7 +254,9 @@ class IRTNet(_NeuralBaseline):
         """b_q (n_items,): each question's difficulty output (higher: every model less likely right)."""
         self._check_fitted()
         x = self._features(ds)
-        return torch.cat([self.net_.item_parameters(x[s : s + 4096])[1] for s in range(0, len(x), 4096)])[:, 0].numpy()
+        net = self.net_
+        assert isinstance(net, IRTNetModule), "IRTNet._build makes an IRTNetModule"
+        return torch.cat([net.item_parameters(x[s : s + 4096])[1] for s in range(0, len(x), 4096)])[:, 0].numpy()
 
 
 @dataclass(eq=False)

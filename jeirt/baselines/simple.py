@@ -152,7 +152,7 @@ class KNN(Baseline):
         truth, sel = ds.labels[:, val_items], val_mask[:, val_items]
         scores = {(w, k): log_loss(preds[w][i][sel], truth[sel]) for w in self.weightings for i, k in enumerate(ks)}
         self.validation_log_loss_ = pd.Series(scores, name="val_log_loss").rename_axis(["weighting", "k"])
-        self.weighting_, self.k_ = min(scores, key=scores.get)
+        self.weighting_, self.k_ = min(scores, key=scores.__getitem__)
         return self
 
     def predict_proba(self, ds: Dataset) -> np.ndarray:

@@ -31,6 +31,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import torch
+from sklearn.base import BaseEstimator
 from tqdm import tqdm
 
 from jeirt import __version__, settings
@@ -45,7 +46,7 @@ from jeirt.baselines import (
 from jeirt.baselines.irt import PerQuestionIRT
 from jeirt.data import Dataset, load_dataset
 from jeirt.encoders import canonical_name
-from jeirt.estimator import JEIRT
+from jeirt.estimator import JEIRT, Estimator
 from jeirt.files import atomic_write_many, finite_json, json_number, protected
 from jeirt.metrics import ece, evaluate
 from jeirt.questions import known_question_split
@@ -53,7 +54,7 @@ from jeirt.splits import Split, hold_out_models, split_by_question, split_leave_
 from jeirt.tasks import METHOD_NAMES, VARIANT_NAMES
 
 # name -> factory(encoder, seed) -> an unfitted estimator with fit(ds, split) and predict_proba(ds)
-METHODS: dict[str, Callable[[str, int], object]] = {
+METHODS: dict[str, Callable[[str, int], Estimator]] = {
     "je-irt": lambda encoder, seed: JEIRT(
         encoder=encoder, random_state=seed, progress=False, search=True, search_budget=JEIRT_SEARCH_BUDGET
     ),
@@ -67,7 +68,7 @@ METHODS: dict[str, Callable[[str, int], object]] = {
 # New models on known questions (split "known:<n>"): the methods that onboard held-out models, among them
 # JE-IRT with per-question corrections from the trained models' answers and the per-question Rasch / 2PL
 # fitted on the same answers (the neural baselines cannot onboard a model).
-KNOWN_QUESTION_METHODS: dict[str, Callable[[str, int], object]] = {
+KNOWN_QUESTION_METHODS: dict[str, Callable[[str, int], Estimator]] = {
     "je-irt": METHODS["je-irt"],
     "je-irt+corrections": lambda encoder, seed: JEIRT(
         encoder=encoder,
@@ -86,7 +87,7 @@ KNOWN_QUESTION_METHODS: dict[str, Callable[[str, int], object]] = {
 # "best other method" JE-IRT is measured against: "je-irt+benchmark" is JE-IRT with a one-hot of the
 # question's benchmark appended to its frozen features (`JEIRT(benchmark_feature=True)`), same search and
 # calibration, for datasets whose bare prompts carry less than their benchmark label (metabench).
-VARIANTS: dict[str, Callable[[str, int], object]] = {
+VARIANTS: dict[str, Callable[[str, int], Estimator]] = {
     "je-irt+benchmark": lambda encoder, seed: JEIRT(
         encoder=encoder,
         random_state=seed,
@@ -108,7 +109,7 @@ RUN_COLUMNS = ("dataset", "encoder", "split", "method", "seed", *METRICS, "n_tes
 KEYS = ["dataset", "encoder", "method"]
 
 
-def method_params(estimator: object) -> dict:
+def method_params(estimator: BaseEstimator) -> dict:
     """The hyperparameters a fitted estimator used: `get_params`, with the training recipe spelled out."""
     params = estimator.get_params()
     if hasattr(estimator, "training_"):
@@ -116,7 +117,7 @@ def method_params(estimator: object) -> dict:
     return params
 
 
-def fitted_summary(estimator: object) -> dict:
+def fitted_summary(estimator: BaseEstimator) -> dict:
     """What fitting chose: epochs run and the best one (neural methods), k and weighting (k-NN)."""
     if hasattr(estimator, "history_"):
         summary = {
@@ -204,13 +205,14 @@ def compare(
     """
     methods = _check_compare_inputs(datasets, encoders, seeds, methods, split, out)
     encoders = [canonical_name(e) for e in encoders]
+    skipped: list[str] = []  # the config's "skipped" list, filled as datasets are skipped
     config = {
         "datasets": [d if isinstance(d, str) else d.name for d in datasets],
         "encoders": encoders,
         "seeds": [int(s) for s in seeds],
         "methods": methods,
         "split": split,
-        "skipped": [],
+        "skipped": skipped,
         "jeirt_version": __version__,
         "torch_version": torch.__version__,
         "python": platform.python_version(),
@@ -227,7 +229,7 @@ def compare(
             if encoder not in ds.embeddings and not encode_missing:
                 note = f"{ds.name} has no precomputed {encoder} embeddings"
                 warnings.warn(f"skipping {note}; pass encode_missing=True to encode its texts.", stacklevel=2)
-                config["skipped"].append(note)
+                skipped.append(note)
                 bar.update(len(seeds) * len(methods))
                 continue
             if encoder not in ds.embeddings:  # encoded into the cache here, with a progress line; the runs read it

@@ -44,6 +44,7 @@ import importlib.resources
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -51,6 +52,9 @@ from tqdm import tqdm
 
 from jeirt.data import Dataset, read_csv_table
 from jeirt.splits import Split
+
+if TYPE_CHECKING:
+    from jeirt.estimator import Estimator
 
 PRICE_COLUMNS = ("model", "usd_per_mtok_input", "usd_per_mtok_output", "source", "note")
 INPUT_TOKENS = 400  # assumed prompt tokens per question: instructions, question and its options
@@ -360,7 +364,10 @@ def default_lambdas(costs: np.ndarray, n: int = 60) -> np.ndarray:
 
 
 def frontier(
-    probs: np.ndarray, test: RoutingSet, costs: Mapping[str, float] | pd.Series, lambdas: Sequence[float] | None = None
+    probs: np.ndarray,
+    test: RoutingSet,
+    costs: Mapping[str, float] | pd.Series,
+    lambdas: Sequence[float] | np.ndarray | None = None,
 ) -> pd.DataFrame:
     """Accuracy and mean cost per question of Eq. (1) for each lambda (default `default_lambdas`).
 
@@ -532,7 +539,7 @@ class RoutingRun:
     test: RoutingSet
     probs: dict[str, np.ndarray]  # name -> (n_models, n_questions), the test questions only
     scores: dict[str, dict[str, float]]  # name -> jeirt.metrics.score of every graded test pair
-    fitted: dict[str, object]  # name -> the fitted estimator
+    fitted: dict[str, Estimator]  # name -> the fitted estimator
 
     @property
     def train_mask(self) -> np.ndarray:
@@ -556,7 +563,7 @@ class RoutingRun:
 def fit_routers(
     ds: Dataset,
     split: Split,
-    factories: Mapping[str, Callable[[], object]],
+    factories: Mapping[str, Callable[[], Estimator]],
     progress: bool = False,
     n_jobs: int | None = None,
 ) -> RoutingRun:
