@@ -265,12 +265,13 @@ def _check_compare_inputs(
     if methods is not None and not list(methods):
         raise ValueError(f"methods is empty; give at least one of {list(catalogue)}, or None for all of them.")
     methods = list(methods or catalogue)
-    for what, values in (
+    named: list[tuple[str, Sequence[object]]] = [  # names or seeds, each to be given once
         ("datasets", [d if isinstance(d, str) else d.name for d in datasets]),
         ("encoders", [canonical_name(e) for e in encoders]),
         ("seeds", [int(s) for s in seeds]),
         ("methods", methods),
-    ):
+    ]
+    for what, values in named:
         repeated = sorted({str(v) for v in values if values.count(v) > 1})
         if repeated:
             raise ValueError(f"{what} names {repeated} more than once; a run counted twice would weigh double.")
