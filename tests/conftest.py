@@ -62,6 +62,7 @@ def _cost(item: pytest.Item) -> float:
     return COSTS.get(item.name, 0)
 
 
+@pytest.hookimpl(trylast=True)  # after -k and -m have deselected: the blocks are of the tests that run
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Under pytest-xdist's worksteal, each worker first gets one contiguous block of the tests (block i
     of n: a 1/(n - i) share of what is left) and an idle worker later steals from the end of another's:
