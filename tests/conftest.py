@@ -27,6 +27,70 @@ def nbval_command(page: Path, folder: Path) -> list[str]:
             str(notebook)]  # fmt: skip
 
 
+# The tests that cost the most, in relative seconds (`pytest -n 2 --durations=0`, issue 41; the chapters
+# are three quarters of the suite). Only their order depends on these: a test not listed counts as cheap.
+CHAPTER_COSTS = {
+    "onboarding": 600,
+    "known_answers": 570,
+    "ood": 550,
+    "dimension": 380,
+    "one_number": 200,
+    "your_results": 190,
+    "routing": 125,
+    "beyond": 115,
+    "difficulty": 95,
+    "irt_primer": 95,
+    "reproducing": 90,
+    "geometry": 90,
+    "data": 70,
+    "efficient": 60,
+    "taxonomy": 40,
+    "intro": 30,
+}
+COSTS = {f"test_chapter_runs[book/{page}]": cost for page, cost in CHAPTER_COSTS.items()} | {
+    "test_launch_buttons_only_for_a_real_repository": 115,
+    "test_the_public_api_is_exported_lazily": 80,
+    "test_a_fresh_clone_has_its_data_and_runs_the_data_page": 57,
+    "test_pages_with_much_work_run_alone_with_every_core": 57,
+    "test_fit_routers_side_by_side_is_the_same_run": 57,
+    "test_two_in_place_onboardings_at_once_both_land": 45,
+}
+
+
+def _cost(item: pytest.Item) -> float:
+    """`COSTS` of a test, by its name; 0 for one not listed."""
+    return COSTS.get(item.name, 0)
+
+
+@pytest.hookimpl(trylast=True)  # after -k and -m have deselected: the blocks are of the tests that run
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Under pytest-xdist's worksteal, each worker first gets one contiguous block of the tests (block i
+    of n: a 1/(n - i) share of what is left) and an idle worker later steals from the end of another's:
+    so the costly tests are dealt out over the blocks (each to the block with the least so far, dearest
+    first) and open their block, and the last test to start is a cheap one, not a chapter."""
+    workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
+    costly = sorted((item for item in items if _cost(item) > 0), key=_cost, reverse=True)
+    if workers < 2 or not costly:
+        return
+    cheap = [item for item in items if _cost(item) == 0]
+    sizes, left = [], len(items)
+    for i in range(workers):
+        sizes.append(left // (workers - i))
+        left -= sizes[-1]
+    heads: list[list[pytest.Item]] = [[] for _ in range(workers)]
+    loads = [0.0] * workers
+    for item in costly:
+        open_blocks = [i for i in range(workers) if len(heads[i]) < sizes[i]]
+        block = min(open_blocks, key=lambda i: loads[i])
+        heads[block].append(item)
+        loads[block] += _cost(item)
+    ordered = []
+    for head, size in zip(heads, sizes):
+        ordered += head + cheap[: size - len(head)]
+        del cheap[: size - len(head)]
+    items[:] = ordered + cheap
+
+
 def require_dataset(name: str):
     """Load `name` from the data folder. The repository ships every dataset, so a missing one fails."""
     root = settings.data_dir()

@@ -1253,6 +1253,19 @@ CONSOLE = textwrap.dedent("""
         torch.save = slow_save
     if where == "shutdown":
         atexit.register(lambda: (print("SHUTDOWN", flush=True), time.sleep(60)))
+    if where.startswith("loaded:"):  # after loading the model, wait until the file named after the colon exists
+        import os
+        from jeirt.estimator import JEIRT
+        load = JEIRT.load.__func__
+        def gated_load(cls, path):
+            model = load(cls, path)
+            print("LOADED", flush=True)
+            for _ in range(1200):
+                if os.path.exists(where[len("loaded:"):]):
+                    break
+                time.sleep(0.05)
+            return model
+        JEIRT.load = classmethod(gated_load)
     from jeirt.__main__ import main
     main()
 """)
@@ -1481,6 +1494,49 @@ def test_an_in_place_update_waits_for_the_lock_another_process_holds(tmp_path, c
         holder.wait(timeout=30)
     with files.locked(path, timeout=5), files.locked(path, timeout=0):  # free now; re-entrant in one process
         pass
+
+
+def test_two_in_place_onboardings_at_once_both_land(work, tmp_path):
+    """Two `jeirt onboard --in-place` processes on one model file: the second, started while the first
+    holds the model between load and save, waits for the lock (saying so) and loads the first's result,
+    so both exit 0 and the file has both new models (without the lock the first's save is refused)."""
+    model, gate = tmp_path / "model.pt", tmp_path / "gate"
+    model.write_bytes((work / "model.pt").read_bytes())
+    answers = pd.read_csv(work / "answers.csv", dtype=str)
+    argv = {}
+    for name in ("first", "second"):
+        answers.assign(model=name).to_csv(tmp_path / f"{name}.csv", index=False)
+        argv[name] = ["onboard", "--model", str(model), "--results", str(tmp_path / f"{name}.csv")]
+        argv[name] += ["--dataset", "mmlu_pro", "--in-place", "--quiet"]
+    env = os.environ | {"OMP_NUM_THREADS": "1", "PYTHONUNBUFFERED": "1"}
+    run = lambda where, name: subprocess.Popen(  # noqa: E731
+        [sys.executable, "-c", CONSOLE, where, *argv[name]],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env=env,
+    )
+    first = run(f"loaded:{gate}", "first")
+    second = None
+    try:
+        seen = [first.stdout.readline()]
+        assert seen[0].strip() == "LOADED", seen[0] + first.stdout.read()
+        second = run("plain", "second")
+        for line in second.stdout:  # the lock's notice; without the lock it loads, saves and exits instead
+            seen.append(line)
+            if "waiting for another process updating" in line:
+                break
+        gate.touch()  # the first may save now
+        out = [proc.communicate(timeout=120)[0] for proc in (first, second)]
+        codes = first.returncode, second.returncode
+    finally:
+        for proc in (first, second):
+            if proc is not None:
+                proc.kill()
+                proc.wait(timeout=30)
+    assert codes == (0, 0), ("".join(seen), out)
+    assert any("waiting for another process updating" in line for line in seen), seen
+    assert {"first", "second"} <= set(JEIRT.load(model).models_)
 
 
 def test_one_validation_answer_chooses_no_width(work, mmlu_pro):

@@ -4,10 +4,12 @@ questions come from --dataset, --items or the results' own columns."""
 from __future__ import annotations
 
 import argparse
+import contextlib
 from pathlib import Path
 
 import numpy as np
 
+from jeirt import files
 from jeirt.cli import common
 from jeirt.cli.checks import Verb
 from jeirt.cli.errors import DataError, UsageError
@@ -65,7 +67,15 @@ def _answer_mask(ds, table) -> np.ndarray:
 
 
 def run(args: argparse.Namespace) -> None:
-    """`jeirt onboard`: the extended model, saved to --out (or over --model with --in-place)."""
+    """`jeirt onboard`: the extended model, saved to --out (or over --model with --in-place). In place, the
+    model file's lock (`files.locked`) is held from load to save: two at once run one after the other, and
+    both new models land (the second says on stderr that it waits)."""
+    with files.locked(args.model) if args.in_place else contextlib.nullcontext():
+        _onboard(args)
+
+
+def _onboard(args: argparse.Namespace) -> None:
+    """Load --model, onboard --results' models into it, save it (to --out or over --model)."""
     import pandas as pd
 
     from jeirt.data import read_items_csv
@@ -124,8 +134,6 @@ def run(args: argparse.Namespace) -> None:
         summary["note"] = "auc is undefined: the labels are all of one class (null in --json)"
     target = args.model if args.in_place else args.out
     summary["saved"] = str(target)
-    # TODO(lead): `onboard --in-place` takes the model file's lock here once jeirt.files has it
-    # (engineer "hostile"): `with files.locked(args.model):` around the load above and this save.
     common.save(target, model.save)  # atomic: a kill leaves the old file
     common.emit(summary, args.json)
 
