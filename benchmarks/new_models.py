@@ -15,7 +15,8 @@ its accuracy on all of them is estimated by
   (`irt_estimates`).
 
 Folds:
-- `mmlu_pro`: leave one model out (33 folds; `--folds N` takes the first N models by name);
+- `mmlu_pro`: its 33 models in `--folds` groups of a seeded shuffle, each held out in turn (the default,
+  33, leaves one model out; every model is held out once whatever N);
 - `metabench`: a held-out low-accuracy tenth (the tenth of the models graded on every question with
   the lowest accuracy) and a random tenth of those models; `--metabench-held` of each are evaluated
   and JE-IRT is trained on a seeded sample of `--metabench-train` of the models outside the held-out
@@ -32,22 +33,25 @@ corrections, method, k and model), a `<out>.json` with the settings, the summary
 and prints them: per dataset, group (the metabench tenth), rule, method, corrections and k, the MAE,
 bias (mean error) and 90% coverage of the overall accuracy; then per JE-IRT cell (model- and
 design-based) each goal (|bias| <= 0.01, coverage 0.85-0.95, an error at most the random rule's at the
-same k, at k = 100 an error at most Rasch's) as met, within noise (only its 95%
-interval over the models reaches the goal) or missed (`goals`), and the counts. `--report` rewrites
-the JSON and the tables from an earlier `<out>.csv` without rerunning.
+same k, at k = 100 an error at most Rasch's) judged on its 95% interval over the held-out models:
+"meets" (inside the goal), "misses" (outside) or "inconclusive here" (straddling a bound) (`goals`), the
+goal table (`goal_table`) and the counts. `--report` rewrites the JSON and the tables from an earlier
+`<out>.csv` without rerunning.
 
     python benchmarks/new_models.py --rules random,stratified,adaptive,adaptive-accuracy   # everything
-    # the stored scoped run, results/new_models_design.* (about 16 min nice'd on 2 shared cores):
-    python benchmarks/new_models.py --datasets mmlu_pro --folds 3 --family-datasets mmlu_pro,zeroeval \
-        --families llama,mistral,google --ks 50,100 --rules random,stratified,adaptive,adaptive-accuracy \
-        --repeats 1 --draws 100 --out results/new_models_design.csv --note "scoped: ..."
     python benchmarks/new_models.py --datasets mmlu_pro --folds 6 --ks 50,100   # a quick look
+    # parts run one after another (each its own --out), then joined into one result and its goal table:
+    python benchmarks/new_models.py --join a.csv,b.csv --out results/new_models_design.csv --note "..."
+
+The stored `results/new_models_design.*` was made in parts and joined; its settings hold each part's
+command and how the run was sized.
 """
 
 from __future__ import annotations
 
 import functools
 import itertools
+import json
 import sys
 import zlib
 from pathlib import Path
@@ -74,6 +78,7 @@ from jeirt.tasks.evaluation import (
 )
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))  # result_files, shared with the scripts
+from onboarding_prior import mmlu_pro_folds  # noqa: E402  (this folder's: a seeded shuffle in groups)
 from result_files import results_parser, run_record  # noqa: E402
 
 RULES = ("random", "stratified", "adaptive", "adaptive-accuracy")  # the last: expected error reduction
@@ -198,13 +203,6 @@ def family_folds(
     return out
 
 
-def mmlu_pro_folds(folds: int | None) -> tuple[Dataset, list[tuple[str, list[str]]]]:
-    """Leave one model out: each model of mmlu_pro (by name), the first `folds` of them if given."""
-    ds = load_dataset("mmlu_pro")
-    names = sorted(ds.models)[:folds]
-    return ds, [(name, [name]) for name in names]
-
-
 def metabench_folds(n_held: int, n_train: int, seed: int) -> list[tuple[str, Dataset, list[str]]]:
     """metabench's low-accuracy tenth and a random tenth of the models graded on every question, held
     out: `n_held` of each evaluated, JE-IRT trained on `n_train` models from outside that tenth."""
@@ -229,6 +227,7 @@ def metabench_folds(n_held: int, n_train: int, seed: int) -> list[tuple[str, Dat
 
 CELL = ["dataset", "group", "method", "rule", "corrections", "k"]  # one cell of the goal table
 BIAS_GOAL, COVERAGE_GOAL, GOAL_K = 0.01, (0.85, 0.95), 100
+VERDICTS = ("meets", "inconclusive here", "misses")
 
 
 def summarize(runs: pd.DataFrame) -> pd.DataFrame:
@@ -243,25 +242,25 @@ def summarize(runs: pd.DataFrame) -> pd.DataFrame:
 
 
 def labelled(runs: pd.DataFrame) -> pd.DataFrame:
-    """`runs` with a `group` (the metabench tenth, mmlu_pro's leave one out, or (b) a held-out family) and
+    """`runs` with a `group` (the metabench tenth, (a) mmlu_pro's held-out folds, or (b) a held-out family) and
     corrections as text."""
     fold = runs["fold"].astype(str)
     return runs.assign(
         group=np.where(
             fold.str.startswith("family "),
             "held-out family",
-            np.where(runs["dataset"] == "metabench", fold, "leave one out"),
+            np.where(runs["dataset"] == "metabench", fold, "held-out folds"),
         ),
         corrections=runs["corrections"].map({True: "with", False: "without"}).fillna("-"),
     )
 
 
-def verdict(value: float, low: float, high: float, goal: tuple[float, float]) -> str:
-    """'met' when `value` is inside `goal`, 'within noise' when only its 95% interval [low, high] reaches
-    it, 'missed' when the interval lies outside."""
-    if goal[0] <= value <= goal[1]:
-        return "met"
-    return "within noise" if high >= goal[0] and low <= goal[1] else "missed"
+def verdict(low: float, high: float, goal: tuple[float, float]) -> str:
+    """A goal judged on the spread of a measure, its 95% interval [low, high]: 'meets' when the interval
+    lies inside `goal`, 'misses' when it lies outside, 'inconclusive here' when it straddles a bound."""
+    if goal[0] <= low and high <= goal[1]:
+        return "meets"
+    return "misses" if high < goal[0] or low > goal[1] else "inconclusive here"
 
 
 def wilson(hits: float, n: int, z: float = 1.96) -> tuple[float, float]:
@@ -306,25 +305,59 @@ def goals(runs: pd.DataFrame, resamples: int = 2000, seed: int = 0) -> pd.DataFr
         interval = functools.partial(bootstrap_interval, boot=boot)
         errors, covered = part["error"].to_numpy(), part["covered"].to_numpy()
         row = {**dict(zip(CELL, cell)), "models": len(part), "mae": part["abs_error"].mean(), "bias": errors.mean()}
+        row["mae_lo"], row["mae_hi"] = interval(part["abs_error"].to_numpy())
         row["bias_lo"], row["bias_hi"] = interval(errors)
-        row["bias_verdict"] = verdict(row["bias"], row["bias_lo"], row["bias_hi"], (-BIAS_GOAL, BIAS_GOAL))
+        row["bias_verdict"] = verdict(row["bias_lo"], row["bias_hi"], (-BIAS_GOAL, BIAS_GOAL))
         covered = covered[~np.isnan(covered)]
         if len(covered):
             row["coverage"] = covered.mean()
             row["coverage_lo"], row["coverage_hi"] = wilson(covered.sum(), len(covered))
-            row["coverage_verdict"] = verdict(row["coverage"], row["coverage_lo"], row["coverage_hi"], COVERAGE_GOAL)
+            row["coverage_verdict"] = verdict(row["coverage_lo"], row["coverage_hi"], COVERAGE_GOAL)
         if row["rule"] != "random" and part["random_error"].notna().all():
             gap = (part["abs_error"] - part["random_error"]).to_numpy()
             row["random_mae"] = part["random_error"].mean()
             row["random_gap_lo"], row["random_gap_hi"] = interval(gap)
-            row["random_verdict"] = verdict(gap.mean(), row["random_gap_lo"], row["random_gap_hi"], (-np.inf, 0.0))
+            row["random_verdict"] = verdict(row["random_gap_lo"], row["random_gap_hi"], (-np.inf, 0.0))
         if row["k"] == GOAL_K:
             gap = (part["abs_error"] - part["rasch_error"]).to_numpy()
             row["rasch_mae"] = part["rasch_error"].mean()
             row["gap_lo"], row["gap_hi"] = interval(gap)
-            row["mae_verdict"] = verdict(gap.mean(), row["gap_lo"], row["gap_hi"], (-np.inf, 0.0))
+            row["mae_verdict"] = verdict(row["gap_lo"], row["gap_hi"], (-np.inf, 0.0))
         rows.append(row)
     return pd.DataFrame(rows)
+
+
+def goal_table(table: pd.DataFrame, summary: pd.DataFrame, corrections: str = "with") -> pd.DataFrame:
+    """The goal table for people: one row per group, dataset, rule and k (`corrections` with or without);
+    the design-based estimate's MAE, bias and coverage with their 95% intervals and verdicts and its
+    error's paired gap to the random rule's, the model-based estimate's, and the plain mean's and
+    Rasch's MAE / bias from the same answers (rule '-' rows: a draw both banks share)."""
+    keys = ["group", "dataset", "rule", "k"]
+    gaps = ["random_mae", "random_gap_lo", "random_gap_hi", "random_verdict"]  # absent when only random ran
+    table = table.reindex(columns=table.columns.union(gaps, sort=False))
+    spread = lambda t, v, sign="": [  # noqa: E731
+        f"{x:{sign}.3f} [{lo:{sign}.3f}, {hi:{sign}.3f}]" for x, lo, hi in zip(t[v], t[f"{v}_lo"], t[f"{v}_hi"])
+    ]
+    out = {}
+    for method, name in ((DESIGN, "design"), ("je-irt", "model")):
+        part = table[(table["method"] == method) & (table["corrections"] == corrections)].set_index(keys)
+        columns = {f"{name} MAE": spread(part, "mae"), f"{name} bias": spread(part, "bias", "+")}
+        columns[f"{name} bias goal"] = part["bias_verdict"].to_numpy()
+        columns[f"{name} coverage"] = spread(part, "coverage")
+        columns[f"{name} coverage goal"] = part["coverage_verdict"].to_numpy()
+        gap = part["mae"] - part["random_mae"]
+        columns[f"{name} MAE - random's"] = [
+            "-" if np.isnan(g) else f"{g:+.3f} [{lo:+.3f}, {hi:+.3f}] {v}"
+            for g, lo, hi, v in zip(gap, part["random_gap_lo"], part["random_gap_hi"], part["random_verdict"])
+        ]
+        out[name] = pd.DataFrame(columns, index=part.index)
+    base = summary[summary["corrections"].isin([corrections, "-"])]
+    for method, name in ((PLAIN, "plain mean"), (RASCH, "Rasch")):
+        part = base[base["method"] == method].drop_duplicates(keys).set_index(keys)
+        out[name] = pd.DataFrame(
+            {f"{name} MAE / bias": [f"{m:.3f} / {b:+.3f}" for m, b in zip(part["mae"], part["bias"])]}, index=part.index
+        )
+    return out["design"].join([out["model"], out["plain mean"], out["Rasch"]]).reset_index()
 
 
 def per_model(runs: pd.DataFrame) -> pd.DataFrame:
@@ -337,19 +370,21 @@ def per_model(runs: pd.DataFrame) -> pd.DataFrame:
 
 
 def goal_counts(table: pd.DataFrame) -> pd.DataFrame:
-    """How many cells met, met within noise or missed each goal, per dataset, group and method."""
+    """How many cells meet, miss or are inconclusive on each goal, per dataset, group and method."""
     verdicts = [c for c in ("bias_verdict", "coverage_verdict", "random_verdict", "mae_verdict") if c in table]
     long = table.melt(id_vars=["dataset", "group", "method"], value_vars=verdicts, var_name="goal").dropna()
     long["goal"] = long["goal"].str.replace("_verdict", "")
     counts = long.groupby(["dataset", "group", "method", "goal", "value"]).size().unstack("value", fill_value=0)
-    return counts.reindex(columns=["met", "within noise", "missed"], fill_value=0)
+    return counts.reindex(columns=list(VERDICTS), fill_value=0)
 
 
 def main() -> None:
     parser = results_parser(__doc__, "results/new_models.csv", seeds="0", datasets="mmlu_pro,metabench")
     parser.add_argument("--ks", type=lambda t: [int(k) for k in comma_list(t)], default="50,100,300")
     parser.add_argument("--rules", type=comma_list, default=",".join(RULES[:3]))
-    parser.add_argument("--folds", type=int, default=None, help="mmlu_pro: the first N leave-one-out folds")
+    parser.add_argument(
+        "--folds", type=int, default=33, help="mmlu_pro: its models in N seeded groups (33: leave one out)"
+    )
     parser.add_argument("--metabench-held", type=int, default=50, help="evaluated models of each tenth")
     parser.add_argument("--metabench-train", type=int, default=600, help="training models sampled")
     parser.add_argument("--draws", type=int, default=200)
@@ -358,27 +393,43 @@ def main() -> None:
         "--protocols",
         type=comma_list,
         default="folds,families",
-        help="folds: (a) mmlu_pro leave one out and the metabench tenths; families: (b) each family held out",
+        help="folds: (a) mmlu_pro's held-out folds and the metabench tenths; families: (b) each family held out",
     )
     parser.add_argument(
         "--families", type=comma_list, default=None, help="(b): these families only (default: every one, FAMILIES)"
     )
     parser.add_argument("--family-datasets", type=comma_list, default="mmlu_pro,zeroeval,metabench")
+    parser.add_argument(
+        "--metabench-families",
+        type=comma_list,
+        default=None,
+        help="(b) on metabench: these families (default --families)",
+    )
     parser.add_argument("--note", default="", help="a line kept in the settings (e.g. how the run was scoped)")
     parser.add_argument("--report", action="store_true", help="only rewrite <out>.json and the tables from <out>")
+    parser.add_argument(
+        "--join",
+        type=comma_list,
+        default=None,
+        help="CSVs of earlier runs (parts of one protocol, run one after another): join them into <out> and report",
+    )
     args = parser.parse_args()
-    strange = [f for f in args.families or [] if f not in FAMILIES]
-    if strange:
-        parser.error(f"--families {strange}; expected some of {list(FAMILIES)}.")
+    for option in ("families", "metabench_families"):
+        strange = [f for f in getattr(args, option) or [] if f not in FAMILIES]
+        if strange:
+            parser.error(f"--{option.replace('_', '-')} {strange}; expected some of {list(FAMILIES)}.")
     unknown = [r for r in args.rules if r not in RULES]
     if unknown:
         parser.error(f"--rules {unknown}; expected some of {list(RULES)}.")
     config = {**vars(args), **run_record("benchmarks/new_models.py")}
     if args.report:  # the goal table of an earlier run, its settings kept
-        import json
-
         earlier = json.loads(Path(args.out.replace(".csv", ".json")).read_text())["config"]
         report(pd.read_csv(args.out, keep_default_na=False, na_values=[""]), earlier, args.out)
+        return
+    if args.join:  # runs made one after another (each its own part of the protocol) as one result
+        runs, config = joined(args.join, args.note)
+        runs.to_csv(args.out, index=False, float_format="%.6g")
+        report(runs, {**config, "out": args.out}, args.out)
         return
     rows = []
 
@@ -390,20 +441,40 @@ def main() -> None:
     for seed in args.seeds:
         if "families" in args.protocols:
             for name in args.family_datasets:
-                for fold, ds, held in family_folds(
-                    name, args.families, args.metabench_held, args.metabench_train, seed
-                ):
+                chosen = args.metabench_families or args.families if name == "metabench" else args.families
+                for fold, ds, held in family_folds(name, chosen, args.metabench_held, args.metabench_train, seed):
                     run_fold(ds, held, seed, fold)
         if "folds" not in args.protocols:
             continue
         if "mmlu_pro" in args.datasets:
-            ds, folds = mmlu_pro_folds(args.folds)
+            ds, folds = mmlu_pro_folds(args.folds, seed)
             for name, held in folds:
                 run_fold(ds, held, seed, name)
         if "metabench" in args.datasets:
             for group, sub, held in metabench_folds(args.metabench_held, args.metabench_train, seed):
                 run_fold(sub, held, seed, group)
     report(pd.DataFrame(rows), config, args.out)
+
+
+def joined(parts: list[str], note: str) -> tuple[pd.DataFrame, dict]:
+    """The rows of the runs `parts` (CSVs written by this script) together, and their settings: each
+    part's command from its `.json`, or, for a part stopped before its end (no `.json`), the folds it
+    finished; `note` says why they were run apart."""
+    frames, commands = [], []
+    for part in parts:
+        frames.append(pd.read_csv(part, keep_default_na=False, na_values=[""]))
+        settings = Path(part).with_suffix(".json")
+        if settings.is_file():
+            commands.append(json.loads(settings.read_text())["config"]["command"])
+        else:
+            done = ", ".join(pd.unique(frames[-1]["dataset"] + " " + frames[-1]["fold"].astype(str)))
+            commands.append(f"(stopped before its end, {part}: finished {done})")
+    runs = pd.concat(frames, ignore_index=True)
+    keys = ["dataset", "fold", "seed", "repeat", "rule", "method", "corrections", "k", "model"]
+    if runs.duplicated(keys).any():
+        raise ValueError(f"--join {parts}: the parts share rows (the same fold and draw); join distinct parts.")
+    record = run_record("benchmarks/new_models.py")
+    return runs, {**record, "joined_by": record["command"], "command": " ; ".join(commands), "note": note}
 
 
 def records(table: pd.DataFrame) -> list[dict]:
@@ -414,6 +485,7 @@ def report(runs: pd.DataFrame, config: dict, out: str) -> None:
     """Write `<out>.json` (settings, summary, the goal table and its counts) and print them."""
     summary, table = summarize(runs), goals(runs)
     counts = goal_counts(table)
+    people = {c: goal_table(table, summary, c) for c in ("with", "without")}
     write_json(
         out.replace(".csv", ".json"),
         {
@@ -422,6 +494,7 @@ def report(runs: pd.DataFrame, config: dict, out: str) -> None:
             "summary": records(summary),
             "goals": records(table),
             "goal_counts": records(counts.reset_index()),
+            "goal_table": {c: records(t) for c, t in people.items()},
         },
         indent=1,
     )
@@ -429,6 +502,9 @@ def report(runs: pd.DataFrame, config: dict, out: str) -> None:
     print(summary.to_string(index=False, float_format=number))
     print(table.to_string(index=False, float_format=number))
     print(counts.to_string())
+    with pd.option_context("display.width", 250, "display.max_columns", None):
+        for c, t in people.items():
+            print(f"\nThe goal table, {c} corrections:\n{t.to_string(index=False)}")
 
 
 if __name__ == "__main__":

@@ -962,3 +962,35 @@ def test_design_estimate_says_where_it_has_no_sample(sim):
     assert np.isfinite(table.loc[bank.benchmarks[0], "estimate"]) and np.isnan(table.loc[bank.benchmarks[0], "sd"])
     with pytest.raises(ValueError, match="inclusion probability 0.0 of asked question"):
         ev.design_estimates(bank, y[None], one, np.zeros((1, bank.n_items)))
+
+
+def test_corrections_off_for_a_new_kind_of_model_leave_the_random_design_estimate_unbiased(small_sim):
+    """`fit --corrections` on trained models that find one benchmark harder than the new model does (a
+    third of their right answers there turned wrong): the corrections lower that benchmark's predictions
+    (by more than 0.02 at the prior mean), wrongly for the new model. Over 200 random draws of 60
+    questions, the design-based estimate from the corrected bank is still unbiased on the benchmark and
+    overall (mean error within 3 standard errors of 0)."""
+    from jeirt.estimator import JEIRT
+    from jeirt.splits import split_by_question
+
+    ds, _ = small_sim
+    train_ds = ds.subset(models=np.arange(30))
+    model = JEIRT(d=8, encoder="simulated", training={"max_epochs": 2}, progress=False, random_state=0)
+    model.fit(train_ds, split_by_question(train_ds, seed=0))
+    plain = ev.QuestionBank.from_model(model, ds, prior_models=train_ds.models)
+    harder = train_ds.subset()
+    off = harder.benchmarks[0]
+    flip = (harder.items["benchmark"] == off).to_numpy() & (
+        np.random.default_rng(0).random(harder.labels.shape) < 1 / 3
+    )
+    harder.labels[flip] = 0.0
+    model.fit_corrections(harder)
+    bank = ev.QuestionBank.from_model(model, ds, prior_models=train_ds.models)
+    at_mean = lambda b: sigmoid(b.directions @ b.prior_mean - b.norms)[b.groups == off].mean()  # noqa: E731
+    assert at_mean(plain) - at_mean(bank) > 0.02, (at_mean(plain), at_mean(bank))
+    y = ds.labels[30].astype(np.float64)
+    out = repeated_draws(bank, y, "random", 60, 200)
+    for group in (off, ev.OVERALL):
+        design = group_errors(out["design"], y, bank, group)
+        se = design.std(ddof=1) / np.sqrt(len(design))
+        assert abs(design.mean()) < 3 * se, (group, design.mean(), se)
