@@ -63,7 +63,7 @@ def setup_cell(url: str | None) -> str:
     if url is None:
         return """\
 # To run this page: in a checkout of jeirt, `make setup` (README.md), then
-# `.venv/bin/pip install jupyterlab` and `.venv/bin/jupyter lab`, and open
+# `.venv/bin/pip install -e ".[lab]"` and `.venv/bin/jupyter lab`, and open
 # this page's book/*.md file (jupytext opens it as a notebook). Every page at
 # once: `JEIRT_PROFILE=smoke make book`. This cell does nothing outside Colab.
 import sys
