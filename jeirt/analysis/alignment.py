@@ -30,3 +30,19 @@ def directional_alignment(x: np.ndarray, groups: Sequence[str]) -> pd.Series:
     mean_direction = lambda rows: unit_rows(rows.mean(axis=0)[None])[0]
     out = {g: float(mean_direction(u[groups == g]) @ mean_direction(u[groups != g])) for g in names}
     return pd.Series(out, name="alignment").rename_axis("benchmark")
+
+
+def alignment_range_se(x: np.ndarray, groups: Sequence[str], draws: int = 200, seed: int = 0) -> float:
+    """Bootstrap standard error of the range (max - min) of `directional_alignment` over groups:
+    questions resampled with replacement within each group, `draws` times (seeded)."""
+    if draws < 2:
+        raise ValueError(f"draws={draws}; a standard error needs at least 2 resamples.")
+    groups = np.asarray(groups)
+    rng = np.random.default_rng(seed)
+    members = [np.flatnonzero(groups == g) for g in sorted(np.unique(groups))]
+    ranges = []
+    for _ in range(draws):
+        rows = np.concatenate([rng.choice(m, len(m), replace=True) for m in members])
+        a = directional_alignment(x[rows], groups[rows])
+        ranges.append(float(a.max() - a.min()))
+    return float(np.std(ranges, ddof=1))
