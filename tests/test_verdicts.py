@@ -255,7 +255,7 @@ def test_the_spreads_verdicts_read():
 def test_declared_table_reads_its_numbers_from_stats():
     stats = {
         "gap": verdicts.Stat(3.2, se=0.4, spec=".1f", unit=" points", label="gap", note="own 95.1"),
-        "peaks": verdicts.Stat(2.0, interval=(2.0, 3.0), spec=".0f", label="peaks"),
+        "peaks": verdicts.Stat(2.0, interval=(2.0, 3.0), spec=".0f", label="peaks", note="5 benchmarks"),
         "bare": verdicts.Stat(0.759, label="AUC"),
     }
     shared = dict(data="mmlu_pro, minilm", setting="smoke profile")
@@ -270,7 +270,7 @@ def test_declared_table_reads_its_numbers_from_stats():
     )
     assert rows[0]["ours"] == "gap 3.2 +- 0.4 points (own 95.1)"
     assert (rows[0]["estimate"], rows[0]["se"], rows[0]["data"]) == (3.2, 0.4, "mmlu_pro, minilm")
-    assert rows[1]["ours"] == "peaks 2 (interval 2 to 3)" and rows[1]["interval"] == (2.0, 3.0)
+    assert rows[1]["ours"] == "peaks 2 (interval 2 to 3; 5 benchmarks)" and rows[1]["interval"] == (2.0, 3.0)
     assert "estimate" not in rows[2] and rows[2]["ours"] == "AUC 0.759"
     words = [verdicts.word(verdicts.judge(r).verdict) for r in rows]
     assert words == [HOLDS, HOLDS, "not testable"]

@@ -157,6 +157,7 @@ def _interval(estimate: float, se: float | None, interval: Sequence[float] | Non
         if not lo <= hi:
             raise ValueError(f"interval={interval}; expected (low, high) with low <= high.")
         return lo, hi
+    assert se is not None  # one of the two, checked above
     if not (math.isfinite(float(se)) and se >= 0):
         raise ValueError(f"se={se}; expected a finite, non-negative standard error.")
     return float(estimate) - SE_MULTIPLIER * se, float(estimate) + SE_MULTIPLIER * se
@@ -252,6 +253,8 @@ def matches(
     wide = (hi - lo) / 2 > margin
     span = f"interval {_g(lo)} to {_g(hi)}"
     if floor is not None:
+        if floor_se is None:
+            raise ValueError("floor= needs floor_se=, the standard error of the trivial method's score.")
         f_lo, f_hi = _interval(floor, floor_se, None)
         if f_hi >= v_lo - margin and f_lo <= v_hi + margin:
             return inconclusive(limit, f"the floor {_g(floor)} +-{_g(2 * floor_se)} matches too: no power"), rule
@@ -521,10 +524,11 @@ class Stat:
         words = f"{self.label} {num(self.value)}" if self.label else num(self.value)
         if self.se is not None:
             words += f" +- {num(self.se, spread=True)}{self.unit}"
-        elif self.interval is not None:
-            words += f"{self.unit} (interval {num(self.interval[0])} to {num(self.interval[1])}{self.unit})"
-        else:
+        elif self.interval is None:
             words += self.unit
+        else:  # the interval and the note share one parenthesis
+            span = f"interval {num(self.interval[0])} to {num(self.interval[1])}{self.unit}"
+            return f"{words}{self.unit} ({span}" + (f"; {self.note})" if self.note else ")")
         return words + (f" ({self.note})" if self.note else "")
 
 
@@ -577,7 +581,7 @@ def judge(row: Mapping) -> Claim:
         raise ValueError(f"row {row['claim']!r}: rule={name!r}; expected one of {sorted(RULES)}.")
     args = {k: v for k, v in row.items() if k not in ROW_KEYS}
     try:
-        text, rule = RULES[name](**args)
+        text, rule = RULES[name](**args)  # type: ignore[operator]
     except TypeError as err:
         raise TypeError(f"row {row['claim']!r}, rule {name!r}: {err}") from None
     keep = {k: row[k] for k in ("claim", "paper", "ours", "data", "setting", "source")}
@@ -588,11 +592,11 @@ def paper_vs_book(claims: Sequence[Claim | Mapping]) -> pd.DataFrame:
     """The table every results page opens its findings with: one row per claim, columns `COLUMNS`."""
     if not claims:
         raise ValueError("paper_vs_book needs at least one row.")
-    claims = [judge(c) if isinstance(c, Mapping) else c for c in claims]
-    bad = [type(c).__name__ for c in claims if not isinstance(c, Claim)]
+    judged = [judge(c) if isinstance(c, Mapping) else c for c in claims]
+    bad = [type(c).__name__ for c in judged if not isinstance(c, Claim)]
     if bad:
         raise TypeError(f"paper_vs_book takes declared rows (dicts) or Claim rows; got {bad}.")
-    rows = [(c.claim, c.source, c.paper, c.ours, c.data, c.setting, c.verdict) for c in claims]
+    rows = [(c.claim, c.source, c.paper, c.ours, c.data, c.setting, c.verdict) for c in judged]
     return pd.DataFrame(rows, columns=list(COLUMNS)).set_index("claim")
 
 
