@@ -546,8 +546,8 @@ def declare(rows: Sequence[Mapping], stats: Mapping[str, Stat | str] | None = No
         raise ValueError(f"shared keys {unknown}; only row keys {ROW_KEYS} and limit can be shared across rows.")
     out = []
     for given in rows:
-        decided = given.get("rule") != "untestable"
-        row = {k: v for k, v in shared.items() if decided or k != "limit"} | dict(given)
+        decided = given.get("rule") not in ("untestable", "unresolved")  # rules that read a number
+        row = {k: v for k, v in shared.items() if given.get("rule") != "untestable" or k != "limit"} | dict(given)
         name = row.pop("stat", None)
         if name is not None:
             if name not in stats:
