@@ -25,7 +25,7 @@ def probe_histograms(
     """Distributions (densities) of `scores` for marked and unmarked questions: a filled histogram
     and a hatched one in two colours, so they differ in grey print too."""
     scores, marked = np.asarray(scores, dtype=float), np.asarray(marked, dtype=bool)
-    edges = np.histogram_bin_edges(scores, bins=bins)
+    edges = np.histogram_bin_edges(scores, bins=bins).tolist()
     for i, (sel, name, hatch) in enumerate([(~marked, names[1], "///"), (marked, names[0], "")]):
         ax.hist(
             scores[sel],

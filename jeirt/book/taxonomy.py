@@ -32,7 +32,9 @@ def agreement_bars(ax: plt.Axes, table: pd.DataFrame, ylabel: str = "agreement w
     for k, container in enumerate(ax.containers):
         for bar in container:
             bar.set_hatch(HATCHES[k % len(HATCHES)])
-    for patch, k in zip(ax.get_legend().get_patches(), range(len(table))):
+    legend = ax.get_legend()
+    assert legend is not None  # seaborn's barplot draws one for the hue
+    for patch, k in zip(legend.get_patches(), range(len(table))):
         patch.set_hatch(HATCHES[k % len(HATCHES)])
     ax.set_xlabel("")
     ax.set_ylabel(ylabel)
