@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from jeirt.book import verdicts
@@ -291,3 +292,28 @@ def test_declared_table_reads_its_numbers_from_stats():
     assert text == "inconclusive here: one simulated draw (no seeds to compare)"
     with pytest.raises(ValueError, match="not both"):
         verdicts.Stat(1.0, se=0.1, interval=(0.0, 2.0))
+
+
+def test_a_page_statistic_carries_its_spread_into_the_verdict():
+    # Table 5's asymmetry over 8 k-means starts: homogeneity 0.05 above completeness (beyond the random
+    # partition's gap, which is 0), with start-to-start noise; the page's row must hold on it, and fail
+    # when the asymmetry is planted the other way
+    from jeirt.book import taxonomy
+
+    rng = np.random.default_rng(0)
+    cols = pd.MultiIndex.from_product([["learned", "random"], list(taxonomy.MEASURES)])
+
+    def starts(sign: float) -> pd.DataFrame:
+        values = rng.normal(0.3, 0.005, (8, len(cols)))
+        frame = pd.DataFrame(values, columns=cols)
+        frame[("learned", "homogeneity")] = frame[("learned", "completeness")] + sign * 0.05
+        frame[("random", "homogeneity")] = frame[("random", "completeness")]
+        return frame
+
+    row = dict(claim="h > c", source="this book", paper="p", data="d", setting="s", stat="homogeneity gap")
+    for sign, word in ((1.0, HOLDS), (-1.0, FAILS)):
+        stats = taxonomy.claim_stats(starts(sign))
+        gap = stats["homogeneity gap"]
+        assert gap.value == pytest.approx(sign * 0.05) and gap.se < 0.01
+        judged = verdicts.judge(verdicts.declare([row | dict(rule="above", limit="8 starts")], stats)[0])
+        assert verdicts.word(judged.verdict) == word and "+-" in judged.ours
