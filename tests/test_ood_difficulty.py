@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from jeirt.analysis import difficulty
-from jeirt.analysis.alignment import directional_alignment
+from jeirt.analysis.alignment import alignment_range_se, directional_alignment
 from jeirt.estimator import JEIRT
 from jeirt.experiments import ood
 from jeirt.simulate import simulate
@@ -52,6 +52,23 @@ def test_directional_alignment_ignores_norms_and_is_symmetric_for_two_groups():
 def test_directional_alignment_errors(x, groups, message):
     with pytest.raises(ValueError, match=message):
         directional_alignment(x, groups)
+
+
+def test_alignment_range_se_shrinks_with_more_questions():
+    # two groups around fixed directions, with noise: the range's spread falls as questions grow
+    rng = np.random.default_rng(0)
+
+    def draw(n: int) -> tuple[np.ndarray, list[str]]:
+        centres = np.array([[1.0, 0.2, 0.0], [0.3, 1.0, 0.0], [0.0, 0.3, 1.0]])
+        x = np.concatenate([c + 0.8 * rng.standard_normal((n, 3)) for c in centres])
+        return x, [g for g in "abc" for _ in range(n)]
+
+    small, large = alignment_range_se(*draw(20), draws=100), alignment_range_se(*draw(2000), draws=100)
+    assert 0 < large < small / 4  # about sqrt(100) = 10 times smaller, with room for noise
+    x, groups = draw(20)
+    assert alignment_range_se(x, groups, seed=1) == alignment_range_se(x, groups, seed=1)
+    with pytest.raises(ValueError, match="draws"):
+        alignment_range_se(x, groups, draws=1)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from jeirt.book import verdicts
@@ -254,3 +255,69 @@ def test_the_spreads_verdicts_read():
     assert dimension.point_se(runs, "e") == pytest.approx(100 * 0.01 / np.sqrt(3) / 2)
     with pytest.raises(ValueError, match="d = 32"):
         dimension.per_seed(runs, "e", 32)
+
+
+def test_declared_table_reads_its_numbers_from_stats():
+    stats = {
+        "gap": verdicts.Stat(3.2, se=0.4, spec=".1f", unit=" points", label="gap", note="own 95.1"),
+        "peaks": verdicts.Stat(2.0, interval=(2.0, 3.0), spec=".0f", label="peaks", note="5 benchmarks"),
+        "bare": verdicts.Stat(0.759, label="AUC"),
+    }
+    shared = dict(data="mmlu_pro, minilm", setting="smoke profile")
+    rows = verdicts.declare(
+        [
+            dict(claim="a (Table 6)", source="paper: Table 6", paper="T6: 35", stat="gap", rule="above", limit="x"),
+            dict(claim="b", source="this book", paper="p", stat="peaks", rule="between", low=1.5, high=4.5, limit="x"),
+            dict(claim="c", source="this book", paper="p", stat="bare", rule="untestable", why="one encoder"),
+        ],
+        stats,
+        **shared,
+    )
+    assert rows[0]["ours"] == "gap 3.2 +- 0.4 points (own 95.1)"
+    assert (rows[0]["estimate"], rows[0]["se"], rows[0]["data"]) == (3.2, 0.4, "mmlu_pro, minilm")
+    assert rows[1]["ours"] == "peaks 2 (interval 2 to 3; 5 benchmarks)" and rows[1]["interval"] == (2.0, 3.0)
+    assert "estimate" not in rows[2] and rows[2]["ours"] == "AUC 0.759"
+    words = [verdicts.word(verdicts.judge(r).verdict) for r in rows]
+    assert words == [HOLDS, HOLDS, "not testable"]
+    # the gap's sign flipped: the same declaration now fails, the numbers come from the stat
+    flipped = verdicts.declare([{**rows[0], "stat": "gap"}], {"gap": verdicts.Stat(-3.2, se=0.4)})
+    assert verdicts.word(verdicts.judge(flipped[0]).verdict) == FAILS
+    # a decided row on a number without a spread, an unknown stat, a shared key that is no row key
+    with pytest.raises(ValueError, match="no spread"):
+        verdicts.declare([dict(claim="d", stat="bare", rule="above", limit="x")], stats)
+    with pytest.raises(KeyError, match="not among"):
+        verdicts.declare([dict(claim="e", stat="nope", rule="above")], stats)
+    with pytest.raises(ValueError, match="row keys"):
+        verdicts.declare([], stats, why="x")
+    with pytest.raises(ValueError, match="words only"):
+        verdicts.declare([dict(claim="f", stat="w", rule="above")], {"w": "not fitted"})
+    # a number without a spread decides nothing: 'unresolved' says so, with the reason
+    text, _ = verdicts.unresolved("one simulated draw", "no seeds to compare")
+    assert text == "inconclusive here: one simulated draw (no seeds to compare)"
+    with pytest.raises(ValueError, match="not both"):
+        verdicts.Stat(1.0, se=0.1, interval=(0.0, 2.0))
+
+
+def test_a_page_statistic_carries_its_spread_into_the_verdict():
+    # Table 5's asymmetry over 8 k-means starts: homogeneity 0.05 above completeness (beyond the random
+    # partition's gap, which is 0), with start-to-start noise; the page's row must hold on it, and fail
+    # when the asymmetry is planted the other way
+    from jeirt.book import taxonomy
+
+    rng = np.random.default_rng(0)
+    cols = pd.MultiIndex.from_product([["learned", "random"], list(taxonomy.MEASURES)])
+
+    def starts(sign: float) -> pd.DataFrame:
+        values = rng.normal(0.3, 0.005, (8, len(cols)))
+        frame = pd.DataFrame(values, columns=cols)
+        frame[("learned", "homogeneity")] = frame[("learned", "completeness")] + sign * 0.05
+        frame[("random", "homogeneity")] = frame[("random", "completeness")]
+        return frame
+
+    row = dict(claim="h > c", source="this book", paper="p", data="d", setting="s", stat="homogeneity gap")
+    for sign, word in ((1.0, HOLDS), (-1.0, FAILS)):
+        stats = taxonomy.claim_stats(starts(sign))
+        gap = stats["homogeneity gap"]
+        assert gap.value == pytest.approx(sign * 0.05) and gap.se < 0.01
+        judged = verdicts.judge(verdicts.declare([row | dict(rule="above", limit="8 starts")], stats)[0])
+        assert verdicts.word(judged.verdict) == word and "+-" in judged.ours

@@ -21,12 +21,28 @@ def directional_alignment(x: np.ndarray, groups: Sequence[str] | np.ndarray) -> 
     it has seen its direction; near 0 or below: the group points somewhere the rest does not.
     """
     u = unit_rows(x)
-    groups = np.asarray(groups)
-    if len(groups) != len(u):
-        raise ValueError(f"groups has {len(groups)} entries; x has {len(u)} rows.")
-    names = sorted(np.unique(groups))
+    labels = np.asarray(groups)
+    if len(labels) != len(u):
+        raise ValueError(f"groups has {len(labels)} entries; x has {len(u)} rows.")
+    names = sorted(np.unique(labels))
     if len(names) < 2:
         raise ValueError(f"groups holds {len(names)} distinct value(s); alignment needs at least 2.")
     mean_direction = lambda rows: unit_rows(rows.mean(axis=0)[None])[0]
-    out = {g: float(mean_direction(u[groups == g]) @ mean_direction(u[groups != g])) for g in names}
+    out = {g: float(mean_direction(u[labels == g]) @ mean_direction(u[labels != g])) for g in names}
     return pd.Series(out, name="alignment").rename_axis("benchmark")
+
+
+def alignment_range_se(x: np.ndarray, groups: Sequence[str], draws: int = 200, seed: int = 0) -> float:
+    """Bootstrap standard error of the range (max - min) of `directional_alignment` over groups:
+    questions resampled with replacement within each group, `draws` times (seeded)."""
+    if draws < 2:
+        raise ValueError(f"draws={draws}; a standard error needs at least 2 resamples.")
+    labels = np.asarray(groups)
+    rng = np.random.default_rng(seed)
+    members = [np.flatnonzero(labels == g) for g in sorted(np.unique(labels))]
+    ranges = []
+    for _ in range(draws):
+        rows = np.concatenate([rng.choice(m, len(m), replace=True) for m in members])
+        a = directional_alignment(x[rows], labels[rows])
+        ranges.append(float(a.max() - a.min()))
+    return float(np.std(ranges, ddof=1))

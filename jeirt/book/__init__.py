@@ -40,6 +40,7 @@ import os
 import re
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -63,7 +64,7 @@ def setup_cell(url: str | None) -> str:
     if url is None:
         return """\
 # To run this page: in a checkout of jeirt, `make setup` (README.md), then
-# `.venv/bin/pip install jupyterlab` and `.venv/bin/jupyter lab`, and open
+# `.venv/bin/pip install -e ".[lab]"` and `.venv/bin/jupyter lab`, and open
 # this page's book/*.md file (jupytext opens it as a notebook). Every page at
 # once: `JEIRT_PROFILE=smoke make book`. This cell does nothing outside Colab.
 import sys
@@ -191,7 +192,7 @@ class PageSettings:
 # for every page that compares dimensions (Fig. 2's 16 to 1024, and d = 8 below it). d = 2 and 4 are
 # left out: on mmlu_pro they train longest (about 100 and 40 s a fit on one core against 20-25 s for
 # d = 8 to 1024), and Fig. 2 starts at 16.
-PROFILE_DEFAULTS = {
+PROFILE_DEFAULTS: dict[str, dict[str, Any]] = {
     "smoke": dict(
         dataset="mmlu_pro", max_models=200, max_items=3000, max_epochs=30, d=16, d_grid=(2, 8, 32), seeds=(0,)
     ),
@@ -231,7 +232,7 @@ def page_settings(profile: str | None = None, **overrides) -> PageSettings:
     profile = (profile or os.environ.get("JEIRT_PROFILE") or "smoke").strip().lower()
     if profile not in PROFILES:
         raise ValueError(f"JEIRT_PROFILE={profile!r}; expected one of {PROFILES}.")
-    values = dict(PROFILE_DEFAULTS[profile], profile=profile)
+    values: dict[str, Any] = {**PROFILE_DEFAULTS[profile], "profile": profile}
     if os.environ.get("JEIRT_DATASET"):
         values["dataset"] = os.environ["JEIRT_DATASET"]
     values["encoder"] = os.environ.get("JEIRT_ENCODER") or DEFAULT_ENCODER
@@ -272,9 +273,9 @@ def glue(name: str, value, display: bool = False) -> None:
         record = {"name": name, "text": bundle.get("text/plain", "")}
         if "text/html" in bundle:
             record["html"] = bundle["text/html"]
-        folder = Path(folder).expanduser()
-        folder.mkdir(parents=True, exist_ok=True)
-        write_json(folder / f"{name}.json", record, indent=1)
+        where = Path(folder).expanduser()
+        where.mkdir(parents=True, exist_ok=True)
+        write_json(where / f"{name}.json", record, indent=1)
 
 
 def for_people(table: pd.DataFrame | pd.Series, digits: int = 3) -> pd.DataFrame | pd.Series:

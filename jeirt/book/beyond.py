@@ -25,7 +25,7 @@ def probe_histograms(
     """Distributions (densities) of `scores` for marked and unmarked questions: a filled histogram
     and a hatched one in two colours, so they differ in grey print too."""
     scores, marked = np.asarray(scores, dtype=float), np.asarray(marked, dtype=bool)
-    edges = np.histogram_bin_edges(scores, bins=bins)
+    edges = np.histogram_bin_edges(scores, bins=bins).tolist()
     for i, (sel, name, hatch) in enumerate([(~marked, names[1], "///"), (marked, names[0], "")]):
         ax.hist(
             scores[sel],
@@ -102,3 +102,77 @@ def evidence_table(texts: Sequence[str], max_chars: int = 120) -> pd.DataFrame:
             }
         )
     return pd.DataFrame(rows)
+
+
+# The numbers the page's claim rows read (`jeirt.book.verdicts.Stat`).
+
+
+def probe_stats(reports: dict, groups: str, partial: float, n_models: int) -> dict:
+    """The probes' numbers: JE-IRT's within-group AUC ('within', se over the `groups` compared), its
+    paired within-group gap to the frozen encoder ('versus'), and the models' partial Spearman of
+    projection and relative strength ('models', Fisher-z interval over `n_models`); `reports`: the
+    probe reports of 'JE-IRT' and 'frozen encoder'."""
+    from jeirt.book import verdicts
+    from jeirt.book.verdicts import Stat
+
+    je, fr = reports["JE-IRT"], reports["frozen encoder"]
+    per_je, per_fr = je["per group"]["auc"], fr["per group"]["auc"]
+    paired = (per_je - per_fr).dropna()
+    n = int(je["groups compared"])
+    return {
+        "within": Stat(
+            je["within auc"],
+            se=verdicts.mean_and_se(per_je)[1],
+            label=f"within-{groups} AUC",
+            note=f"se over {n} {groups}s",
+            rule_args={"limit": f"{n} {groups}s"},
+        ),
+        "versus": Stat(
+            paired.mean(),
+            se=verdicts.mean_and_se(paired)[1],
+            spec="+.3f",
+            label=f"paired within-{groups} gap",
+            note=f"AUC {je['auc']:.3f} vs {fr['auc']:.3f}; within {je['within auc']:.3f} vs "
+            f"{fr['within auc']:.3f}; over {len(paired)} {groups}s",
+            rule_args={"limit": f"{n} {groups}s"},
+        ),
+        "models": Stat(
+            partial,
+            interval=verdicts.rho_interval(partial, n_models),
+            spec=".2f",
+            label="partial Spearman",
+            rule_args={"limit": f"{n_models} models"},
+        ),
+    }
+
+
+def soft_label_stats(soft_runs: pd.DataFrame, merged: pd.Series, delta: pd.Series) -> dict:
+    """Soft labels' numbers: in simulation, the excess log loss of a fit on the true probabilities
+    minus one on one grading ('simulated', per seed of `soft_runs`; words on the spread when one
+    seed: no se), and on zeroeval the log loss of one grading minus the pass rate ('zeroeval', se over
+    the splits of `delta`; `merged`: the mean log loss per policy)."""
+    from jeirt.book import verdicts
+    from jeirt.book.verdicts import Stat
+
+    kl = soft_runs.set_index("seed")["excess log loss"]
+    one = kl[soft_runs["gradings"].eq(1).to_numpy()]
+    gain = kl[soft_runs["labels"].eq("true probabilities").to_numpy()] - one
+    draws = f"{len(gain)} simulated draw(s)"
+    note = f"one grading {one.mean():.4f} vs truth {(one + gain).mean():.4f}; {draws}"
+    stats: dict[str, Stat | str] = {
+        "simulated": Stat(
+            gain.mean(), se=verdicts.mean_and_se(gain)[1], spec="+.4f", label="truth - one grading", note=note
+        )
+        if len(gain) > 1
+        else f"excess log loss, truth - one grading {gain.mean():+.4f} ({note})"
+    }
+    m, se = verdicts.mean_and_se(delta)
+    stats["zeroeval"] = Stat(
+        m,
+        se=se,
+        spec="+.4f",
+        label="log loss, one grading - pass rate",
+        note=" vs ".join(f"{v:.4f}" for v in merged) + f"; se over {len(delta)} splits",
+        rule_args={"limit": f"{len(delta)} splits"},
+    )
+    return stats

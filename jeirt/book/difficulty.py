@@ -52,3 +52,26 @@ def norm_vs_difficulty(
     axes[1].set_ylabel("2pl difficulty b")
     axes[1].legend(loc="lower right", title=None, fontsize=9)
     return fig
+
+
+def claim_stats(dataset: str, rank_corr: pd.Series, n_bins: int, auc: pd.Series, auc_se: dict) -> dict:
+    """The numbers the page's claim rows read (`jeirt.book.verdicts.Stat`): the weaker of the encoders'
+    rank correlations of norm bin and accuracy ('trend', Fisher-z interval over `n_bins`), and each
+    encoder's AUC of the norm for wrong answers (`auc`) with its bootstrap se over questions (`auc_se`,
+    by encoder)."""
+    from jeirt.book.verdicts import Stat, rho_interval
+
+    stats = {
+        "trend": Stat(
+            rank_corr.max(),
+            interval=rho_interval(rank_corr.max(), n_bins),
+            spec="+.2f",
+            label="rank corr. (bin, accuracy), the weaker",
+            note=", ".join(f"{v:+.2f} ({e})" for e, v in rank_corr.items()),
+            data=f"{dataset}, " + " and ".join(map(str, rank_corr.index)),
+            rule_args={"limit": f"{n_bins} norm bins"},
+        )
+    }
+    for e in auc_se:
+        stats[e] = Stat(auc[e], se=auc_se[e], label="AUC", note="bootstrap over questions", data=f"{dataset}, {e}")
+    return stats

@@ -8,6 +8,7 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 import pandas as pd
 
+from jeirt.book import verdicts
 from jeirt.book.figures import LINESTYLES, style
 
 
@@ -32,6 +33,7 @@ def accuracy_vs_dimension(ax: plt.Axes, summary: pd.DataFrame, baselines: pd.Dat
             label=f"je-irt, {encoder}",
         )
         for j, method in enumerate(methods):
+            assert baselines is not None  # methods come from it
             value = baselines[(baselines["encoder"] == encoder) & (baselines["method"] == method)]["accuracy"]
             if len(value):
                 ax.axhline(
@@ -83,3 +85,71 @@ def point_se(runs: pd.DataFrame, encoder: str) -> float:
     the noise a peak of that curve is judged against."""
     by_d = runs[runs["encoder"] == encoder].groupby("d")["accuracy"]
     return float((100 * by_d.std(ddof=1) / by_d.count() ** 0.5).mean())
+
+
+# The numbers the page's claim rows read (`jeirt.book.verdicts.Stat`).
+
+
+def _paired(gaps: pd.Series, words: str, **fields) -> verdicts.Stat | str:
+    """A paired gap over seeds (points) as a Stat with its se, or `words` alone with one seed."""
+    if len(gaps) < 2:
+        return words
+    mean, se = verdicts.mean_and_se(gaps)
+    limit = {"limit": f"{len(gaps)} seeds"}
+    return verdicts.Stat(mean, se=se, spec="+.2f", unit=" points", note=words, rule_args=limit, **fields)
+
+
+def claim_stats(
+    runs: pd.DataFrame,
+    seeds_of: pd.DataFrame,
+    overview: pd.DataFrame,
+    best_d: pd.Series,
+    encoder: str,
+    small: int,
+    crossings: dict[str, int],
+    model_gain: dict,
+    wins: pd.Series,
+) -> dict:
+    """The dimension sweep's numbers, each a gap paired over seeds (words only with one seed): the
+    best d over the smallest ('rises'), JE-IRT at its best d over the better baseline ('beats'), JE-IRT
+    over EmbedLLM's factorisation at the paper's crossing d of each encoder of `crossings` (encoder ->
+    d; 'cross <encoder>', absent where not fitted), and the per-model gain without its largest part
+    ('outliers', se over the models; `model_gain`: `gain_spread`'s numbers, `wins`: per model, JE-IRT
+    best of the three). `runs`: the sweep's runs; `seeds_of`: the baselines' accuracy (points) by
+    (encoder, seed) and method; `overview`: accuracy per encoder at the smallest and best d."""
+    d = int(best_d[encoder])
+    top = per_seed(runs, encoder, d)
+    rises = "; ".join(
+        f"{e}: {100 * overview.at[e, f'd = {small}']:.2f}% at d = {small} -> "
+        f"{100 * overview.at[e, 'best d acc']:.2f}% at d = {best_d[e]}"
+        for e in overview.index
+    )
+    row, base = overview.loc[encoder], seeds_of.loc[encoder]
+    beats = top - base[["embedllm-mf", "knn"]].max(axis=1)
+    stats = {
+        "rises": _paired(top - per_seed(runs, encoder, small), rises + f" ({encoder}: paired over seeds)"),
+        "beats": _paired(
+            beats,
+            f"{100 * row['best d acc']:.2f}% vs {100 * row['embedllm-mf']:.2f}% and {100 * row['knn']:.2f}% "
+            f"({encoder}, d = {d}; paired gap {beats.mean():+.2f} points)",
+            label="paired gap",
+        ),
+    }
+    for e, at in crossings.items():
+        if e in set(runs["encoder"]) and at in set(runs["d"]):
+            gap = per_seed(runs, e, at) - seeds_of.loc[e, "embedllm-mf"]
+            stats[f"cross {e}"] = _paired(gap, f"{e} at d = {at}", label="JE-IRT - EmbedLLM")
+    mg = model_gain
+    stats["outliers"] = verdicts.Stat(
+        mg["mean without the top"],
+        se=mg["se without the top"],
+        spec="+.2f",
+        unit=" points",
+        label=f"per-model gap without the {mg['dropped']} largest",
+        note=f"with them {mg['mean']:+.2f} +- {mg['se']:.2f}; JE-IRT best on {int(wins.sum())} of {len(wins)} models",
+        rule_args={
+            "headroom": mg["mean"] - verdicts.SE_MULTIPLIER * mg["se"],
+            "limit": f"{mg['models']} models; the mean gain itself is {mg['mean']:+.2f} +- {mg['se']:.2f} points",
+        },
+    )
+    return stats

@@ -5,6 +5,8 @@ benchmark, and one opposite pair of questions. The measurements are in `jeirt.an
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
@@ -12,6 +14,9 @@ import seaborn as sns
 
 from jeirt.analysis.geometry import OTHER_FAMILY
 from jeirt.book.figures import MARKERS, PALETTE, shorten_name, style
+
+if TYPE_CHECKING:
+    from jeirt.estimator import JEIRT
 
 COSINE_LABELS = {
     "global": "to the mean direction of all questions",
@@ -31,7 +36,7 @@ def cosine_histograms(
         s = style(i)
         ax.hist(
             values,
-            bins=edges,
+            bins=edges.tolist(),
             weights=np.full(len(values), 1 / len(values)),
             histtype="step",
             color=s["color"],
@@ -137,7 +142,8 @@ def bound_panels(checks: dict, panels: dict, seed: int = 0) -> plt.Figure:
     k = 0
     for ax, (panel, names) in zip(axes[0], panels.items()):
         for name in names:
-            bound_scatter(ax, *checks[name], label=name if len(names) > 1 else None, index=k, seed=seed)
+            bound, gap = checks[name]
+            bound_scatter(ax, bound, gap, label=name if len(names) > 1 else None, index=k, seed=seed)
             k += 1
         ax.text(0.03, 0.97, panel, transform=ax.transAxes, va="top", fontsize=9)
         if len(names) > 1:  # under the panel's name, where no point lies
@@ -242,7 +248,7 @@ def fits_on(
     return {key: (data[key[0]], model) for key, model in zip(keys, fitted)}
 
 
-def spread_table(fits: dict[str, object], floor: dict[str, float], seed: int = 0) -> pd.DataFrame:
+def spread_table(fits: dict[str, JEIRT], floor: dict[str, float], seed: int = 0) -> pd.DataFrame:
     """One row per fit (name -> fitted JE-IRT) and one for the untrained floor
     (`geometry.untrained_floor`): Eq. 7's rank of the model vectors, its standard error (bootstrap
     over models; the floor's: the sd of one draw) and the first principal component's share."""
@@ -260,7 +266,7 @@ def spread_table(fits: dict[str, object], floor: dict[str, float], seed: int = 0
     return pd.DataFrame(rows).T
 
 
-def rank_runs(fits: dict[str, dict[int, object]], seed: int = 0) -> pd.DataFrame:
+def rank_runs(fits: dict[str, dict[int, JEIRT]], seed: int = 0) -> pd.DataFrame:
     """One row per fit (encoder -> d -> fitted JE-IRT): encoder, d, Eq. 7's rank of its model vectors
     and that rank's bootstrap standard error over models (`geometry.rank_se`), for
     `geometry.rank_alignment`."""
@@ -303,3 +309,170 @@ def benchmark_statements(multi: dict[tuple[str, str], tuple], seed: int = 0) -> 
         )
     gaps = pd.DataFrame(gaps).T.rename_axis(["statement", "dataset", "encoder"])
     return directions, peaks, gaps
+
+
+# The numbers the page's claim rows read (`jeirt.book.verdicts.Stat`), one function per part of the page.
+
+
+def proposition_stats(n: int, n_ok: int, n_2pl: int, reversed_pairs: tuple[int, int], bounds: dict) -> dict:
+    """Props. 1-3's numerical checks as failed-check counts (exact: no spread): Prop. 1's construction
+    over the 2^n subsets of `n` models (`n_ok` found; 2PL `n_2pl`) and the model pairs the trained
+    model reverses; Props. 2 and 3's bound violations (`bounds`: '2' and '3' -> a
+    `geometry.bound_summary` table)."""
+    from jeirt.book.verdicts import Stat
+
+    n_reversed, n_model_pairs = reversed_pairs
+    stats = {
+        "prop 1": Stat(
+            2**n - n_ok + (n_reversed == 0),
+            se=0.0,
+            spec=".0f",
+            label="failed checks",
+            note=f"{n_reversed} of {n_model_pairs} model pairs reversed on the trained model; "
+            f"construction: {n_ok} of {2**n} solver subsets (2PL: {n_2pl})",
+        )
+    }
+    for k, table in bounds.items():
+        failed = int(table["violations"].sum())
+        stats[f"prop {k}"] = Stat(
+            failed, se=0.0, spec=".0f", label="failed checks", note=f"{int(table['points'].sum()):,} checks"
+        )
+    return stats
+
+
+def spread_stats(spread: pd.DataFrame, floor: dict, agreement: pd.DataFrame, aligned: pd.DataFrame | None) -> dict:
+    """App. E.1's numbers: Eq. 7's rank per recipe (rows '<name> recipe' of `spread_table`) with the
+    untrained floor beside it; the smallest map agreement (`geometry.map_agreement` rows) with its
+    shuffled null's sd as se; the encoders' largest relative rank gap (`geometry.rank_alignment`,
+    None when one encoder was fitted)."""
+    from jeirt.book.verdicts import Stat
+
+    stats: dict[str, Stat | str] = {}
+    for name, row in spread.drop(index="untrained N(0, 1)").iterrows():
+        stats[str(name)] = Stat(
+            row["Eq. 7 rank"],
+            se=row["se"],
+            spec=".2f",
+            label="Eq. 7 rank",
+            note=f"untrained N(0, 1): {floor['erank']:.2f}, sd {floor['erank sd']:.2f}; "
+            f"first component {row['first component']:.0%}",
+        )
+    worst = agreement["agreement"].idxmin()
+    stats["maps"] = Stat(
+        agreement.at[worst, "agreement"],
+        se=agreement.at[worst, "null sd"],
+        label="smallest agreement",
+        note="; ".join(
+            f"{pair}: {r['agreement']:.2f} (shuffled {r['null mean']:+.2f} +- {r['null sd']:.2f})"
+            for pair, r in agreement.iterrows()
+        )
+        + "; Spearman of pairwise model distances",
+        rule_args={"bound": agreement.at[worst, "null mean"]},
+    )
+    if aligned is None:
+        stats["ranks"] = "not fitted (one encoder)"
+    else:  # the d where the encoders' ranks differ most, relative to their mean
+        at = (aligned["relative gap"].abs() + 2 * aligned["se"]).idxmax()
+        stats["ranks"] = Stat(
+            abs(aligned.at[at, "relative gap"]),
+            se=aligned.at[at, "se"],
+            spec=".1%",
+            label=f"largest relative gap (d = {at})",
+            note="; ".join(f"d = {d}: {r['relative gap']:+.1%} +- {r['se']:.1%}" for d, r in aligned.iterrows())
+            + "; Eq. 7's rank, encoder 1 - encoder 2",
+        )
+    return stats
+
+
+def question_stats(cfg, ds, cosines: pd.DataFrame, table6: pd.DataFrame, peaks, by_cosine: pd.DataFrame) -> dict:
+    """App. E.2 and G's numbers on the page's data: Table 6's own-minus-global gap (points of cosine,
+    se over questions), the peaks of the cosines to the global mean (the 2.5% to 97.5% range of 200
+    resamples' counts; words only for a dataset of one benchmark) and the answer correlation (phi)
+    of the most opposite cosine bin minus the most aligned (their se combined)."""
+    from jeirt.analysis import geometry
+    from jeirt.book import verdicts
+
+    own_means = table6.drop("all questions")[("own benchmark", "mean")]
+    global_mean = table6.loc["all questions", ("global", "mean")]
+    per_q = 100 * (cosines["own benchmark"] - cosines["global"])  # per question
+    stats: dict = {
+        "table 6": verdicts.Stat(
+            100 * float(own_means.mean() - global_mean),
+            se=float(per_q.std() / np.sqrt(len(per_q))),
+            spec=".1f",
+            unit=" points",
+            label="own-minus-global gap",
+            note=f"own {100 * own_means.mean():.1f}, global {100 * global_mean:.1f}",
+        )
+    }
+    at = ", ".join(f"{p:.2f}" for p in peaks)
+    if ds.name in verdicts.ONE_BENCHMARK:
+        stats["peaks"] = f"{len(peaks)} peak(s) at {at}"
+    else:
+        draws = geometry.peak_counts(cosines["global"].to_numpy(), 200, cfg.seed)[1:]
+        stats["peaks"] = verdicts.Stat(
+            float(len(peaks)),
+            interval=tuple(np.quantile(draws, [0.025, 0.975])),
+            spec=".3g",
+            label="peaks",
+            note=f"at {at}; 200 resamples",
+            rule_args={"high": len(ds.benchmarks) - 0.5, "limit": f"{ds.n_items:,} questions"},
+        )
+    filled = by_cosine.dropna()  # cosine bins with pairs in them
+    stats["phi"] = verdicts.Stat(
+        float(filled["mean phi"].iloc[0] - filled["mean phi"].iloc[-1]),
+        se=float(np.hypot(*filled["standard error"].iloc[[0, -1]])),
+        label="mean phi, most opposite minus most aligned",
+        note=f"{filled['mean phi'].iloc[0]:.3f} vs {filled['mean phi'].iloc[-1]:.3f}, random pairs",
+        rule_args={"limit": f"{len(filled)} cosine bins of random pairs"},
+    )
+    return stats
+
+
+def benchmark_stats(cfg, multi: dict, peak_draws: dict, gaps: pd.DataFrame) -> dict:
+    """App. E.2's benchmark statements on the datasets with several benchmarks (`benchmark_statements`):
+    per (dataset, encoder), the peak count with its resamples' 2.5% to 97.5% range ('peaks <dataset>
+    <encoder>') and the MMLU and GSM8K gaps with their bootstrap se ('<statement> <dataset> <encoder>')."""
+    from jeirt.book import verdicts
+
+    stats: dict = {}
+    for (name, encoder), draws in peak_draws.items():
+        data = multi[name, encoder][0]
+        stats[f"peaks {name} {encoder}"] = verdicts.Stat(
+            float(draws[0]),
+            interval=tuple(np.quantile(draws[1:], [0.025, 0.975])),
+            spec=".3g",
+            label="peaks",
+            note=f"{len(data.benchmarks)} benchmarks; 2 or more in {np.mean(draws[1:] >= 2):.0%} of 200 resamples",
+            data=f"{name}, {encoder}",
+            setting=verdicts.setting(cfg, data.n_items, seeds=1, held_out=False),
+            rule_args={"high": len(data.benchmarks) - 0.5, "limit": f"{data.n_items:,} questions"},
+        )
+    for (statement, name, encoder), g in gaps.iterrows():
+        data = multi[name, encoder][0]
+        target = "mmlu" if statement.startswith("MMLU") else ("gsm8k" if "gsm8k" in data.benchmarks else "gsm")
+        n_q = int((data.items["benchmark"] == target).sum())
+        stats[f"{statement} {name} {encoder}"] = verdicts.Stat(
+            g["gap"],
+            se=g["se"],
+            spec="+.3f",
+            label=f"{target}: gap",
+            note=f"rank {int(g['rank'])} of {int(g['benchmarks'])}, 1 = lowest "
+            + ("own cosine" if target == "mmlu" else "alignment"),
+            data=f"{name}, {encoder}",
+            setting=verdicts.setting(cfg, data.n_items, seeds=1, held_out=False),
+            rule_args={"limit": f"{n_q} {target} questions, {int(g['benchmarks'])} benchmarks"},
+        )
+    return stats
+
+
+def paper_table6_gap() -> dict[str, float]:
+    """The paper's Table 6 own-minus-global gap per encoder, in points of cosine (x 100): the mean of
+    its per-benchmark means minus the global mean."""
+    from jeirt.book import paper
+
+    t6 = paper.read("Table 6")
+    return {
+        e: float(t6.loc[(e, "mean"), list(paper.BENCHMARKS)].mean() - t6.at[(e, "mean"), "global"])
+        for e in paper.ENCODERS
+    }

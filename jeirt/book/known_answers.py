@@ -44,3 +44,61 @@ def curves_by_n(
     ax.set_ylabel((ylabel or value).lower())
     ax.legend()
     return ax
+
+
+# The numbers the page's claim rows read (`jeirt.book.verdicts.Stat`).
+OTHERS = ("je-irt", "rasch (per question)", "2pl (per question)")
+
+
+def claim_stats(
+    kq_runs: pd.DataFrame, at100: pd.Series, accuracy: pd.Series, n_test: int, gains: pd.Series, emb: pd.Series
+) -> dict:
+    """Per dataset at k = 100 known questions, the corrected estimate's error minus JE-IRT's and the
+    Rasch model's ('<method> <dataset>', paired by seed and model; `kq_runs`: one row per run,
+    `at100`: mean error by dataset and method); the corrected predictions' accuracy (x 100) from all
+    the answers over the best of `OTHERS` ('all answers', binomial se over `n_test` test questions at
+    its widest); what 10 models' answers add to a new question's accuracy ('few', se over the seeds
+    of `gains`; words only with one seed; `emb`: accuracy by number of models)."""
+    from jeirt.book import verdicts
+    from jeirt.book.verdicts import Stat
+
+    stats: dict[str, Stat | str] = {}
+    for name in at100.index.unique("dataset"):
+        k100 = kq_runs[(kq_runs["dataset"] == name) & (kq_runs["k"] == 100)]
+        errors = k100.set_index(["method", "seed", "model"])["abs_error"]  # paired by seed and model
+        for method in OTHERS[:2]:
+            paired = errors["je-irt + corrections"] - errors[method]
+            gap, se = verdicts.mean_and_se(paired)
+            stats[f"{method} {name}"] = Stat(
+                gap,
+                se=se,
+                spec="+.4f",
+                label="error gap",
+                note=f"error {at100[name, 'je-irt + corrections']:.4f} vs {at100[name, method]:.4f}",
+                rule_args={"limit": f"{len(paired)} (seed, model) pairs"},
+            )
+    mine, others = accuracy["je-irt + corrections", "100%"], [accuracy[m, "100%"] for m in OTHERS]
+    stats["all answers"] = Stat(
+        mine - max(others),
+        se=100 * (2 * 0.25 / n_test) ** 0.5,
+        spec="+.1f",
+        unit=" points",
+        label="over the best other",
+        note=f"{mine:.1f}% vs {others[0]:.1f}% (JE-IRT), {others[1]:.1f}% (Rasch), {others[2]:.1f}% (2PL); "
+        "SE: binomial over the test questions, at its widest",
+        rule_args={"limit": f"{n_test:,} test questions"},
+    )
+    words = f"{emb[0]:.3f} -> {emb[10]:.3f} accuracy"
+    stats["few"] = (
+        Stat(
+            gains.mean(),
+            se=verdicts.mean_and_se(gains)[1],
+            spec="+.3f",
+            label="gain from 10 models' answers",
+            note=words,
+            rule_args={"limit": f"{len(gains)} seeds"},
+        )
+        if len(gains) > 1
+        else words
+    )
+    return stats

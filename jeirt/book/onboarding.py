@@ -152,3 +152,97 @@ def capped(gap: pd.Series, joint: dict, cap: int) -> str:
     """A note for the row when onboarding is better and a joint fit ran into the epoch `cap`."""
     hit = any(len(m.history_.val_loss) == cap for m in joint.values())
     return f"; the joint fit stopped at the {cap}-epoch cap" if gap.mean() > 0.005 and hit else ""
+
+
+# The numbers the page's claim rows read (`jeirt.book.verdicts.Stat`).
+
+
+def table1_stats(paired: pd.DataFrame, mean: pd.Series, floor_acc: float, notes: dict[str, str], models: int) -> dict:
+    """Table 1's rows on the held-out models' paired gaps (points; `paired`: share -> '- All', '- 0
+    answers', '- 1%' and their se): each share of `notes` against joint training ('<share>', the prior
+    mean's gap as the floor), 100% over 1% ('curve') and 1% over the prior mean ('floor'); `mean`:
+    accuracy (%) per share, `floor_acc`: the prior mean's (%), `notes`: share -> words after the row;
+    `models`: how many held-out models the gaps are paired over."""
+    from jeirt.book.verdicts import Stat
+
+    stats: dict[str, Stat | str] = {}
+    limit = {"limit": f"{models} held-out models"}
+    for share, note in notes.items():
+        p = paired.loc[share]
+        stats[share] = Stat(
+            p["- All"],
+            se=p["- All se"],
+            spec="+.2f",
+            unit=" points",
+            label=f"{share} - joint",
+            note=f"{mean[share]:.2f}% vs {mean['All']:.2f}%; 0 answers {floor_acc:.2f}% ({share} - 0 answers "
+            f"{p['- 0 answers']:+.2f} +- {p['- 0 answers se']:.2f})" + note,
+            rule_args=limit
+            | {"floor": -paired.at["All", "- 0 answers"], "floor_se": paired.at["All", "- 0 answers se"]},
+        )
+    gap = paired.at["100%", "- 1%"]
+    stats["curve"] = Stat(
+        gap,
+        se=paired.at["100%", "- 1% se"],
+        spec="+.2f",
+        unit=" points",
+        label="100% - 1%",
+        note=f"{mean['1%']:.2f}% from 1% to {mean['100%']:.2f}% from 100%; 0 answers {floor_acc:.2f}%",
+        rule_args={"limit": f"{models} held-out models, a curve of {gap:+.2f} points from 1% to 100%"},
+    )
+    stats["floor"] = Stat(
+        paired.at["1%", "- 0 answers"],
+        se=paired.at["1%", "- 0 answers se"],
+        spec="+.2f",
+        unit=" points",
+        label="1% - 0 answers",
+        note=f"{mean['1%']:.2f}% vs {floor_acc:.2f}%",
+        rule_args=limit,
+    )
+    return stats
+
+
+def other_stats(
+    recent_loss: pd.Series,
+    recent_accuracy: tuple[float, float],
+    slopes: dict,
+    d: int,
+    rate_se: float,
+    timed: list[float],
+    retrain: float,
+) -> dict:
+    """The recent models' loss from 100% to 1% of the answers ('recent', points, se over the models),
+    Appendix D's log-log slope at `d` ('rate', se `rate_se`; `slopes`: d -> slope) and onboarding's
+    speed-up over retraining ('speed', read on the slowest and fastest of the `timed` calls)."""
+    from jeirt.book import verdicts
+    from jeirt.book.verdicts import Stat
+
+    one = float(np.median(timed))
+    return {
+        "recent": Stat(
+            recent_loss.mean(),
+            se=verdicts.mean_and_se(recent_loss)[1],
+            spec=".2f",
+            unit=" points",
+            label="loss from 100% to 1%",
+            note=f"{len(recent_loss)} models from May 2024 on: {recent_accuracy[0]:.2f}% to "
+            f"{recent_accuracy[1]:.2f}%, sd {recent_loss.std():.2f}",
+            rule_args={"limit": f"{len(recent_loss)} recent models"},
+        ),
+        "rate": Stat(
+            slopes[d],
+            se=rate_se,
+            spec=".2f",
+            label=f"log-log slope at d = {d}",
+            rule_args={"limit": f"the budgets from {4 * d} to 512 answers"},
+            note="slopes " + ", ".join(f"{v:.2f} (d = {k})" for k, v in slopes.items()),
+        ),
+        "speed": Stat(
+            retrain / one,
+            interval=(retrain / max(timed), retrain / min(timed)),
+            spec=".0f",
+            label="times faster",
+            rule_args={"limit": f"{len(timed)} timed calls"},
+            note=f"{one:.3f} s ({min(timed):.3f} to {max(timed):.3f} s over {len(timed)} calls) vs {retrain:.1f} s",
+        ),
+    }

@@ -186,3 +186,85 @@ def _pooled(values: np.ndarray, max_cells: int) -> tuple[np.ndarray, int]:
         warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN blocks stay NaN
         pooled = total(np.nan_to_num(values)) / total(np.isfinite(values).astype(float))
     return pooled, int(round(n / max_cells))
+
+
+def data_sentence(dataset: str) -> str:
+    """The sentence saying on which data the table sets the paper's EmbedLLM numbers beside ours: it
+    depends on whether this build loads EmbedLLM itself (no apostrophe: the page glues it as text)."""
+    if dataset.strip().lower() == "embedllm":
+        return "This build loads EmbedLLM, the data of the paper: the rows set its numbers beside ours on EmbedLLM"
+    return (
+        "This build does not load EmbedLLM, the data of the paper: the rows set its EmbedLLM numbers "
+        "beside ours on the dataset in use"
+    )
+
+
+# The numbers the page's claim rows read (`jeirt.book.verdicts.Stat`).
+
+
+def where(cfg, name: str, questions: int, model: str = "2PL (no encoder)") -> dict:
+    """A row's data and setting: dataset `name` (a held-out part when its name says 'test'), the
+    `questions` it rests on, the model (1PL or 2PL, no encoder)."""
+    from jeirt.book import verdicts
+
+    run = verdicts.setting(cfg, questions, d=f"1 ({model[:3]})", seeds=1, held_out="test" in name)
+    return {"data": f"{name}, {model}", "setting": run}
+
+
+def claim_stats(cfg, data: dict, shares: pd.DataFrame, per_item: dict, inclusion: pd.DataFrame, dataset: str) -> dict:
+    """The shares of falling and flat questions over their null worlds ('<share> <dataset>'),
+    saturation ('saturation <dataset>': predicted near-unanimous minus twice the strictly unanimous),
+    our forecast test ('forecast <dataset>') and inclusion over the 1PL's ('inclusion <benchmark>'),
+    each with its SE (`jeirt.baselines.irt_diagnostics`); `data`: name -> the dataset fitted;
+    `dataset`: the name of the page's dataset (inclusion's 'ds' rows)."""
+    from jeirt.baselines import irt_diagnostics as diag
+    from jeirt.book.verdicts import Stat
+
+    stats = {}
+    for name, d in data.items():
+        at, models = where(cfg, name, d.n_items), {"limit": f"{d.n_models:,} models"}
+        for column in ("nonpositive", "clearly_negative", "near_zero"):
+            r = shares.loc[(name, column)]
+            stats[f"{column} {name}"] = Stat(
+                r["excess"],
+                se=r["se"],
+                spec=".1%",
+                label="excess over the null",
+                note=f"{r['share']:.1%} vs null {r['null_mean']:.1%}, null sd {r['null_sd']:.1%}",
+                rule_args=models,
+                **at,
+            )
+        near, strict = per_item[name, "near-unanimous"], per_item[name, "unanimous"]
+        gap = diag.paired_share_gap(near["predicted_unanimous"], strict["actual_unanimous"], times=2.0)
+        stats[f"saturation {name}"] = Stat(
+            gap["gap"],
+            se=gap["se"],
+            spec=".1%",
+            label="predicted - 2 x actual",
+            note=f"{gap['first']:.1%} vs {gap['second']:.1%}",
+            rule_args={"limit": f"{d.n_items:,} questions"},
+            **at,
+        )
+        gap = diag.paired_share_gap(near["actual_unanimous"], near["forecast"])
+        stats[f"forecast {name}"] = Stat(
+            gap["gap"],
+            se=gap["se"],
+            spec=".1%",
+            label="near-unanimous minus forecast",
+            note=f"{gap['first']:.1%} vs {gap['second']:.1%}",
+            rule_args=models,
+            **at,
+        )
+    for _, r in inclusion.iterrows():
+        got, chance = r["R above diagonal"], r["1PL expects"]
+        name = dataset if r["key"] == "ds" else "metabench"
+        stats[f"inclusion {r['benchmark']}"] = Stat(
+            got - chance,
+            se=diag.share_gap_se(got, chance, r["questions"]),
+            spec=".1%",
+            label="R minus the 1PL's",
+            note=f"{got:.1%} (1PL {chance:.1%}); weakest 10%: {r['weakest 10%']:.1%} (1PL {r['weakest 10%, 1PL']:.1%})",
+            rule_args={"limit": f"{r['questions']:,} questions"},
+            **where(cfg, name, r["questions"], "1PL reference"),
+        )
+    return stats

@@ -94,3 +94,39 @@ def difficulty_vs_share(
     ax.set_ylabel("share of models wrong")
     ax.legend(loc="lower right", markerscale=2)
     return ax
+
+
+# The numbers the page's claim rows read (`jeirt.book.verdicts.Stat`).
+
+
+def claim_stats(gaps, accuracy: pd.DataFrame, duel: pd.DataFrame, questions: dict[str, int]) -> dict:
+    """Per dataset of `questions` (name -> test questions): JE-IRT's routed-accuracy gap to the best
+    single model ('single <name>') and to the per-benchmark best ('bench <name>'), and IRT-Net's to
+    JE-IRT ('duel <name>'), in points with the se of the paired per-question differences (`gaps(name,
+    router, reference)`: mean gap and se over seeds); the headroom, the oracle less the reference
+    (`accuracy`: router or reference x dataset), caps what a gap to a reference can show."""
+    from jeirt.book.verdicts import Stat
+
+    stats = {}
+    for name, n in questions.items():
+        pairs = [("single", "je-irt", "best single model"), ("bench", "je-irt", "per-benchmark best")]
+        for key, router, ref in [*pairs, ("duel", "irt-net", "je-irt")]:
+            g = gaps(name, router, ref)
+            room = 100 * (accuracy.at["oracle", name] - accuracy.at[ref, name])
+            note = f"paired over {n:,} test questions"
+            if key == "duel":
+                je, irt = (duel.loc[(name, m), "routed accuracy"] for m in ("je-irt", "irt-net"))
+                note = f"routed accuracy {irt:.3f} vs {je:.3f}; {note}"
+            stats[f"{key} {name}"] = Stat(
+                100 * g["gap"],
+                se=100 * g["se"],
+                spec="+.1f",
+                unit=" points",
+                label=f"{router} - {ref}",
+                note=note,
+                rule_args={
+                    "headroom": None if key == "duel" else room,
+                    "limit": f"{n:,} test questions, {room:.1f} points of headroom",
+                },
+            )
+    return stats

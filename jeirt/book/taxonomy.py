@@ -32,7 +32,9 @@ def agreement_bars(ax: plt.Axes, table: pd.DataFrame, ylabel: str = "agreement w
     for k, container in enumerate(ax.containers):
         for bar in container:
             bar.set_hatch(HATCHES[k % len(HATCHES)])
-    for patch, k in zip(ax.get_legend().get_patches(), range(len(table))):
+    legend = ax.get_legend()
+    assert legend is not None  # seaborn's barplot draws one for the hue
+    for patch, k in zip(legend.get_patches(), range(len(table))):
         patch.set_hatch(HATCHES[k % len(HATCHES)])
     ax.set_xlabel("")
     ax.set_ylabel(ylabel)
@@ -60,3 +62,41 @@ def cluster_mix(ax: plt.Axes, mix: pd.DataFrame, label: str = "share of the clus
     ax.tick_params(labelsize=9)
     ax.set_xticklabels(ax.get_xticklabels(), rotation=60, ha="right")
     return ax
+
+
+# The numbers the page's claim rows read (`jeirt.book.verdicts.Stat`).
+MEASURES = {"purity": "purity", "inverse purity": "inverse purity", "nmi": "NMI"} | {
+    "homogeneity": "homogeneity",
+    "completeness": "completeness",
+}
+
+
+def claim_stats(starts: pd.DataFrame) -> dict:
+    """Table 5's numbers over the k-means starts (`jeirt.analysis.taxonomy.agreement_over_starts`:
+    a 'learned' and a 'random' partition's measures per start), each with its se over the starts: every
+    measure of the learned clusters (by name), and the two asymmetries beyond the random partition's,
+    homogeneity over completeness ('homogeneity gap') and purity over inverse purity ('purity gap')."""
+    from jeirt.book.verdicts import Stat
+
+    mean, se = starts.mean(), starts.sem()
+    null = starts["random"]["nmi"]
+    stats = {
+        col: Stat(
+            mean["learned", col],
+            se=se["learned", col],
+            label=name,
+            note=f"random {mean['random', col]:.3f}" + (f" +- {null.std():.3f} sd" if col == "nmi" else ""),
+        )
+        for col, name in MEASURES.items()
+    }
+    excess = starts["learned"] - starts["random"]  # per start
+    for key, first, second in (("homogeneity", "homogeneity", "completeness"), ("purity", "purity", "inverse purity")):
+        g = excess[first] - excess[second]
+        stats[f"{key} gap"] = Stat(
+            g.mean(),
+            se=g.sem(),
+            spec="+.3f",
+            label=f"{first} - {second}, beyond the random partition's",
+            note=f"{mean['learned', first]:.3f} vs {mean['learned', second]:.3f}",
+        )
+    return stats

@@ -1,18 +1,28 @@
 """The verdicts results pages print about the paper's claims: one power-aware engine, rows declared as tables.
 
-A page never writes "holds" by hand. It declares its claims as a short table, one dict per row, and
-`show` (through `judge`) turns each row into a `Claim` whose verdict a named rule computed:
+A page never writes "holds" by hand. It declares its claims as a short table, one dict per row:
+the claim, its source, the paper's words, the statistic it reads (`stat=`, a name into the page's
+dict of `Stat`s) and the rule with its threshold. `show` completes the rows (`declare`) and turns
+each into a `Claim` whose verdict the named rule computed (`judge`):
 
+    stats = ood.dataset_stats(...)   # name -> Stat(value, se= or interval=, spec, unit, label, note)
     verdicts.show("ood_paper_vs_book", [
         dict(claim="leaving a benchmark out lowers its accuracy (Table 3)", source="paper: Table 3",
-             paper=said, ours=ours, data=where, setting=run,
-             rule="above", estimate=drop, se=se, bound=0.0, limit="14 benchmarks"),
-        dict(claim=..., source="v2 summary", ..., rule="untestable", why="one encoder here"),
-    ])
+             paper=("t3.modernbert.diff.overall", "t3.sent.diff.overall"), stat="drop mmlu_pro",
+             rule="matches", value=(1.8, 4.5), margin=2.0, sign=1),
+        dict(claim=..., source="v2 summary", stat="ranks", rule="untestable", why="one encoder here"),
+    ], stats, data=where, setting=run, limit="14 benchmarks")
+
+A `Stat` is a number with its spread and how it prints: the row's 'this book' cell is `Stat.text()`
+('overall drop +2.10 +- 0.40 points (benchmarks: ...)'), its estimate and se (or interval) go to
+the rule, and the measurement's own data, setting and `rule_args` (limit=, a band set by the data)
+fill what the row leaves out. A `str` in place of a Stat is the text of a row with no number (a
+not-testable one). The statistics are computed by library functions (`jeirt.book.<page>`'s
+`*_stats`, on `jeirt.analysis` and `jeirt.tasks`), so a page's hidden code is the table alone.
 
 Row keys: `claim` (a few words, with the place), `source`, `paper` (`jeirt.book.paper.quote` or
-`paper.no_number`), `ours` (our numbers, formatted), `data` (dataset and encoder), `setting`
-(`setting(cfg, ...)`), `rule` (a name in `RULES`) and that rule's arguments.
+`paper.no_number`, or a tuple of quote keys), `ours` (from the stat, or given), `data` (dataset
+and encoder), `setting` (`setting(cfg, ...)`), `rule` (a name in `RULES`) and that rule's arguments.
 
 Sources (`SOURCES`; a row's `source` starts with one): 'paper: <place>' (section, table or figure,
 e.g. 'paper: Sec. 3.1, Fig. 1'), 'v2 summary' (the AI-written summary of the paper's v2, never the
@@ -63,6 +73,7 @@ The rules (`RULES`; each returns the verdict text and the rule in words, which t
               SE_MULTIPLIER x sqrt(2) x the `se` of a point (its seed spread); else holds when `at`
               is the only point within that distance of the best, matches within noise when it is
               one of several, does not hold when it is not among them
+    unresolved  'inconclusive here: <limit> (why)' for a number without a spread (one draw, one seed)
     untestable  'not testable ...' with `why` (and `profile` for the smoke slice)
 
 `show` glues the table and, when `$JEIRT_CLAIMS_DIR` is set (scripts/build_book.py sets it), writes
@@ -83,7 +94,7 @@ import math
 import os
 import sys
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
 import pandas as pd
@@ -146,6 +157,7 @@ def _interval(estimate: float, se: float | None, interval: Sequence[float] | Non
         if not lo <= hi:
             raise ValueError(f"interval={interval}; expected (low, high) with low <= high.")
         return lo, hi
+    assert se is not None  # one of the two, checked above
     if not (math.isfinite(float(se)) and se >= 0):
         raise ValueError(f"se={se}; expected a finite, non-negative standard error.")
     return float(estimate) - SE_MULTIPLIER * se, float(estimate) + SE_MULTIPLIER * se
@@ -241,6 +253,8 @@ def matches(
     wide = (hi - lo) / 2 > margin
     span = f"interval {_g(lo)} to {_g(hi)}"
     if floor is not None:
+        if floor_se is None:
+            raise ValueError("floor= needs floor_se=, the standard error of the trivial method's score.")
         f_lo, f_hi = _interval(floor, floor_se, None)
         if f_hi >= v_lo - margin and f_lo <= v_hi + margin:
             return inconclusive(limit, f"the floor {_g(floor)} +-{_g(2 * floor_se)} matches too: no power"), rule
@@ -331,6 +345,14 @@ def peak(curve: Mapping[float, float], *, at: float, se: float, limit: str) -> t
     return (HOLDS if near == [at] else NOISE), rule
 
 
+def unresolved(limit: str, why: str) -> tuple[str, str]:
+    """'inconclusive here: <limit> (why)' for a number measured without a spread (one simulated
+    draw, one seed): a verdict rests on a spread, so it decides nothing. (verdict, rule in words)."""
+    if not why.strip():
+        raise ValueError("why=: say why the number has no spread (e.g. 'one seed in the smoke profile').")
+    return inconclusive(limit, why), "no spread: decides nothing"
+
+
 def untestable(why: str, profile: str | None = None) -> tuple[str, str]:
     """'not testable here: why' (or 'in the <profile> profile'): (verdict, rule in words)."""
     return verdict(None, why=why, profile=profile), "not testable"
@@ -343,6 +365,7 @@ RULES = {
     "bound": bound,
     "between": between,
     "peak": peak,
+    "unresolved": unresolved,
     "untestable": untestable,
 }
 
@@ -450,6 +473,101 @@ class Claim:
 ROW_KEYS = ("claim", "source", "paper", "ours", "data", "setting", "rule")
 
 
+@dataclass(frozen=True)
+class Stat:
+    """A number a declared row reads (`declare`'s `stat=`): its value, its spread (a standard error `se`
+    or an `interval`) and how it prints, so the row's 'this book' cell comes from the number itself:
+    '<label> <value> +- <se><unit> (<note>)', or '<label> <value><unit> (interval <low> to <high><unit>)'."""
+
+    value: float
+    se: float | None = None
+    interval: tuple[float, float] | None = None
+    spec: str = ".3f"  # format spec of the value and its spread ('.1f', '.1%', '.3g')
+    unit: str = ""  # after each number ('%', ' points', ' s')
+    label: str = ""  # what the number is, before it ('own-minus-global gap')
+    note: str = ""  # the numbers beside it, after it in parentheses ('own 95.1, global 60.0')
+    data: str = ""  # where it was measured (dataset and encoder), when not the page's own
+    setting: str = ""  # `setting(cfg, ...)` of that measurement, when not the page's own
+    rule_args: Mapping = field(default_factory=dict)  # rule arguments the data fixes: limit=, a band's edge
+
+    def __post_init__(self) -> None:
+        if self.se is not None and self.interval is not None:
+            raise ValueError("Stat: give its spread as se= or interval=, not both.")
+        if self.se is None and self.interval is None:
+            _interval(self.value, 0.0, None)  # checks the value alone
+        else:
+            _interval(self.value, self.se, self.interval)
+
+    def spread(self) -> dict:
+        """The rule arguments: estimate and se (or interval); a Stat without a spread has none to give."""
+        if self.se is None and self.interval is None:
+            raise ValueError(
+                f"Stat {self.label or self.value!r} has no spread (se= or interval=); a verdict rests on one: "
+                "measure it, or declare the row rule='untestable' (or inconclusive) with the reason."
+            )
+        out: dict = {"estimate": float(self.value)}
+        if self.se is not None:
+            out["se"] = float(self.se)
+        else:
+            out["interval"] = tuple(float(v) for v in self.interval)  # type: ignore[union-attr]
+        return out
+
+    def __str__(self) -> str:
+        return self.text()
+
+    def text(self) -> str:
+        """The 'this book' cell: label, value, spread, note."""
+
+        def num(x: float, spread: bool = False) -> str:
+            return f"{x:{self.spec.replace('+', '') if spread else self.spec}}"
+
+        words = f"{self.label} {num(self.value)}" if self.label else num(self.value)
+        if self.se is not None:
+            words += f" +- {num(self.se, spread=True)}{self.unit}"
+        elif self.interval is None:
+            words += self.unit
+        else:  # the interval and the note share one parenthesis
+            span = f"interval {num(self.interval[0])} to {num(self.interval[1])}{self.unit}"
+            return f"{words}{self.unit} ({span}" + (f"; {self.note})" if self.note else ")")
+        return words + (f" ({self.note})" if self.note else "")
+
+
+def declare(rows: Sequence[Mapping], stats: Mapping[str, Stat | str] | None = None, **shared) -> list[dict]:
+    """A page's claims as declared rows, completed: a row's `stat` (a name in `stats`) gives its
+    estimate, spread and 'this book' cell (`Stat.text`, unless the row has `ours`), and its data,
+    setting and `rule_args` where the row names none (a `str` stat is the text of a row with no
+    number, a not-testable one); a `paper` given as a tuple of keys is `jeirt.book.paper.quote(*keys)`;
+    `shared` (data=, setting=, limit=) fills the keys left. The rows go on to `show` (or `judge`)."""
+    from jeirt.book import paper
+
+    stats = {} if stats is None else stats
+    unknown = [k for k in shared if k not in (*ROW_KEYS, "limit")]
+    if unknown:
+        raise ValueError(f"shared keys {unknown}; only row keys {ROW_KEYS} and limit can be shared across rows.")
+    out = []
+    for given in rows:
+        decided = given.get("rule") not in ("untestable", "unresolved")  # rules that read a number
+        row = {k: v for k, v in shared.items() if given.get("rule") != "untestable" or k != "limit"} | dict(given)
+        name = row.pop("stat", None)
+        if name is not None:
+            if name not in stats:
+                raise KeyError(f"row {row.get('claim')!r}: stat={name!r} is not among the stats {sorted(stats)}.")
+            stat = stats[name]
+            if isinstance(stat, str):  # words only: a row the data cannot test
+                if decided:
+                    raise ValueError(f"row {row.get('claim')!r}: stat {name!r} is words only; a rule needs a Stat.")
+                row.setdefault("ours", stat)
+            else:
+                row |= {k: getattr(stat, k) for k in ("data", "setting") if getattr(stat, k) and k not in given}
+                if decided:
+                    row |= stat.spread() | {k: v for k, v in stat.rule_args.items() if k not in given}
+                row.setdefault("ours", stat.text())
+        if isinstance(row.get("paper"), tuple):
+            row["paper"] = paper.quote(*row["paper"])
+        out.append(row)
+    return out
+
+
 def judge(row: Mapping) -> Claim:
     """One declared row (a dict: `ROW_KEYS` and the arguments of its rule) -> its `Claim`, the verdict
     computed by `RULES[row['rule']]`."""
@@ -463,7 +581,7 @@ def judge(row: Mapping) -> Claim:
         raise ValueError(f"row {row['claim']!r}: rule={name!r}; expected one of {sorted(RULES)}.")
     args = {k: v for k, v in row.items() if k not in ROW_KEYS}
     try:
-        text, rule = RULES[name](**args)
+        text, rule = RULES[name](**args)  # type: ignore[operator]
     except TypeError as err:
         raise TypeError(f"row {row['claim']!r}, rule {name!r}: {err}") from None
     keep = {k: row[k] for k in ("claim", "paper", "ours", "data", "setting", "source")}
@@ -474,11 +592,11 @@ def paper_vs_book(claims: Sequence[Claim | Mapping]) -> pd.DataFrame:
     """The table every results page opens its findings with: one row per claim, columns `COLUMNS`."""
     if not claims:
         raise ValueError("paper_vs_book needs at least one row.")
-    claims = [judge(c) if isinstance(c, Mapping) else c for c in claims]
-    bad = [type(c).__name__ for c in claims if not isinstance(c, Claim)]
+    judged = [judge(c) if isinstance(c, Mapping) else c for c in claims]
+    bad = [type(c).__name__ for c in judged if not isinstance(c, Claim)]
     if bad:
         raise TypeError(f"paper_vs_book takes declared rows (dicts) or Claim rows; got {bad}.")
-    rows = [(c.claim, c.source, c.paper, c.ours, c.data, c.setting, c.verdict) for c in claims]
+    rows = [(c.claim, c.source, c.paper, c.ours, c.data, c.setting, c.verdict) for c in judged]
     return pd.DataFrame(rows, columns=list(COLUMNS)).set_index("claim")
 
 
@@ -501,9 +619,10 @@ def claims_dir() -> Path | None:
     return Path(folder).expanduser().resolve() if folder else None
 
 
-def show(name: str, rows: Sequence[Claim | Mapping]) -> pd.DataFrame:
-    """Judge the declared rows, glue the table under `name` as HTML with one header row (the page shows
-    it at the top with a `{glue}` directive), write its rows to `claims_dir()/<page>.json` when set
+def show(name: str, rows: Sequence[Claim | Mapping], stats: Mapping[str, Stat] | None = None, **shared) -> pd.DataFrame:
+    """Judge the declared rows (completed by `declare` from `stats` and the `shared` keys), glue the
+    table under `name` as HTML with one header row (the page shows it at the top with a `{glue}`
+    directive), write its rows to `claims_dir()/<page>.json` when set
     (the page is `name` less its '_paper_vs_book', e.g. 'ood') and return it."""
     from IPython.display import HTML
 
@@ -511,6 +630,8 @@ def show(name: str, rows: Sequence[Claim | Mapping]) -> pd.DataFrame:
 
     if not name.endswith("_paper_vs_book"):
         raise ValueError(f"name={name!r}; expected '<page prefix>_paper_vs_book'.")
+    if stats is not None or shared:
+        rows = [r if isinstance(r, Claim) else declare([r], stats, **shared)[0] for r in rows]
     claims = [judge(r) if isinstance(r, Mapping) else r for r in rows]
     table = paper_vs_book(claims)
     glue(name, HTML(table.reset_index().to_html(index=False, border=0, classes="paper-vs-book")), display=False)
