@@ -91,12 +91,19 @@ def _stored(name: str) -> dict:
     return json.loads((REPO_ROOT / "results" / f"{name}.json").read_text())
 
 
-def design_table(name: str = "new_models_design", corrections: str = "with") -> pd.DataFrame:
+def design_table(name: str = "new_models_design", corrections: str = "with", estimate: str = "design") -> pd.DataFrame:
     """The goal table of a stored run with design-based estimates, as `benchmarks/new_models.py` built it
-    (`goal_table`): one row per group (held-out folds, held-out family), dataset, rule and k; the
-    design-based and the model-based estimates' MAE, bias and 90% coverage with their 95% intervals and
-    verdicts (`corrections` with or without), beside the plain mean's and Rasch's MAE / bias."""
-    return pd.DataFrame(_stored(name)["goal_table"][corrections]).set_index(["group", "dataset", "rule", "k"])
+    (`goal_table`), one row per group (held-out folds, held-out family), dataset, rule and k: `estimate`
+    ("design" or "model") MAE, bias and 90% coverage with their 95% intervals and verdicts (`corrections`
+    with or without); the model-based table also has the plain mean's and Rasch's MAE / bias. Two tables,
+    so that each fits the page's column."""
+    if estimate not in ("design", "model"):
+        raise ValueError(f"estimate={estimate!r}; expected 'design' or 'model'.")
+    table = pd.DataFrame(_stored(name)["goal_table"][corrections]).set_index(["group", "dataset", "rule", "k"])
+    columns = [c for c in table.columns if c.startswith(f"{estimate} ")]
+    if estimate == "model":
+        columns += ["plain mean MAE / bias", "Rasch MAE / bias"]
+    return table[columns].rename(columns=lambda c: c.removeprefix(f"{estimate} "))
 
 
 def adaptive_against_random(name: str = "new_models_design") -> pd.DataFrame:
