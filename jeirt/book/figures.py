@@ -5,12 +5,15 @@ it (`small_text` measures that; seaborn draws the heatmaps in the same style).
 
 from __future__ import annotations
 
+from typing import Any, Literal
+
 import matplotlib as mpl
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 import seaborn as sns
 from cycler import cycler
+from matplotlib.figure import Figure, SubFigure
 
 # Okabe & Ito (2008) colour-blind-safe palette, black last.
 PALETTE = ["#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#000000"]
@@ -61,15 +64,28 @@ STYLE = {
 def use_style() -> None:
     """Apply the book's figure style to every later figure of this process (seaborn's plots too: they
     draw with matplotlib's settings and colour cycle)."""
-    mpl.rcParams.update(STYLE)
+    mpl.rcParams.update(STYLE)  # type: ignore[arg-type]  # matplotlib types rcParams keys as a Literal of every name
+
+
+def _renderer(fig: Figure | SubFigure) -> Any:
+    """The Agg renderer of `fig`'s canvas (the backend the book draws with), to measure text."""
+    return fig.canvas.get_renderer()  # type: ignore[attr-defined]  # Agg's canvas has it, the base type not
+
+
+def _figure(ax: plt.Axes) -> Figure:
+    """The top-level figure of `ax` (its size is what the page shows)."""
+    fig = ax.get_figure(root=True)
+    assert isinstance(fig, Figure), "axes drawn on a figure"
+    return fig
 
 
 def shown_scale(fig: plt.Figure) -> float:
     """How many points on the site one point of `fig` becomes (its tight PNG shown at its size in CSS
     pixels, shrunk to the text column when wider)."""
-    renderer = fig.canvas.get_renderer()
+    renderer = _renderer(fig)
     width_in = fig.get_tightbbox(renderer).width
-    dpi = mpl.rcParams["savefig.dpi"] if mpl.rcParams["savefig.dpi"] != "figure" else fig.dpi
+    saved_dpi = mpl.rcParams["savefig.dpi"]
+    dpi = float(fig.dpi if saved_dpi == "figure" else saved_dpi)
     shown_px = min(width_in * dpi, COLUMN_PX)  # CSS pixels
     return shown_px / CSS_PX_PER_INCH / width_in
 
@@ -81,15 +97,17 @@ def small_text(fig: plt.Figure, min_points: float = MIN_POINTS) -> list[str]:
     scale = shown_scale(fig)
     found = []
     for text in fig.findobj(mpl.text.Text):
-        if text.get_visible() and text.get_text().strip() and text.get_fontsize() * scale < min_points - 0.05:
-            found.append(f"{text.get_text()[:30]!r} ({text.get_fontsize() * scale:.1f} pt)")
+        shown = float(text.get_fontsize()) * scale  # points on the site
+        if text.get_visible() and text.get_text().strip() and shown < min_points - 0.05:
+            found.append(f"{text.get_text()[:30]!r} ({shown:.1f} pt)")
     return found
 
 
 def _fit_rows(ax: plt.Axes, n_rows: int) -> None:
     """Make a figure of one row of axes tall enough for `n_rows` tick labels of SMALL points each."""
-    fig = ax.figure
-    if len({a.get_subplotspec().rowspan.start for a in fig.axes if a.get_subplotspec()}) > 1:
+    fig = _figure(ax)
+    rows = {spec.rowspan.start for a in fig.axes if (spec := a.get_subplotspec()) is not None}
+    if len(rows) > 1:
         return
     needed = 0.8 + n_rows * SMALL * 1.5 / 72  # inches: 1.5 lines a label, axis labels around
     if fig.get_figheight() < needed:
@@ -99,8 +117,9 @@ def _fit_rows(ax: plt.Axes, n_rows: int) -> None:
 def annotate_points(ax: plt.Axes, x, y, names, offset=(3, 2)) -> int:
     """Write each name next to its point (x, y), leaving out a name that would overlap one already
     written (the first in order wins); returns how many were written."""
-    renderer = ax.figure.canvas.get_renderer()
-    taken, written = [], 0
+    renderer = _renderer(_figure(ax))
+    taken: list[Any] = []
+    written = 0
     for xi, yi, name in zip(x, y, names):
         if not (np.isfinite(xi) and np.isfinite(yi)):
             continue
@@ -130,9 +149,9 @@ def bar_by_group(
     values = values.dropna()
     if sort:
         values = values.sort_values()
-    highlight = set(highlight or [])
-    colors = [PALETTE[1] if k in highlight else PALETTE[0] for k in values.index]
-    hatches = ["///" if k in highlight else "" for k in values.index]
+    marked = set(highlight or [])
+    colors = [PALETTE[1] if k in marked else PALETTE[0] for k in values.index]
+    hatches = ["///" if k in marked else "" for k in values.index]
     bars = ax.barh(np.arange(len(values)), values.to_numpy(), color=colors, height=0.75)
     for bar, hatch in zip(bars, hatches):
         bar.set_hatch(hatch)
@@ -167,8 +186,9 @@ def heatmap(
     data = table.astype(float)
     if annotate is None:
         box = ax.get_position()  # figure fraction, before the colour bar takes its share
-        cell_w = box.width * ax.figure.get_figwidth() * 72 * 0.85 / max(data.shape[1], 1)  # points
-        cell_h = box.height * ax.figure.get_figheight() * 72 / max(data.shape[0], 1)
+        fig = _figure(ax)
+        cell_w = box.width * fig.get_figwidth() * 72 * 0.85 / max(data.shape[1], 1)  # points
+        cell_h = box.height * fig.get_figheight() * 72 / max(data.shape[0], 1)
         annotate = bool(cell_w >= 4 * SMALL and cell_h >= 1.6 * SMALL)
     sns.heatmap(
         data,
@@ -242,7 +262,10 @@ def labelled_scatter(
     return ax
 
 
-def _unit_square(ax: plt.Axes, xlabel: str, ylabel: str, legend_loc: str) -> plt.Axes:
+LegendLoc = Literal["upper left", "lower right"]  # where `_unit_square`'s callers put the legend
+
+
+def _unit_square(ax: plt.Axes, xlabel: str, ylabel: str, legend_loc: LegendLoc) -> plt.Axes:
     """Square axes over [0, 1] x [0, 1] (ROC curves, reliability diagrams), labelled, with the legend."""
     ax.set_xlim(0, 1)
     ax.set_ylim(0, 1)

@@ -52,7 +52,7 @@ def geometry_toy(ax: plt.Axes | None = None, shade: str = "model a", seed: int =
                 vec / 2, np.linalg.norm(vec) / 2, fill=False, color=s["color"], linestyle=s["linestyle"], linewidth=1
             )
         )
-        ax.text(*(vec * 1.08), name, color=s["color"], fontsize=8, ha="center", va="bottom")
+        ax.text(vec[0] * 1.08, vec[1] * 1.08, name, color=s["color"], fontsize=8, ha="center", va="bottom")
     for j, (topic, group) in enumerate(questions.groupby("topic", sort=False)):
         ax.scatter(
             group["x"],
