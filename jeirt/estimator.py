@@ -305,8 +305,7 @@ class JEIRT(BaseEstimator):
         `onboard.VALIDATION_PRIOR_WIDTH_GRID` that predicts them best. The evidence widens the prior as answers
         on the network's own training questions accumulate, where test questions want it narrower
         (`benchmarks/onboarding_prior.py`): with many answers give `val_mask`. Each model's width is
-        kept in `onboard_prior_widths_`, the most common in `onboard_prior_width_`. `prior_scale`, the
-        old name of `prior_width`, still works in this release, with a FutureWarning.
+        kept in `onboard_prior_widths_`, the most common in `onboard_prior_width_`. `prior_scale` (old name).
         With `covariances`, each new vector's Laplace posterior covariance (d x d, float32) is kept in
         `onboard_covariances_`; without, nothing of size d x d per model is kept.
         """
