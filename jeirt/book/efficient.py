@@ -118,3 +118,22 @@ def adaptive_against_random(name: str = "new_models_design") -> pd.DataFrame:
     counts["meets, bias not missed"] = earned.groupby([cells["group"], cells["dataset"]]).sum()
     counts["cells"] = cells.groupby(["group", "dataset"]).size()
     return counts
+
+
+def claim_stats(summary_at_k: pd.DataFrame, runs: pd.DataFrame, name: str, setting: str, k: int = 100) -> dict:
+    """The page's two statistics on one dataset at budget `k`, named '<name> error' and '<name> gap': the
+    best rule's mean absolute error (the plain mean left out) and its paired gap to the plain mean, each
+    with its SE over the held-out models (a model's error averaged over seeds first)."""
+    from jeirt.book.verdicts import Stat, mean_and_se
+    from jeirt.tasks.evaluation import PLAIN
+
+    rule = summary_at_k.drop(index=PLAIN)["mae"].idxmin()
+    per_model = runs[runs["k"] == k].groupby(["rule", "model"])["abs_error"].mean()
+    gap, gap_se = mean_and_se(per_model[rule] - per_model[PLAIN])
+    best, plain = summary_at_k.loc[rule, "mae"], summary_at_k.loc[PLAIN, "mae"]
+    models = per_model[rule].size
+    where = dict(setting=f"{setting}; {models} held-out models", rule_args={"limit": f"{models} held-out models"})
+    return {
+        f"{name} error": Stat(best, se=mean_and_se(per_model[rule])[1], note=rule, **where),
+        f"{name} gap": Stat(gap, se=gap_se, spec="+.3f", label="gap", note=f"{best:.3f} vs {plain:.3f}", **where),
+    }
