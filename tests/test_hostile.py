@@ -1271,9 +1271,9 @@ CONSOLE = textwrap.dedent("""
 """)
 
 
-def _interrupted(argv: list[str], ready, env: dict | None = None) -> tuple[int, str]:
+def _interrupted(argv: list[str], ready, env: dict | None = None, sig: int = signal.SIGINT) -> tuple[int, str]:
     """Start `argv`; once `ready(line)` holds for a line it writes (stdout and stderr together), send
-    SIGINT; return its exit status and stderr."""
+    `sig` (Ctrl-C's SIGINT unless told); return its exit status and its output."""
     env = os.environ | {"OMP_NUM_THREADS": "1", "PYTHONUNBUFFERED": "1"} | (env or {})
     proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
     lines = []
@@ -1281,7 +1281,7 @@ def _interrupted(argv: list[str], ready, env: dict | None = None) -> tuple[int, 
         for line in proc.stdout:
             lines.append(line)
             if ready(line):
-                proc.send_signal(signal.SIGINT)
+                proc.send_signal(sig)
                 break
         lines += proc.stdout.readlines()
         proc.wait(timeout=60)
@@ -1634,24 +1634,6 @@ def test_a_damaged_model_file_names_the_file_and_the_part(work, tmp_path, part, 
         assert "older than any" in message and "upgrade" not in message.lower(), message
 
 
-def _signalled(argv: list[str], ready, sig: int) -> tuple[int, str]:
-    """`_interrupted` with another signal."""
-    env = os.environ | {"OMP_NUM_THREADS": "1", "PYTHONUNBUFFERED": "1"}
-    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
-    lines = []
-    try:
-        for line in proc.stdout:
-            lines.append(line)
-            if ready(line):
-                proc.send_signal(sig)
-                break
-        lines += proc.stdout.readlines()
-        proc.wait(timeout=60)
-    finally:
-        proc.kill()
-    return proc.returncode, "".join(lines)
-
-
 def test_sigterm_while_writing_is_handled_as_ctrl_c(work, tmp_path):
     """SIGTERM (a supervisor's stop) during the save: exit 143 with one line, the old model whole, and the
     temporary file removed, as Ctrl-C leaves them."""
@@ -1659,10 +1641,10 @@ def test_sigterm_while_writing_is_handled_as_ctrl_c(work, tmp_path):
     model.write_bytes((work / "model.pt").read_bytes())
     before = _digest(model)
     argv = ["--model", str(model), "--results", str(work / "answers.csv"), "--dataset", "mmlu_pro"]
-    code, output = _signalled(
+    code, output = _interrupted(
         [sys.executable, "-c", CONSOLE, "save", "onboard", *argv, "--in-place", "--quiet"],
         lambda line: "WRITING" in line,
-        signal.SIGTERM,
+        sig=signal.SIGTERM,
     )
     assert code == 143 and "Traceback" not in output, output[-2000:]
     assert output.splitlines()[-1].startswith(("interrupted", "terminated")), output[-2000:]

@@ -104,18 +104,15 @@ def mmlu_stats(
     from jeirt.book import verdicts
     from jeirt.book.verdicts import Stat
 
-    said = (
-        f"alignment rank {ranks['align_rank']} of {ranks['n']} (1 = best aligned), "
-        f"drop rank {ranks['drop_rank']} of {ranks['n']} (1 = largest drop)"
-    )
+    said = f"ranks {ranks['align_rank']} in alignment, {ranks['drop_rank']} in drop of {ranks['n']}"  # 1 = most
     if mmlu_all is not None:
         others = drops.drop(index="mmlu")
         q = int(mmlu_all["questions"])
         excess = mmlu_all["drop"] - others["drop"].mean()
         se = np.sqrt(mmlu_all["se"] ** 2 + (others["se"] ** 2).sum() / len(others) ** 2)
         note = (
-            f"MMLU {mmlu_all['drop']:+.2f} +- {mmlu_all['se']:.2f} on all {q} questions (cross-fitted), "
-            f"others' mean {others['drop'].mean():+.2f}; {said}"
+            f"MMLU {mmlu_all['drop']:+.2f} +- {mmlu_all['se']:.2f} ({q} questions, cross-fitted), "
+            f"others {others['drop'].mean():+.2f}; {said}"
         )
         limit = f"{q} MMLU questions, {len(others)} other benchmarks"
     elif questions:
@@ -130,7 +127,7 @@ def mmlu_stats(
             se=float(se),
             spec="+.2f",
             unit=" points",
-            label="MMLU's drop minus the others' mean",
+            label="MMLU's drop - others' mean",
             note=note,
             setting=verdicts.setting(cfg, q, seeds=1),
             rule_args={"limit": limit},
@@ -157,8 +154,7 @@ def encoder_stats(per_benchmark: pd.DataFrame, name: str, encoders: list[str]) -
             spec=".1f",
             unit=" points",
             label=f"largest difference ({most})",
-            note="; ".join(f"{k} {diff[k]:+.1f} +- {diff_se[k]:.1f}" for k in diff.index)
-            + f"; {encoders[0]} - {encoders[1]}",
+            note=f"{encoders[0]} - {encoders[1]}, of {len(diff)} benchmarks",
             rule_args={"limit": f"{len(diff)} benchmarks, the largest of them chosen (no correction for the choice)"},
         )
     }
