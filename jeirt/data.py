@@ -395,8 +395,7 @@ def _check_cells(table: pd.DataFrame, path: Path, names: Sequence[str], unique: 
     names well formed, no repeated value in the `unique` columns (rows counted from 1)."""
     for column in table.columns:  # NUL is no text: a binary or damaged file, or a name that prints as another
         if not pd.api.types.is_numeric_dtype(table[column]):
-            distinct = pd.unique(table[column])  # results repeat their names: each checked once
-            if any(isinstance(v, str) and "\x00" in v for v in distinct):
+            if any(isinstance(v, str) and "\x00" in v for v in pd.unique(table[column])):  # each value once
                 has_nul = table[column].str.contains("\x00", regex=False).to_numpy(dtype=bool)
                 rows = (np.flatnonzero(has_nul) + 1)[:6].tolist()
                 raise ValueError(

@@ -256,7 +256,9 @@ async def shoot(
             "Page.captureScreenshot",
             {
                 "format": "png",
-                "captureBeyondViewport": True,
+                # the window is already the page's height: capturing "beyond" it re-lays the page out at
+                # another size, which drew the front page shifted left by half its width
+                "captureBeyondViewport": False,
                 "clip": {"x": 0, "y": 0, "width": width, "height": height, "scale": 1},
             },
             session=session,

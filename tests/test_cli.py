@@ -538,3 +538,26 @@ def test_progress_in_a_log_comes_as_lines():
     lines.write("\n")  # the bar closes
     lines.write("done\n")
     assert log.getvalue() == "encoding: 0/4\nencoding: 4/4\ndone\n"
+
+
+def test_estimate_prints_accuracies_within_0_1_and_marks_the_rows_it_clipped():
+    """The README's quickstart gave law -0.060 [-0.271, 0.151] from 4 random draws: the printed table
+    keeps an accuracy and its interval in [0, 1] and says which rows it clipped."""
+    from jeirt.cli.evaluation import printable
+
+    rows = {
+        "group": ["overall", "law", "economics"],
+        "estimate": [0.471, -0.060, 0.608],
+        "lower": [0.375, -0.271, np.nan],
+        "upper": [0.567, 0.151, np.nan],
+        "source": ["design", "design", "model: 1 random draw: no interval"],
+        "model_estimate": [0.454, 0.223, 0.608],
+        "model_lower": [0.339, 0.109, 0.400],
+        "model_upper": [0.574, 0.413, 0.829],
+    }
+    table = pd.DataFrame(rows)
+    shown, clipped = printable(table)
+    assert clipped and shown["source"].tolist() == ["design", "design *", "model: 1 random draw: no interval"]
+    assert shown.loc[1, ["estimate", "lower", "upper"]].tolist() == [0.0, 0.0, 0.151]
+    assert shown.drop(columns="source").loc[[0, 2]].equals(table.drop(columns="source").loc[[0, 2]])
+    assert not printable(table.loc[[0, 2]])[1]

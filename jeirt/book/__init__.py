@@ -194,7 +194,7 @@ class PageSettings:
 # d = 8 to 1024), and Fig. 2 starts at 16.
 PROFILE_DEFAULTS: dict[str, dict[str, Any]] = {
     "smoke": dict(
-        dataset="mmlu_pro", max_models=200, max_items=3000, max_epochs=30, d=16, d_grid=(2, 8, 32), seeds=(0,)
+        dataset="mmlu_pro", max_models=200, max_items=1500, max_epochs=20, d=16, d_grid=(2, 8, 32), seeds=(0,)
     ),
     "full": dict(
         dataset="embedllm",
@@ -262,14 +262,16 @@ def glue(name: str, value, display: bool = False) -> None:
     from myst_nb import glue as myst_glue
 
     value = value.item() if isinstance(value, np.generic) else value
-    myst_glue(name, value, display=display)
     folder = os.environ.get("JEIRT_GLUE_LOG")
-    if folder:
-        from IPython.core.formatters import format_display_data
+    with pd.option_context("display.max_colwidth", None):  # a glued table's cells whole, not cut at 50
+        myst_glue(name, value, display=display)
+        if folder:
+            from IPython.core.formatters import format_display_data
 
+            bundle, _ = format_display_data(value)  # what myst_nb.glue stores in the notebook
+    if folder:
         from jeirt.files import write_json
 
-        bundle, _ = format_display_data(value)  # what myst_nb.glue stores in the notebook
         record = {"name": name, "text": bundle.get("text/plain", "")}
         if "text/html" in bundle:
             record["html"] = bundle["text/html"]

@@ -111,23 +111,29 @@ def probe_stats(reports: dict, groups: str, partial: float, n_models: int) -> di
     """The probes' numbers: JE-IRT's within-group AUC ('within', se over the `groups` compared), its
     paired within-group gap to the frozen encoder ('versus'), and the models' partial Spearman of
     projection and relative strength ('models', Fisher-z interval over `n_models`); `reports`: the
-    probe reports of 'JE-IRT' and 'frozen encoder'."""
+    probe reports of 'JE-IRT' and 'frozen encoder'. 'within' and 'versus' are words where fewer than two
+    groups have an AUC (no spread to judge)."""
     from jeirt.book import verdicts
     from jeirt.book.verdicts import Stat
 
     je, fr = reports["JE-IRT"], reports["frozen encoder"]
-    per_je, per_fr = je["per group"]["auc"], fr["per group"]["auc"]
+    per_je, per_fr = je["per group"]["auc"].dropna(), fr["per group"]["auc"]
     paired = (per_je - per_fr).dropna()
     n = int(je["groups compared"])
+    few = f"{{}} {groups}(s) with an AUC"  # words, not a Stat: a small sample of questions can leave one
     return {
-        "within": Stat(
+        "within": few.format(len(per_je))
+        if len(per_je) < 2
+        else Stat(
             je["within auc"],
             se=verdicts.mean_and_se(per_je)[1],
             label=f"within-{groups} AUC",
             note=f"se over {n} {groups}s",
             rule_args={"limit": f"{n} {groups}s"},
         ),
-        "versus": Stat(
+        "versus": few.format(len(paired))
+        if len(paired) < 2
+        else Stat(
             paired.mean(),
             se=verdicts.mean_and_se(paired)[1],
             spec="+.3f",

@@ -91,19 +91,56 @@ def _stored(name: str) -> dict:
     return json.loads((REPO_ROOT / "results" / f"{name}.json").read_text())
 
 
+# A goal's verdict as one mark beside its number, so that a goal table fits the page's column.
+MARKS = {"meets": "✓", "misses": "✗", "inconclusive here": "?", "-": ""}
+LEGEND = "✓ meets the goal, ✗ misses it, ? inconclusive here (its 95% interval straddles a bound)"
+GROUPS = {"held-out folds": "(a) folds", "held-out family": "(b) family"}
+
+
 def design_table(name: str = "new_models_design", corrections: str = "with", estimate: str = "design") -> pd.DataFrame:
     """The goal table of a stored run with design-based estimates, as `benchmarks/new_models.py` built it
-    (`goal_table`), one row per group (held-out folds, held-out family), dataset, rule and k: `estimate`
-    ("design" or "model") MAE, bias and 90% coverage with their 95% intervals and verdicts (`corrections`
-    with or without); the model-based table also has the plain mean's and Rasch's MAE / bias. Two tables,
-    so that each fits the page's column."""
+    (`goal_table`), one row per group ((a) held-out folds, (b) held-out family), dataset, rule and k:
+    `estimate`'s ("design" or "model") MAE, bias and 90% coverage, each goal's verdict as a mark
+    (`MARKS`; the intervals behind them are in the stored run and `--report`), and its MAE minus the
+    random rule's at the same k, marked the same way; the model-based table also has the plain mean's
+    and Rasch's MAE / bias (`corrections` with or without)."""
     if estimate not in ("design", "model"):
         raise ValueError(f"estimate={estimate!r}; expected 'design' or 'model'.")
     table = pd.DataFrame(_stored(name)["goal_table"][corrections]).set_index(["group", "dataset", "rule", "k"])
-    columns = [c for c in table.columns if c.startswith(f"{estimate} ")]
+    table = table.rename(columns=lambda c: c.removeprefix(f"{estimate} "))
+
+    def marked(column: str, goal: str) -> pd.Series:
+        value = table[column].str.split(" [", n=1, regex=False).str[0]  # '0.036 [0.031, 0.042]' -> '0.036'
+        return value + " " + table[goal].map(MARKS)
+
+    shown = pd.DataFrame(
+        {
+            "MAE": table["MAE"].str.split(" [", n=1, regex=False).str[0],
+            "bias": marked("bias", "bias goal"),
+            "coverage": marked("coverage", "coverage goal"),
+            "MAE - random's": table["MAE - random's"].map(_marked_gap),
+        }
+    )
     if estimate == "model":
-        columns += ["plain mean MAE / bias", "Rasch MAE / bias"]
-    return table[columns].rename(columns=lambda c: c.removeprefix(f"{estimate} "))
+        shown["plain mean"] = table["plain mean MAE / bias"]
+        shown["Rasch"] = table["Rasch MAE / bias"]
+    return shown.rename(index=GROUPS, level="group")
+
+
+def _marked_gap(text: str) -> str:
+    """'+0.007 [+0.000, +0.013] misses' -> '+0.007 ✗'; '-' (the random rule itself) stays."""
+    if text == "-":
+        return text
+    value, rest = text.split(" [", 1)
+    return f"{value} {MARKS[rest.split('] ', 1)[1]]}"
+
+
+def bias_by_method(cells: pd.DataFrame) -> pd.DataFrame:
+    """Each cell's bias with its 95% interval and verdict mark, one column per method (design-based,
+    JE-IRT model-based), one row per group, dataset and k."""
+    text = [f"{r.bias:+.3f} [{r.bias_lo:+.3f}, {r.bias_hi:+.3f}] {MARKS[r.bias_verdict]}" for r in cells.itertuples()]
+    table = cells.assign(bias=text, group=cells["group"].map(GROUPS).fillna(cells["group"]))
+    return table.set_index(["group", "dataset", "k", "method"])["bias"].unstack("method")
 
 
 def adaptive_against_random(name: str = "new_models_design") -> pd.DataFrame:
@@ -132,7 +169,8 @@ def claim_stats(summary_at_k: pd.DataFrame, runs: pd.DataFrame, name: str, setti
     gap, gap_se = mean_and_se(per_model[rule] - per_model[PLAIN])
     best, plain = summary_at_k.loc[rule, "mae"], summary_at_k.loc[PLAIN, "mae"]
     models = per_model[rule].size
-    where = dict(setting=f"{setting}; {models} held-out models", rule_args={"limit": f"{models} held-out models"})
+    held = f"{models} held-out models"
+    where: dict = dict(setting=f"{setting}; {held}", rule_args={"limit": held})
     return {
         f"{name} error": Stat(best, se=mean_and_se(per_model[rule])[1], note=rule, **where),
         f"{name} gap": Stat(gap, se=gap_se, spec="+.3f", label="gap", note=f"{best:.3f} vs {plain:.3f}", **where),

@@ -6,12 +6,16 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from jeirt.cli import common
 from jeirt.cli.checks import Verb, check_list, names
 from jeirt.cli.errors import DataError, UsageError
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 RANDOM_COLUMN = "random"  # `jeirt suggest`'s column (and `estimate`'s): 1 where a question was a random draw
 INCLUSION_COLUMN = "inclusion_probability"  # `jeirt suggest`'s column: the chance the draw took the question
@@ -128,13 +132,26 @@ def run_estimate(args: argparse.Namespace) -> None:
             "(unbiased whatever the model gets wrong); model_*: JE-IRT's model-based estimate (narrower, "
             "biased where the model is off for this model), reported only where a group has no random draw"
         )
-        print(
-            block[["group", "items", "asked", "sampled", *shown]].to_string(
-                index=False, float_format=lambda x: f"{x:.3f}"
+        table, clipped = printable(block[["group", "items", "asked", "sampled", *shown]])
+        print(table.to_string(index=False, float_format=lambda x: f"{x:.3f}"))
+        if clipped:
+            print(
+                "* clipped to [0, 1]: with so few random draws the design-based estimate or its interval left "
+                "[0, 1]; --json keeps the values as computed (an unbiased estimate may stray outside)"
             )
-        )
     if args.json:
         common.write_summary(args.json, summary)
+
+
+def printable(table: pd.DataFrame) -> tuple[pd.DataFrame, bool]:
+    """`jeirt estimate`'s table as printed: an accuracy and its interval within [0, 1] (a group with few
+    random draws can give a design-based estimate of -0.06, or a t interval of -2.5 to 3.5), the rows
+    clipped marked '*' in `source`; and whether any was."""
+    columns = ["estimate", "lower", "upper", "model_estimate", "model_lower", "model_upper"]
+    outside = ((table[columns] < 0) | (table[columns] > 1)).any(axis=1)
+    shown = table.assign(**{c: table[c].clip(0, 1) for c in columns})
+    shown["source"] = shown["source"].where(~outside, shown["source"] + " *")
+    return shown, bool(outside.any())
 
 
 def check_suggest(args: argparse.Namespace) -> None:
