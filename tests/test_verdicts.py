@@ -321,3 +321,23 @@ def test_a_page_statistic_carries_its_spread_into_the_verdict():
         assert gap.value == pytest.approx(sign * 0.05) and gap.se < 0.01
         judged = verdicts.judge(verdicts.declare([row | dict(rule="above", limit="8 starts")], stats)[0])
         assert verdicts.word(judged.verdict) == word and "+-" in judged.ours
+
+
+def test_the_readme_quotes_the_full_builds_tally():
+    """The README's count of the paper's claims is the committed full build's (`tally`), word for word."""
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    counts = verdicts.tally(root / "results" / "claims_full_mmlu_pro.json")["paper"]
+    words = {
+        "holds": "hold",
+        "matches within noise": "match within noise",
+        "holds in direction": "hold in direction",
+        "does not hold": "do not hold",
+        "inconclusive here": "are inconclusive here",
+        "not testable": "not testable here",
+    }
+    parts = [f"{counts[kind]} {said}" for kind, said in words.items() if counts[kind]]
+    sentence = f"counts {sum(counts.values())} of the paper's own claims: " + ", ".join(parts[:-1])
+    readme = " ".join((root / "README.md").read_text().split())
+    assert f"{sentence}, {parts[-1]}" in readme, f"the README should say: {sentence}, {parts[-1]}"

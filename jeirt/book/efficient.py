@@ -118,7 +118,7 @@ def design_table(name: str = "new_models_design", corrections: str = "with", est
             "MAE": table["MAE"].str.split(" [", n=1, regex=False).str[0],
             "bias": marked("bias", "bias goal"),
             "coverage": marked("coverage", "coverage goal"),
-            "MAE - random's": table["MAE - random's"].map(_marked_gap),
+            "vs random": table["MAE - random's"].map(_marked_gap),
         }
     )
     if estimate == "model":
