@@ -94,12 +94,12 @@ def _stored(name: str) -> dict:
 # A goal's verdict as one mark beside its number, so that a goal table fits the page's column.
 MARKS = {"meets": "✓", "misses": "✗", "inconclusive here": "?", "-": ""}
 LEGEND = "✓ meets the goal, ✗ misses it, ? inconclusive here (its 95% interval straddles a bound)"
-GROUPS = {"held-out folds": "(a) folds", "held-out family": "(b) family"}
+GROUPS = {"held-out folds": "(a)", "held-out family": "(b)"}  # the protocols as the page names them
 
 
 def design_table(name: str = "new_models_design", corrections: str = "with", estimate: str = "design") -> pd.DataFrame:
     """The goal table of a stored run with design-based estimates, as `benchmarks/new_models.py` built it
-    (`goal_table`), one row per group ((a) held-out folds, (b) held-out family), dataset, rule and k:
+    (`goal_table`), one row per group ((a) held-out folds, (b) held-out families), dataset, rule and k:
     `estimate`'s ("design" or "model") MAE, bias and 90% coverage, each goal's verdict as a mark
     (`MARKS`; the intervals behind them are in the stored run and `--report`), and its MAE minus the
     random rule's at the same k, marked the same way; the model-based table also has the plain mean's
