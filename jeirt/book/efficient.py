@@ -103,7 +103,7 @@ def design_table(name: str = "new_models_design", corrections: str = "with", est
     `estimate`'s ("design" or "model") MAE, bias and 90% coverage, each goal's verdict as a mark
     (`MARKS`; the intervals behind them are in the stored run and `--report`), and its MAE minus the
     random rule's at the same k, marked the same way; the model-based table also has the plain mean's
-    and Rasch's MAE / bias (`corrections` with or without)."""
+    and Rasch's MAE and bias, in that order (`corrections` with or without)."""
     if estimate not in ("design", "model"):
         raise ValueError(f"estimate={estimate!r}; expected 'design' or 'model'.")
     table = pd.DataFrame(_stored(name)["goal_table"][corrections]).set_index(["group", "dataset", "rule", "k"])
@@ -122,8 +122,8 @@ def design_table(name: str = "new_models_design", corrections: str = "with", est
         }
     )
     if estimate == "model":
-        shown["plain mean"] = table["plain mean MAE / bias"]
-        shown["Rasch"] = table["Rasch MAE / bias"]
+        for method in ("plain mean", "Rasch"):  # 'MAE bias': '0.050 +0.001'
+            shown[method] = table[f"{method} MAE / bias"].str.replace(" / ", " ", regex=False)
     return shown.rename(index=GROUPS, level="group")
 
 
