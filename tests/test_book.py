@@ -577,3 +577,19 @@ def test_difficulty_auc_se_is_a_bootstrap_over_questions():
     assert difficulty.difficulty_auc_se(hard, many, n_boot=100) > 0.5 * se
     with pytest.raises(ValueError, match="one per question"):
         difficulty.difficulty_auc_se(np.ones((30, 200)), labels)
+
+
+def test_efficient_goal_tables_mark_every_verdict_of_the_stored_run():
+    """The Efficient page's goal tables (from results/new_models_design.json): every cell filled, each goal's
+    verdict one of the marks, and as many cells of each verdict as the stored run has."""
+    from jeirt.book import efficient
+
+    stored = pd.DataFrame(efficient._stored("new_models_design")["goal_table"]["with"])
+    for estimate in ("design", "model"):
+        table = efficient.design_table("new_models_design", "with", estimate)
+        assert len(table) == len(stored) and not table.isna().any().any()
+        marks = table["bias"].str.rsplit(" ", n=1).str[1]
+        assert set(marks) <= set(efficient.MARKS.values()) - {""}
+        expected = stored[f"{estimate} bias goal"].map(efficient.MARKS)
+        assert marks.value_counts().sort_index().equals(expected.value_counts().sort_index())
+    assert efficient.design_table(estimate="model")["Rasch"].str.fullmatch(r"\d\.\d{3} [+-]\d\.\d{3}").all()
