@@ -109,13 +109,15 @@ def design_table(name: str = "new_models_design", corrections: str = "with", est
     table = pd.DataFrame(_stored(name)["goal_table"][corrections]).set_index(["group", "dataset", "rule", "k"])
     table = table.rename(columns=lambda c: c.removeprefix(f"{estimate} "))
 
+    def number(column: str) -> pd.Series:
+        return table[column].str.split(" [", n=1, regex=False).str[0]  # '0.036 [0.031, 0.042]' -> '0.036'
+
     def marked(column: str, goal: str) -> pd.Series:
-        value = table[column].str.split(" [", n=1, regex=False).str[0]  # '0.036 [0.031, 0.042]' -> '0.036'
-        return value + " " + table[goal].map(MARKS)
+        return number(column) + " " + table[goal].map(MARKS)
 
     shown = pd.DataFrame(
         {
-            "MAE": table["MAE"].str.split(" [", n=1, regex=False).str[0],
+            "MAE": number("MAE"),
             "bias": marked("bias", "bias goal"),
             "coverage": marked("coverage", "coverage goal"),
             "vs random": table["MAE - random's"].map(_marked_gap),
