@@ -24,17 +24,17 @@ import unicodedata
 import warnings
 import zipfile
 import zlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TypedDict
+from typing import BinaryIO, TypedDict
 
 import numpy as np
 import pandas as pd
 from tqdm import tqdm
 
 from jeirt import settings
-from jeirt.files import write_json
+from jeirt.files import atomic_write, write_json
 
 ITEM_COLUMNS = ["item_id", "benchmark", "subject", "text"]
 LONG_COLUMNS = ["model", "item_id", "label"]
@@ -566,11 +566,49 @@ def load_local(name: str, root: Path | None = None) -> Dataset:
             "JEIRT_DATA to its data/ folder, or to a folder of your own datasets."
         )
     verify_files(root, prefix=f"{name}/")
-    items = read_items_csv(folder / "items.csv.gz")
-    ds = from_long(read_results_table(folder / "responses.csv.gz"), items, name=name)
+    ds = _parsed_results(folder / "responses.csv.gz", read_items_csv(folder / "items.csv.gz"), name)
     for path in sorted((folder / "embeddings").glob("*.npz")):
         ds.embeddings[path.stem] = _read_embeddings(path, ds.items)
     return ds
+
+
+def _parsed_results(path: Path, items: pd.DataFrame, name: str) -> Dataset:
+    """`from_long` of a local dataset's results file, kept parsed in the cache (`datasets/`): metabench's
+    6.8 million rows take seconds to read and check, their label matrix milliseconds to load. The key is
+    the file's SHA-256, this module's source and pandas' version. An entry that cannot be read, or is not
+    of these items, is parsed again and replaced, with a warning (a cache is never an input to fix)."""
+    key = hashlib.sha256(Path(__file__).read_bytes() + pd.__version__.encode() + sha256_file(path).encode())
+    entry = settings.cache_dir() / "datasets" / f"{name}-{key.hexdigest()[:24]}.npz"
+    if entry.is_file():
+        try:
+            with np.load(entry, allow_pickle=False) as npz:
+                models, ids, labels = npz["models"].tolist(), npz["item_id"].tolist(), npz["labels"]
+            if ids != items["item_id"].astype(str).tolist() or labels.shape != (len(models), len(ids)):
+                raise ValueError("its questions are not the item table's")
+            return Dataset(name=name, models=models, items=items, labels=labels)
+        except (ValueError, KeyError, OSError, EOFError, zipfile.BadZipFile) as err:
+            warnings.warn(f"dataset cache entry {entry} is unreadable ({err}); parsing {path} again.", stacklevel=3)
+    ds = from_long(read_results_table(path), items, name=name)
+    arrays = {"models": np.array(ds.models, dtype=str), "item_id": ds.items["item_id"].to_numpy(dtype=str)}
+    _write_cache(entry, lambda f: np.savez(f, **arrays, labels=ds.labels))
+    for stale in entry.parent.iterdir():  # this dataset's entries of other code or files: never read again
+        if stale != entry and stale.name[: -len(".npz") - 24] == f"{name}-" and stale.suffix == ".npz":
+            stale.unlink(missing_ok=True)
+    return ds
+
+
+def _write_cache(path: Path, write: Callable[[BinaryIO], object]) -> None:
+    """`atomic_write` into the cache folder, a failure named as the environment's (JEIRT_CACHE) to fix."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write(path, write)
+    except OSError as err:
+        raise OSError(
+            err.errno,
+            f"the cache file {path} cannot be written ({err.strerror or err}); point "
+            "JEIRT_CACHE at a writable folder with free space",
+            str(path),
+        ) from err
 
 
 def sha256_file(path: Path) -> str:
@@ -640,15 +678,7 @@ def verify_files(root: Path | None = None, prefix: str = "", full: bool = False)
             seen[key], changed = stamp, True
         checked.append(rel)
     if changed:
-        try:
-            write_json(seen_path, seen, indent=0)
-        except OSError as err:  # a cache, not an output: the environment's (JEIRT_CACHE) to fix
-            raise OSError(
-                err.errno,
-                f"the cache file {seen_path} cannot be written ({err.strerror or err}); point "
-                "JEIRT_CACHE at a writable folder with free space",
-                str(seen_path),
-            ) from err
+        _write_cache(seen_path, lambda f: f.write(json.dumps(seen, indent=0).encode()))
     return checked
 
 

@@ -79,6 +79,15 @@ def test_extreme_gap_true_false_and_noise(centres, sign):
         geometry.extreme_gap(x, g, "target", versus="mean")
     with pytest.raises(ValueError, match="target='nope'"):
         geometry.extreme_gap(x, g, "nope")
+    with pytest.raises(ValueError, match="column='own sd'"):
+        geometry.extreme_gap(x, g, "target", "own sd")
+    # the bootstrap's own columns, computed without pandas, are those of the benchmark table
+    table = geometry.benchmark_directions(x, g)
+    for column, versus in (("own cosine", "lowest"), ("alignment", "median")):
+        values = table[column]
+        others = values.drop("target")
+        gap = (others.min() if versus == "lowest" else others.median()) - values["target"]
+        assert geometry.extreme_gap(x, g, "target", column, n_boot=2, versus=versus)["gap"] == pytest.approx(gap)
 
 
 def test_untrained_floor_is_near_full_rank_and_pc1_small():

@@ -124,6 +124,38 @@ def test_local_layout_loads_with_embeddings(tmp_path, mmlu_pro):
         load_local("nope", tmp_path)
 
 
+def test_a_local_dataset_is_parsed_once_then_read_back_the_same(tmp_path, monkeypatch):
+    from jeirt import data
+
+    monkeypatch.setenv("JEIRT_CACHE", str(tmp_path / "cache"))
+    parsed = load_local("zeroeval")
+    (entry,) = (tmp_path / "cache" / "datasets").glob("zeroeval-*.npz")
+
+    def same(ds: Dataset) -> None:
+        assert ds.models == parsed.models and ds.items.equals(parsed.items)
+        np.testing.assert_array_equal(ds.labels, parsed.labels)  # NaN where NaN
+        assert ds.embeddings.keys() == parsed.embeddings.keys()
+
+    with monkeypatch.context() as m:  # read back: the results CSV is not parsed again
+        m.setattr(data, "from_long", lambda *a, **k: pytest.fail("parsed again"))
+        same(load_local("zeroeval"))
+    stale = entry.with_name("zeroeval-" + "0" * 24 + ".npz")
+    entry.rename(stale)  # another version's entry: parsed again, and the old entry goes
+    neighbour = entry.with_name("zeroeval-v2-" + "0" * 24 + ".npz")  # another dataset's entry stays
+    neighbour.write_bytes(b"")
+    same(load_local("zeroeval"))
+    assert entry.is_file() and not stale.exists() and neighbour.exists()
+    for damage in (b"not a zip", entry.read_bytes()[:1000]):
+        entry.write_bytes(damage)
+        with pytest.warns(UserWarning, match=f"{entry.name} is unreadable.*parsing .*responses.csv.gz again"):
+            same(load_local("zeroeval"))
+    with np.load(entry) as npz:  # an entry of other questions (an edited item table) is not used
+        arrays = {key: npz[key] for key in npz.files}
+    np.savez(entry, **arrays | {"item_id": arrays["item_id"][::-1]})
+    with pytest.warns(UserWarning, match="not the item table's"):
+        same(load_local("zeroeval"))
+
+
 def test_question_split_is_stratified_disjoint_and_seeded(small_sim):
     ds, _ = small_sim
     split = split_by_question(ds, seed=3)

@@ -49,8 +49,9 @@ ENTRY = ("jeirt.cli", "jeirt.__main__", "jeirt.interrupts")  # jeirt.cli is a pa
 # splits or leaves the core, or this number rises with a reason. Issue 41's checks at the library's root
 # (outputs that are not files, the update lock, each part of a model file checked by type, the API's
 # type checks, one spelling of names) and issue 40's long functions cut into named steps took it from
-# 4,781 to 5,230: the limit rose to 5,500.
-MAX_CORE_LINES = 5500
+# 4,781 to 5,230: the limit rose to 5,500. Issue 41's test time then added the cache of parsed local
+# datasets (data.py, 5,530): 5,600.
+MAX_CORE_LINES = 5600
 
 
 def module_name(path: Path) -> str:

@@ -107,6 +107,26 @@ def test_difficulty_auc_gap_is_paired_over_questions():
         difficulty.difficulty_auc_gap(hard, np.ones((30, 300)), labels)
 
 
+@pytest.mark.parametrize("masked", [False, True])
+def test_the_bootstrap_counts_the_same_auc_as_difficulty_auc_on_each_draw(masked):
+    """The bootstrap scores each draw from per-question counts; a draw's AUC over its pairs (repeated
+    questions, tied and missing scores, ungraded and masked pairs, soft labels) is the same number."""
+    rng = np.random.default_rng(3)
+    labels = np.where(rng.random((20, 150)) < 0.1, nan, rng.random((20, 150)))  # soft, some ungraded
+    tied, missing = np.round(rng.random(150), 1), np.where(rng.random(150) < 0.05, nan, rng.random(150))
+    mask = rng.random(labels.shape) < 0.8 if masked else None
+    se, gap_se = (difficulty._auc_bootstrap_se(s, labels, mask, 30, seed=4) for s in ([tied], [tied, missing]))
+    draws = np.random.default_rng(4)
+    aucs = []
+    for _ in range(30):
+        cols = draws.integers(0, 150, 150)
+        sub = None if mask is None else mask[:, cols]
+        aucs.append([difficulty.difficulty_auc(s[cols], labels[:, cols], sub) for s in (tied, missing)])
+    aucs = np.array(aucs)
+    assert se == pytest.approx(np.std(aucs[:, 0], ddof=1), rel=1e-9)
+    assert gap_se == pytest.approx(np.std(aucs[:, 0] - aucs[:, 1], ddof=1), rel=1e-9)
+
+
 def test_difficulty_auc_per_pair_scores_mask_and_soft_labels():
     per_pair = np.broadcast_to(TOY_SCORES, TOY_LABELS.shape)
     assert difficulty.difficulty_auc(per_pair, TOY_LABELS) == pytest.approx(8.5 / 12)

@@ -118,15 +118,31 @@ def _auc_bootstrap_se(scores: list, labels: np.ndarray, mask: np.ndarray | None,
     for score in scores:
         if score.shape != (labels.shape[1],):
             raise ValueError(f"scores has shape {score.shape}; expected one per question ({labels.shape[1]},).")
+    seen = _graded(labels, mask)
+    wrong = (labels < 0.5) & seen  # NaN compares False
+    counts = []  # per score: its values, and each question's wrong and right pairs with a finite score
+    for score in scores:
+        finite = np.isfinite(score)
+        counts.append((np.where(finite, score, 0.0), wrong.sum(0) * finite, (seen & ~wrong).sum(0) * finite))
     rng = np.random.default_rng(seed)
     n = labels.shape[1]
     draws = []
     for _ in range(n_boot):
         cols = rng.integers(0, n, n)
-        sub = None if mask is None else mask[:, cols]
-        aucs = [difficulty_auc(score[cols], labels[:, cols], sub) for score in scores]
+        aucs = [_counted_auc(score[cols], n_wrong[cols], n_right[cols]) for score, n_wrong, n_right in counts]
         draws.append(aucs[0] if len(aucs) == 1 else aucs[0] - aucs[1])
     return float(np.nanstd(draws, ddof=1))
+
+
+def _counted_auc(score: np.ndarray, n_wrong: np.ndarray, n_right: np.ndarray) -> float:
+    """`difficulty_auc` from one score per question and its counts of wrong and right pairs: the
+    Mann-Whitney count over tied scores (ties one half), in time of the questions, not of the pairs."""
+    values, at = np.unique(score, return_inverse=True)
+    wrong, right = np.bincount(at, n_wrong, len(values)), np.bincount(at, n_right, len(values))
+    if wrong.sum() == 0 or right.sum() == 0:
+        return float("nan")
+    right_below = np.cumsum(right) - right
+    return float((wrong * (right_below + 0.5 * right)).sum() / (wrong.sum() * right.sum()))
 
 
 def difficulty_roc(scores: np.ndarray, labels: np.ndarray, mask: np.ndarray | None = None) -> pd.DataFrame:

@@ -494,24 +494,39 @@ def extreme_gap(
     how many benchmarks there are."""
     if versus not in ("lowest", "median"):
         raise ValueError(f"versus={versus!r}; expected 'lowest' or 'median'.")
+    if column not in ("own cosine", "alignment"):
+        raise ValueError(f"column={column!r}; expected 'own cosine' or 'alignment'.")
     groups = np.asarray(groups)
-    names = np.unique(groups)
+    names = list(np.unique(groups))
     if target not in names or len(names) < 2:
-        raise ValueError(f"target={target!r}; expected one of at least two benchmarks {list(names)}.")
+        raise ValueError(f"target={target!r}; expected one of at least two benchmarks {names}.")
     if n_boot < 2:
         raise ValueError(f"n_boot={n_boot}; a standard error needs at least 2 resamples.")
+    u, at = unit_rows(x), names.index(target)
 
-    def gap(rows: np.ndarray) -> tuple[float, int]:
-        values = benchmark_directions(x[rows], groups[rows])[column]
-        others = values.drop(target)
-        reference = others.min() if versus == "lowest" else others.median()
-        return float(reference - values[target]), int((values < values[target]).sum()) + 1
+    def gap(members: list[np.ndarray]) -> tuple[float, int]:
+        values = _benchmark_column(u, members, column)  # one per name
+        others = np.delete(values, at)
+        reference = others.min() if versus == "lowest" else np.median(others)
+        return float(reference - values[at]), int((values < values[at]).sum()) + 1
 
-    estimate, rank = gap(np.arange(len(groups)))
-    rng = np.random.default_rng(seed)
     members = [np.flatnonzero(groups == g) for g in names]
-    draws = [gap(np.concatenate([rng.choice(m, len(m)) for m in members]))[0] for _ in range(n_boot)]
+    estimate, rank = gap(members)
+    rng = np.random.default_rng(seed)
+    draws = [gap([rng.choice(m, len(m)) for m in members])[0] for _ in range(n_boot)]
     return {"gap": estimate, "se": float(np.std(draws, ddof=1)), "rank": rank, "benchmarks": len(names)}
+
+
+def _benchmark_column(u: np.ndarray, members: list[np.ndarray], column: str) -> np.ndarray:
+    """`benchmark_directions(x, groups)[column]` ("own cosine" or "alignment") from the unit rows `u` of
+    x, one benchmark per array of its rows in `members`: a bootstrap's inner loop, without pandas."""
+    sums = np.array([u[rows].sum(axis=0) for rows in members])  # (benchmarks, d)
+    counts = np.array([len(rows) for rows in members])[:, None]
+    directions = unit_rows(sums / counts)
+    if column == "own cosine":  # the mean over a benchmark's questions of their cosine to its mean direction
+        return np.array([(u[rows] @ m).mean() for rows, m in zip(members, directions)])
+    others = unit_rows((sums.sum(axis=0) - sums) / (counts.sum() - counts))  # every other question's
+    return (directions * others).sum(axis=1)
 
 
 def untrained_floor(n_models: int, d: int, draws: int = 20, seed: int = 0) -> dict[str, float]:
