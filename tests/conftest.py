@@ -27,33 +27,34 @@ def nbval_command(page: Path, folder: Path) -> list[str]:
             *unused, "-q", "-c", str(folder / "pytest.ini"), "--rootdir", str(folder), str(notebook)]  # fmt: skip
 
 
-# The tests that cost the most, in relative seconds (`pytest -n 2 --durations=0`, issue 41; the chapters
-# are three quarters of the suite). Only their order depends on these: a test not listed counts as cheap.
+# The tests that cost the most, in seconds on one of 2 cores (`make test PYTEST_ADDOPTS=--durations=30`,
+# issue 41; the chapters are two thirds of the suite). Only their order depends on these: a test not
+# listed counts as cheap.
 CHAPTER_COSTS = {
-    "onboarding": 600,
-    "known_answers": 570,
-    "ood": 550,
-    "dimension": 380,
-    "one_number": 200,
-    "your_results": 190,
-    "routing": 125,
-    "beyond": 115,
-    "difficulty": 95,
-    "irt_primer": 95,
-    "reproducing": 90,
-    "geometry": 90,
-    "data": 70,
-    "efficient": 60,
-    "taxonomy": 40,
-    "intro": 30,
+    "one_number": 33,
+    "beyond": 30,
+    "known_answers": 23,
+    "onboarding": 23,
+    "ood": 20,
+    "routing": 19,
+    "irt_primer": 17,
+    "efficient": 16,
+    "geometry": 15,
+    "dimension": 12,
+    "difficulty": 12,
+    "reproducing": 11,
+    "your_results": 10,
+    "data": 8,
+    "taxonomy": 8,
+    "intro": 6,
 }
 COSTS = {f"test_chapter_runs[book/{page}]": cost for page, cost in CHAPTER_COSTS.items()} | {
-    "test_launch_buttons_only_for_a_real_repository": 115,
-    "test_the_public_api_is_exported_lazily": 80,
-    "test_a_fresh_clone_has_its_data_and_runs_the_data_page": 57,
-    "test_pages_with_much_work_run_alone_with_every_core": 57,
-    "test_fit_routers_side_by_side_is_the_same_run": 57,
-    "test_two_in_place_onboardings_at_once_both_land": 45,
+    "test_a_fresh_clone_has_its_data_and_runs_the_data_page": 17,
+    "test_onboarding_with_all_data_matches_joint_training": 12,
+    "test_inclusion_probabilities_are_the_rules_own[adaptive]": 10,
+    "test_two_in_place_onboardings_at_once_both_land": 8,
+    "test_a_page_s_cpu_seconds_count_its_worker_processes": 7,
+    "test_launch_buttons_only_for_a_real_repository": 7,
 }
 
 
