@@ -58,7 +58,8 @@ screenshots:
 
 # Lint and format first (ruff, configured in pyproject.toml; the pages' code cells at the site's 80
 # characters, scripts/format_pages.py), then the tests side by side, one per core (at most 4; pytest-xdist, an idle worker takes queued tests from a
-# busy one so a slow chapter does not end the run alone): every chapter runs as its own notebook
+# busy one so a slow chapter does not end the run alone), mypy among them (`make typecheck` alone,
+# tests/test_build.py in the suite, where its half minute shares the cores): every chapter runs as its own notebook
 # (smoke profile), writing what it glues to $(GLUE_LOG); then those values are held against the
 # committed smoke snapshot (verdicts by category, words exactly, each number within its own noise:
 # the noise file beside the snapshot, see scripts/glued_values.py).
@@ -72,7 +73,6 @@ test: setup
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/python scripts/format_pages.py --check
-	$(MAKE) typecheck
 	rm -rf $(GLUE_LOG)
 	JEIRT_GLUE_LOG=$(GLUE_LOG) $(BIN)/pytest -n auto --maxprocesses 4 --dist worksteal
 	$(BIN)/python scripts/glued_values.py --check $(SNAPSHOT) --log $(GLUE_LOG)

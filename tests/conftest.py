@@ -49,6 +49,7 @@ CHAPTER_COSTS = {
     "intro": 6,
 }
 COSTS = {f"test_chapter_runs[book/{page}]": cost for page, cost in CHAPTER_COSTS.items()} | {
+    "test_the_package_passes_mypy": 25,  # on a fresh clone; seconds with its cache
     "test_a_fresh_clone_has_its_data_and_runs_the_data_page": 17,
     "test_onboarding_with_all_data_matches_joint_training": 12,
     "test_inclusion_probabilities_are_the_rules_own[adaptive]": 10,

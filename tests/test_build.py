@@ -587,6 +587,17 @@ def test_make_book_builds_the_full_profile_on_the_shipped_data(monkeypatch):
     assert ci.rstrip().endswith("make test\nmake book")
 
 
+def test_the_package_passes_mypy():
+    """mypy on jeirt/ ([tool.mypy] in pyproject.toml), as `make typecheck` runs it. `make test` runs it
+    here, beside the other tests: on a fresh clone (no mypy cache) it takes half a minute of one core."""
+    import subprocess
+
+    mypy = Path(sys.executable).with_name("mypy")
+    assert mypy.is_file(), "mypy is missing: pip install -e '.[dev]' installs it"
+    result = subprocess.run([str(mypy), "jeirt"], cwd=ROOT, capture_output=True, text=True)
+    assert result.returncode == 0, f"mypy:\n{result.stdout}{result.stderr}"
+
+
 def test_the_workflows_pass_actionlint(tmp_path):
     """Two workflows in .github/workflows/ without a finding of actionlint (which finds a planted one):
     publish.yml builds the site as the README does (make book), test.yml runs make test on Linux x86-64

@@ -8,6 +8,7 @@ import torch
 
 from jeirt.data import Dataset
 from jeirt.estimator import JEIRT
+from jeirt.fitcache import fit_cached
 from jeirt.metrics import evaluate
 from jeirt.model import JEIRTNet
 from jeirt.onboard import fit_model_vectors
@@ -37,10 +38,11 @@ FIT = {
 
 @pytest.fixture(scope="module")
 def recovery():
+    """The simulation, its split and a JE-IRT fitted on it: through the session's fit cache, so a second
+    test worker that runs tests of this module reads the fit instead of repeating it."""
     ds, truth = simulate(**SIM)
     split = split_by_question(ds, seed=0)
-    model = JEIRT(**FIT).fit(ds, split)
-    return ds, truth, split, model
+    return ds, truth, split, fit_cached(JEIRT(**FIT), ds, split)
 
 
 def test_parameter_recovery(recovery):

@@ -456,9 +456,8 @@ class MarginalTwoPL(TwoPL):
         try:
             start_t = None if start is None else (as_t(start[0]), as_t(start[1]))
             a_t, d_t, n_iter, converged = self._em(as_t(y[:, has_item]), as_t(mask[:, has_item]), start_t)
-            post, marginal = _node_posterior(
-                as_t(y[:, has_item]), as_t(mask[:, has_item]), a_t, d_t, *self._quadrature(dev)
-            )
+            y_t, w_t = as_t(y[:, has_item]), as_t(mask[:, has_item])
+            post, marginal = _node_posterior(y_t * w_t, (1 - y_t) * w_t, a_t, d_t, *self._quadrature(dev))
             nodes = self._quadrature(dev)[0]
             mean = post @ nodes
             sd = torch.sqrt(torch.clamp(post @ nodes**2 - mean**2, min=0.0))
@@ -504,7 +503,7 @@ class MarginalTwoPL(TwoPL):
         item: E-step, each model's posterior over the nodes; M-step, Newton steps per item on the expected
         counts. Starts from each item's log-odds and its correlation with the models' accuracy."""
         nodes, log_w = self._quadrature(y.device)
-        y1 = y * w
+        y1, y0 = y * w, (1 - y) * w  # each model's right and wrong answers, once for every E-step
         count_m, count_i = w.sum(dim=1), w.sum(dim=0)
         score = torch.logit((y1.sum(dim=1) + 0.5) / (count_m + 1.0))
         score = (score - score.mean()) / score.std().clamp_min(1e-6)
@@ -521,7 +520,7 @@ class MarginalTwoPL(TwoPL):
         converged = False
         bar = tqdm(range(1, self.max_iter + 1), desc="MarginalTwoPL", disable=not self.progress, leave=False)
         for it in bar:  # noqa: B007 (returned after the loop)
-            post, _ = _node_posterior(y, w, a, d, nodes, log_w)
+            post, _ = _node_posterior(y1, y0, a, d, nodes, log_w)
             n_k, r_k = post.T @ w, post.T @ y1  # (K, J) expected models, and correct answers, at each node
             a_old, d_old = a, d
             for _ in range(self.newton_steps):
@@ -563,7 +562,7 @@ class MarginalTwoPL(TwoPL):
         a, d, n_j = self.discrimination_[keep], self.intercept_[keep], int(keep.sum())
         nodes, log_w = (x.numpy() for x in self._quadrature(torch.device("cpu")))
         as_t = lambda x: torch.as_tensor(x, dtype=torch.float64)  # noqa: E731
-        post = _node_posterior(as_t(y), as_t(w), as_t(a), as_t(d), as_t(nodes), as_t(log_w))[0].numpy()
+        post = _node_posterior(as_t(y * w), as_t((1 - y) * w), as_t(a), as_t(d), as_t(nodes), as_t(log_w))[0].numpy()
         p = 1.0 / (1.0 + np.exp(-(nodes[:, None] * a + d)))  # (K, J)
         second = np.zeros((2 * n_j, 2 * n_j))  # sum over models of E[S S^T | answers], S = (scores in a, in d)
         for k, t in enumerate(nodes):
@@ -596,13 +595,19 @@ class MarginalTwoPL(TwoPL):
 
 
 def _node_posterior(
-    y: torch.Tensor, w: torch.Tensor, a: torch.Tensor, d: torch.Tensor, nodes: torch.Tensor, log_weights: torch.Tensor
+    right: torch.Tensor,
+    wrong: torch.Tensor,
+    a: torch.Tensor,
+    d: torch.Tensor,
+    nodes: torch.Tensor,
+    log_weights: torch.Tensor,
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """Each test taker's posterior over the quadrature nodes (n, K) and log marginal likelihood (n,) under
-    the 2PL sigmoid(a theta + d): labels y with answered cells w (n, J), nodes with log prior weights (K,)."""
+    the 2PL sigmoid(a theta + d): `right` = y w and `wrong` = (1 - y) w (n, J) for labels y with
+    answered cells w, nodes with log prior weights (K,)."""
     z = nodes[:, None] * a + d  # (K, J)
     f = torch.nn.functional.logsigmoid
-    joint = (y * w) @ f(z).T + ((1 - y) * w) @ f(-z).T + log_weights  # (n, K)
+    joint = right @ f(z).T + wrong @ f(-z).T + log_weights  # (n, K)
     marginal = torch.logsumexp(joint, dim=1)
     return torch.exp(joint - marginal[:, None]), marginal
 
