@@ -105,7 +105,8 @@ def fresh_fit_cache(tmp_path_factory):
     """Fitted models (jeirt.fitcache) go to a folder of this test session, so every session fits afresh
     and nothing is left in the user's cache. The folder is shared by the session's workers (pytest-xdist
     gives each its own temporary folder, below a shared one): the chapters fit many of the same models
-    (a page reads the main fit that another page made), and each is fitted once per session."""
+    (a page reads the main fit that another page made), and each is fitted once per session. Under
+    pytest-xdist, fits run in the test's own process (JEIRT_WORKERS=1)."""
     root = tmp_path_factory.getbasetemp()
     if os.environ.get("PYTEST_XDIST_WORKER"):
         root = root.parent
@@ -113,6 +114,10 @@ def fresh_fit_cache(tmp_path_factory):
     folder.mkdir(exist_ok=True)
     mp = pytest.MonkeyPatch()
     mp.setenv("JEIRT_FIT_CACHE", str(folder))
+    if os.environ.get("PYTEST_XDIST_WORKER") and "JEIRT_WORKERS" not in os.environ:
+        # The tests already run one per core: fits side by side (fit_many's default) would only start
+        # worker processes that crowd them, each importing torch and jeirt first (seconds of CPU a test).
+        mp.setenv("JEIRT_WORKERS", "1")
     yield
     mp.undo()
 

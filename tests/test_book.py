@@ -531,8 +531,6 @@ def test_check_html_finds_remote_urls_in_css(tmp_path, capsys):
 
 def chapter_env() -> dict:
     env = dict(os.environ, JEIRT_PROFILE="smoke", MPLBACKEND="module://matplotlib_inline.backend_inline")
-    if "PYTEST_XDIST_WORKER" in env:  # tests already run one per core: a page's own workers would only crowd them
-        env.setdefault("JEIRT_WORKERS", "1")
     if env.get("JEIRT_DATA"):  # the kernel runs elsewhere: make a relative path absolute
         env["JEIRT_DATA"] = str(Path(env["JEIRT_DATA"]).resolve())
     return env
