@@ -425,6 +425,20 @@ def test_verdicts_and_numbers_inside_phrases_are_held_within_noise():
         "'holds in direction: the gap of -1.86 points'"
     ]
     assert len(run("'64.77% at d = 2'", "does not hold: the gap of -1.86 points", other="odder")) == 1  # no category
+    timed = glued_values.TIMED_CLAIMS[0]  # a verdict on measured times: present, whatever its category
+    snapshot["x"]["verdicts"]["x_paper_vs_book"][1] = [timed, "holds"]
+    logged = {"x_note": {"text": "'64.77% at d = 2'"}, "x_seeded": {"text": "'law'"}}
+    rows = [["a gap", "does not hold: the gap of -1.86 points"], [timed, "does not hold"]]
+    assert (
+        glued_values.check(
+            snapshot, logged | {"x_paper_vs_book": {"text": "", "html": claims_table(rows)}}, noise=noise
+        )
+        == []
+    )
+    gone = glued_values.check(
+        snapshot, logged | {"x_paper_vs_book": {"text": "", "html": claims_table(rows[:1])}}, noise=noise
+    )
+    assert gone == [f"x: x_paper_vs_book: {timed!r}: 'holds' -> None"]
 
 
 def test_noise_file_is_made_from_seed_logs_and_names_its_snapshot(tmp_path, capsys):
