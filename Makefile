@@ -59,7 +59,7 @@ screenshots:
 # Lint and format first (ruff, configured in pyproject.toml; the pages' code cells at the site's 80
 # characters, scripts/format_pages.py), then the tests side by side, one per core (at most 4; pytest-xdist, an idle worker takes queued tests from a
 # busy one so a slow chapter does not end the run alone), mypy among them (`make typecheck` alone,
-# tests/test_build.py in the suite, where its half minute shares the cores): every chapter runs as its own notebook
+# tests/test_build.py in the suite, where its quarter minute on a fresh clone shares the cores): every chapter runs as its own notebook
 # (smoke profile), writing what it glues to $(GLUE_LOG); then those values are held against the
 # committed smoke snapshot (verdicts by category, words exactly, each number within its own noise:
 # the noise file beside the snapshot, see scripts/glued_values.py).
