@@ -100,8 +100,9 @@ def test_dataset_checks_shapes_and_names():
     assert ds.subset(models=["n"], items=np.array([True, False])).labels.shape == (1, 1)
 
 
-def test_local_layout_loads_with_embeddings(tmp_path, mmlu_pro):
+def test_local_layout_loads_with_embeddings(tmp_path, mmlu_pro, monkeypatch):
     assert mmlu_pro.labels.shape == (33, 12032)
+    monkeypatch.setenv("JEIRT_CACHE", str(tmp_path / "cache"))  # the toy's parsed labels stay out of the user's cache
     assert set(mmlu_pro.embeddings) >= {"all-MiniLM-L6-v2"}
     assert mmlu_pro.features("minilm").shape == (12032, 384)
     # A stale embedding file (texts changed since it was computed) is refused, not silently used.
