@@ -941,8 +941,9 @@ def test_a_cache_that_cannot_be_written_is_an_environment_error(work, capsys, mo
     monkeypatch.setattr(files.os, "fsync", real)
 
 
-def _toy_data(root: Path, mmlu_pro) -> Path:
-    """A data folder of one small dataset (30 items), with its embeddings and a checksum manifest."""
+def _toy_data(root: Path, mmlu_pro, monkeypatch) -> Path:
+    """A data folder of one small dataset (30 items), with its embeddings and a checksum manifest, made
+    the data folder (JEIRT_DATA) with a cache of its own beside it: the toy stays out of the user's cache."""
     from write_manifest import write_manifest
 
     toy = mmlu_pro.subset(items=np.arange(30))
@@ -958,12 +959,13 @@ def _toy_data(root: Path, mmlu_pro) -> Path:
             emb=npz["emb"][:30],
         )
     write_manifest(root)
+    monkeypatch.setenv("JEIRT_DATA", str(root))
+    monkeypatch.setenv("JEIRT_CACHE", str(root.parent / "cache"))
     return root
 
 
 def test_damaged_dataset_files_are_data_errors(mmlu_pro, tmp_path, capsys, monkeypatch):
-    root = _toy_data(tmp_path / "data", mmlu_pro)
-    monkeypatch.setenv("JEIRT_DATA", str(root))
+    root = _toy_data(tmp_path / "data", mmlu_pro, monkeypatch)
     assert main(["data", "toy"]) == 0
     capsys.readouterr()
     npz = root / "toy" / "embeddings" / "all-MiniLM-L6-v2.npz"
@@ -991,8 +993,7 @@ def test_damaged_dataset_files_are_data_errors(mmlu_pro, tmp_path, capsys, monke
     ],
 )
 def test_a_malformed_manifest_is_a_data_error(mmlu_pro, tmp_path, capsys, monkeypatch, files_value):
-    root = _toy_data(tmp_path / "data", mmlu_pro)
-    monkeypatch.setenv("JEIRT_DATA", str(root))
+    root = _toy_data(tmp_path / "data", mmlu_pro, monkeypatch)
     (root / "checksums.json").write_text(f'{{"files": {files_value}}}')
     assert main(["data", "verify"]) == 3
     err = capsys.readouterr().err
@@ -1428,8 +1429,7 @@ def test_a_socket_or_block_device_output_is_refused_untouched(work, tmp_path, ca
 
 
 def test_save_refuses_the_data_folder_as_the_cli_does(work, tmp_path, mmlu_pro, monkeypatch):
-    root = _toy_data(tmp_path / "data", mmlu_pro)
-    monkeypatch.setenv("JEIRT_DATA", str(root))
+    root = _toy_data(tmp_path / "data", mmlu_pro, monkeypatch)
     model = JEIRT.load(work / "model.pt")
     items = root / "toy" / "items.csv.gz"
     before = _digest(items)
