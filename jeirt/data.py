@@ -17,8 +17,11 @@ messages count data rows from 1 (the header row is not counted).
 
 from __future__ import annotations
 
+import bz2
+import gzip
 import hashlib
 import json
+import lzma
 import os
 import unicodedata
 import warnings
@@ -27,7 +30,7 @@ import zlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import BinaryIO, TypedDict
+from typing import Any, BinaryIO, TypedDict
 
 import numpy as np
 import pandas as pd
@@ -325,6 +328,7 @@ def read_csv_table(
     """
     path = _regular_file(Path(path).expanduser())
     written = [str(c) for c in _read_csv(path, header=None, nrows=1, dtype=str).iloc[0].tolist()]
+    _refuse_nul_bytes(path, written)
     header = [column_name(c) for c in written]  # `Label`, ` label` and `label` are one column
     repeated = sorted({c for c in header if c and header.count(c) > 1})
     if repeated:
@@ -388,6 +392,47 @@ def _read_csv(path: Path, **kwargs) -> pd.DataFrame:
             f"{path} could not be read: the file is damaged or cut short ({type(err).__name__}: "
             f"{err}); restore or re-create it."
         ) from None
+
+
+# How `_refuse_nul_bytes` reads a file's text: by its compression, as pandas infers it from the name.
+_DECOMPRESS: dict[str, Callable[..., Any]] = {".gz": gzip.open, ".bz2": bz2.open, ".xz": lzma.open}
+_NOT_SCANNED = (".zip", ".zst", ".tar", ".tgz", ".tar.gz", ".tar.bz2", ".tar.xz")
+
+
+def _refuse_nul_bytes(path: Path, header: list[str]) -> None:
+    """A ValueError where the file's text holds NUL bytes, naming the first one's column and up to six
+    data rows, read from the bytes themselves: pandas' C parser before 3.1 cut a cell at its first NUL,
+    so there the parsed cells cannot tell `a<NUL>b` from `a`. Rows and columns are counted by line and
+    comma (exact unless a quoted cell spans lines or holds a comma). Other compressions (zip, zstd, tar)
+    are left to `_check_cells`, which finds the NULs that pandas keeps."""
+    if path.name.lower().endswith(_NOT_SCANNED):
+        return
+    rows: list[int] = []  # line numbers (0: the header) of the NUL bytes found, at most six
+    lines, column, line_start = 0, None, b""  # line_start: the current line's bytes so far
+    with _DECOMPRESS.get(path.suffix.lower(), open)(path, "rb") as f:
+        while chunk := f.read(1 << 24):
+            at = chunk.find(b"\x00")
+            while at >= 0 and len(rows) < 6:
+                start = chunk.rfind(b"\n", 0, at) + 1
+                line = lines + chunk.count(b"\n", 0, at)
+                if line not in rows:
+                    rows.append(line)
+                if column is None:
+                    commas = ((line_start if start == 0 else b"") + chunk[start:at]).count(b",")
+                    column = header[commas] if commas < len(header) else f"number {commas + 1}"
+                at = chunk.find(b"\x00", at + 1)
+            if len(rows) == 6:
+                break
+            lines += chunk.count(b"\n")
+            end = chunk.rfind(b"\n")
+            line_start = chunk[end + 1 :] if end >= 0 else line_start + chunk
+    if rows:
+        where = "its header holds NUL bytes" if rows[0] == 0 else f"column {column!r} holds NUL bytes"
+        data_rows = [r for r in rows if r > 0]
+        raise ValueError(
+            f"{path}: {where}{f' (data rows {data_rows})' if data_rows else ''}; is it a text CSV? "
+            "Remove the NUL characters or re-export the file as UTF-8 text."
+        )
 
 
 def _check_cells(table: pd.DataFrame, path: Path, names: Sequence[str], unique: Sequence[str]) -> None:

@@ -6,7 +6,6 @@ import os
 import sys
 from pathlib import Path
 
-import jupytext
 import pytest
 import torch
 
@@ -19,6 +18,8 @@ def nbval_command(page: Path, folder: Path) -> list[str]:
     """The command that runs book page `page` as a notebook under nbval in `folder` (jupytext writes the
     notebook there, with a pytest.ini that keeps the project's pytest options out): a cell fails only
     if it raises. The suite's other plugins stay out: loading them cost 0.7 s a page."""
+    import jupytext  # here, not at the top: only the chapter tests need it
+
     notebook = folder / f"{page.stem}.ipynb"
     jupytext.write(jupytext.read(page), notebook)
     (folder / "pytest.ini").write_text("[pytest]\n")

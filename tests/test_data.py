@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import sys
 from pathlib import Path
 
@@ -9,7 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from jeirt.data import Dataset, from_long, load_local, read_results_csv
+from jeirt.data import Dataset, from_long, load_local, read_csv_table, read_results_csv
 from jeirt.simulate import simulate
 from jeirt.splits import (
     Split,
@@ -373,3 +374,34 @@ def test_from_long_refuses_missing_and_padded_names():
         from_long(long_table().assign(model=["a", "a", "b ", "b", "c"]))
     with pytest.raises(ValueError, match=r"data rows \[2\], counted from 1"):
         from_long(long_table().assign(label=[1, 2, 0, 1, 0]))
+
+
+@pytest.mark.parametrize(
+    "text, found",
+    [
+        (
+            b"model,item_id,label\nc,q1,0\na\x00b,q1,1\nc,q2,1\nd,q3\x00,0\n",
+            r"column 'model' holds NUL bytes \(data rows \[2, 4\]\)",
+        ),
+        (b"model,item\x00_id,label\nc,q1,0\n", r"its header holds NUL bytes;"),
+    ],
+)
+@pytest.mark.parametrize("suffix", [".csv", ".csv.gz"])
+def test_nul_bytes_are_found_in_the_file_on_a_pandas_that_cuts_cells_at_them(
+    tmp_path, monkeypatch, text, found, suffix
+):
+    """pandas' C parser before 3.1 cut a cell at its first NUL (`a<NUL>b` was read as `a`: another model,
+    silently). The reader looks for NULs in the file's text itself, so they are refused on any pandas,
+    with the first one's column and their data rows."""
+    path = tmp_path / f"results{suffix}"
+    path.write_bytes(gzip.compress(text) if suffix.endswith(".gz") else text)
+    real = pd.read_csv
+
+    def cut_at_nul(*args, **kwargs) -> pd.DataFrame:  # what pandas < 3.1 read
+        table = real(*args, **kwargs)
+        table.columns = [str(c).split("\x00")[0] for c in table.columns]
+        return table.apply(lambda column: column.map(lambda v: v.split("\x00")[0] if isinstance(v, str) else v))
+
+    monkeypatch.setattr(pd, "read_csv", cut_at_nul)
+    with pytest.raises(ValueError, match=found):
+        read_csv_table(path, required=["model", "item_id", "label"])
