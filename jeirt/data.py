@@ -17,11 +17,8 @@ messages count data rows from 1 (the header row is not counted).
 
 from __future__ import annotations
 
-import bz2
-import gzip
 import hashlib
 import json
-import lzma
 import os
 import unicodedata
 import warnings
@@ -30,7 +27,7 @@ import zlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, BinaryIO, TypedDict
+from typing import BinaryIO, TypedDict
 
 import numpy as np
 import pandas as pd
@@ -394,23 +391,22 @@ def _read_csv(path: Path, **kwargs) -> pd.DataFrame:
         ) from None
 
 
-# How `_refuse_nul_bytes` reads a file's text: by its compression, as pandas infers it from the name.
-_DECOMPRESS: dict[str, Callable[..., Any]] = {".gz": gzip.open, ".bz2": bz2.open, ".xz": lzma.open}
-_NOT_SCANNED = (".zip", ".zst", ".tar", ".tgz", ".tar.gz", ".tar.bz2", ".tar.xz")
-
-
 def _refuse_nul_bytes(path: Path, header: list[str]) -> None:
-    """A ValueError where the file's text holds NUL bytes, naming the first one's column and up to six
-    data rows, read from the bytes themselves: pandas' C parser before 3.1 cut a cell at its first NUL,
-    so there the parsed cells cannot tell `a<NUL>b` from `a`. Rows and columns are counted by line and
-    comma (exact unless a quoted cell spans lines or holds a comma). Other compressions (zip, zstd, tar)
-    are left to `_check_cells`, which finds the NULs that pandas keeps."""
-    if path.name.lower().endswith(_NOT_SCANNED):
-        return
+    """A ValueError where the file's text holds NUL bytes (no text: a binary or damaged file, or a name
+    that prints as another), naming the first one's column and up to six data rows, read from the bytes:
+    pandas' C parser before 3.1 cut a cell at its first NUL, so there the parsed cells cannot tell
+    `a<NUL>b` from `a`. The text is read as pandas reads it (its
+    compression inferred from the name by pandas itself). Rows and columns are counted by line and comma
+    (exact unless a quoted cell spans lines or holds a comma). A damaged file is left to the parse,
+    which names it."""
     rows: list[int] = []  # line numbers (0: the header) of the NUL bytes found, at most six
     lines, column, line_start = 0, None, b""  # line_start: the current line's bytes so far
-    with _DECOMPRESS.get(path.suffix.lower(), open)(path, "rb") as f:
-        while chunk := f.read(1 << 24):
+    try:
+        text = pd.io.common.get_handle(path, "rb", compression="infer", is_text=False)
+    except _DAMAGED:
+        return
+    with text:
+        while chunk := _read_chunk(text.handle):
             at = chunk.find(b"\x00")
             while at >= 0 and len(rows) < 6:
                 start = chunk.rfind(b"\n", 0, at) + 1
@@ -435,18 +431,18 @@ def _refuse_nul_bytes(path: Path, header: list[str]) -> None:
         )
 
 
+def _read_chunk(stream) -> bytes:
+    """The next 16 MB of `stream`, or b"" at its end or where it is damaged (the parse names that)."""
+    try:
+        return stream.read(1 << 24)
+    except _DAMAGED:
+        return b""
+
+
 def _check_cells(table: pd.DataFrame, path: Path, names: Sequence[str], unique: Sequence[str]) -> None:
-    """`read_csv_table`'s checks of the cells: no NUL byte in any text cell, the `names` columns'
-    names well formed, no repeated value in the `unique` columns (rows counted from 1)."""
-    for column in table.columns:  # NUL is no text: a binary or damaged file, or a name that prints as another
-        if not pd.api.types.is_numeric_dtype(table[column]):
-            if any(isinstance(v, str) and "\x00" in v for v in pd.unique(table[column])):  # each value once
-                has_nul = table[column].str.contains("\x00", regex=False).to_numpy(dtype=bool)
-                rows = (np.flatnonzero(has_nul) + 1)[:6].tolist()
-                raise ValueError(
-                    f"{path}: column {column!r} holds NUL bytes (data rows {rows}); is it a text CSV? "
-                    "Remove the NUL characters or re-export the file as UTF-8 text."
-                )
+    """`read_csv_table`'s checks of the cells (NUL bytes were refused before the parse,
+    `_refuse_nul_bytes`): the `names` columns' names well formed, no repeated value in the `unique`
+    columns (rows counted from 1)."""
     for column in names:
         if column in table.columns:
             check_names(table[column], column, str(path))

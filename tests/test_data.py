@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import sys
+import zipfile
 from pathlib import Path
 
 import numpy as np
@@ -386,7 +387,7 @@ def test_from_long_refuses_missing_and_padded_names():
         (b"model,item\x00_id,label\nc,q1,0\n", r"its header holds NUL bytes;"),
     ],
 )
-@pytest.mark.parametrize("suffix", [".csv", ".csv.gz"])
+@pytest.mark.parametrize("suffix", [".csv", ".csv.gz", ".csv.zip"])
 def test_nul_bytes_are_found_in_the_file_on_a_pandas_that_cuts_cells_at_them(
     tmp_path, monkeypatch, text, found, suffix
 ):
@@ -394,7 +395,11 @@ def test_nul_bytes_are_found_in_the_file_on_a_pandas_that_cuts_cells_at_them(
     silently). The reader looks for NULs in the file's text itself, so they are refused on any pandas,
     with the first one's column and their data rows."""
     path = tmp_path / f"results{suffix}"
-    path.write_bytes(gzip.compress(text) if suffix.endswith(".gz") else text)
+    if suffix.endswith(".zip"):
+        with zipfile.ZipFile(path, "w") as archive:
+            archive.writestr("results.csv", text)
+    else:
+        path.write_bytes(gzip.compress(text) if suffix.endswith(".gz") else text)
     real = pd.read_csv
 
     def cut_at_nul(*args, **kwargs) -> pd.DataFrame:  # what pandas < 3.1 read
