@@ -395,10 +395,9 @@ def _refuse_nul_bytes(path: Path, header: list[str]) -> None:
     """A ValueError where the file's text holds NUL bytes (no text: a binary or damaged file, or a name
     that prints as another), naming the first one's column and up to six data rows, read from the bytes:
     pandas' C parser before 3.1 cut a cell at its first NUL, so there the parsed cells cannot tell
-    `a<NUL>b` from `a`. The text is read as pandas reads it (its
-    compression inferred from the name by pandas itself). Rows and columns are counted by line and comma
-    (exact unless a quoted cell spans lines or holds a comma). A damaged file is left to the parse,
-    which names it."""
+    `a<NUL>b` from `a`. The text is read as pandas reads it (compression inferred from the name by pandas
+    itself); rows and columns are counted by line and comma (exact unless a quoted cell spans lines or
+    holds a comma). A damaged file is left to the parse, which names it."""
     rows: list[int] = []  # line numbers (0: the header) of the NUL bytes found, at most six
     lines, column, line_start = 0, None, b""  # line_start: the current line's bytes so far
     try:
