@@ -397,30 +397,34 @@ def _refuse_nul_bytes(path: Path, header: list[str]) -> None:
     pandas' C parser before 3.1 cut a cell at its first NUL, so there the parsed cells cannot tell
     `a<NUL>b` from `a`. The text is read as pandas reads it (compression inferred from the name by pandas
     itself); rows and columns are counted by line and comma (exact unless a quoted cell spans lines or
-    holds a comma). A damaged file is left to the parse, which names it."""
-    rows: list[int] = []  # line numbers (0: the header) of the NUL bytes found, at most six
-    lines, column, line_start = 0, None, b""  # line_start: the current line's bytes so far
+    holds a comma). Each line is looked at once, so a file of NULs (what a crash can leave) is read in
+    linear time. A damaged file is left to the parse, which names it."""
+    rows: list[int] = []  # line numbers (0: the header) holding NUL bytes, at most six
+    column = None  # the first NUL's column
+    line, commas = 0, 0  # at the chunk's start: its line number, and the commas of that line before it
     try:
         text = pd.io.common.get_handle(path, "rb", compression="infer", is_text=False)
     except _DAMAGED:
         return
     with text:
-        while chunk := _read_chunk(text.handle):
+        while len(rows) < 6 and (chunk := _read_chunk(text.handle)):
+            here, counted = line, 0  # `here`: the line number of offset `counted` in the chunk
             at = chunk.find(b"\x00")
             while at >= 0 and len(rows) < 6:
-                start = chunk.rfind(b"\n", 0, at) + 1
-                line = lines + chunk.count(b"\n", 0, at)
-                if line not in rows:
-                    rows.append(line)
+                here += chunk.count(b"\n", counted, at)
                 if column is None:
-                    commas = ((line_start if start == 0 else b"") + chunk[start:at]).count(b",")
-                    column = header[commas] if commas < len(header) else f"number {commas + 1}"
-                at = chunk.find(b"\x00", at + 1)
-            if len(rows) == 6:
-                break
-            lines += chunk.count(b"\n")
+                    start = chunk.rfind(b"\n", 0, at) + 1
+                    before = chunk.count(b",", start, at) + (commas if start == 0 else 0)
+                    column = header[before] if before < len(header) else f"number {before + 1}"
+                if not rows or rows[-1] != here:
+                    rows.append(here)
+                counted = chunk.find(b"\n", at)  # the rest of this line adds nothing: one look a line
+                if counted < 0:
+                    break
+                at = chunk.find(b"\x00", counted)
+            line += chunk.count(b"\n")
             end = chunk.rfind(b"\n")
-            line_start = chunk[end + 1 :] if end >= 0 else line_start + chunk
+            commas = chunk.count(b",", end + 1) + (commas if end < 0 else 0)
     if rows:
         where = "its header holds NUL bytes" if rows[0] == 0 else f"column {column!r} holds NUL bytes"
         data_rows = [r for r in rows if r > 0]

@@ -877,8 +877,8 @@ def repeated_draws(bank: ev.QuestionBank, y: np.ndarray, rule: str, k: int, draw
     one call's new models, as a user's several models are: each row has its own random order and its own
     posterior (the adaptive rule's fits run as one batch)."""
     labels = np.tile(y, (draws, 1))
-    asked_by = new_models.questions_asked(bank, labels, rule, [k], seed=0)[k]
-    asked, inclusion = asked_by.asked, asked_by.inclusion
+    drawn = new_models.questions_asked(bank, labels, rule, [k], seed=0)[k]
+    asked, inclusion = drawn.asked, drawn.inclusion
     assert len({row.tobytes() for row in asked}) > 0.9 * draws  # independent draws, not one repeated
     design = ev.design_estimates(bank, labels, asked, inclusion)
     sampled = asked & (inclusion < 1)
