@@ -432,7 +432,9 @@ def test_help_and_usage_errors_import_no_torch():
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]", done.stdout + done.stderr
     done = subprocess.run([sys.executable, "-m", "jeirt", "estimate", "--bad-option"], capture_output=True, text=True)
-    assert done.returncode == 2 and "usage: jeirt estimate" in done.stderr and "Traceback" not in done.stderr
+    assert done.returncode == 2 and "Traceback" not in done.stderr and "usage:" not in done.stderr
+    assert done.stderr.startswith("error: ") and "`jeirt estimate --help`" in done.stderr, done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1, done.stderr
 
 
 def test_a_renamed_option_is_refused_with_its_new_name(capsys):

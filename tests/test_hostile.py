@@ -1648,6 +1648,8 @@ def test_sigterm_while_writing_is_handled_as_ctrl_c(work, tmp_path):
     )
     assert code == 143 and "Traceback" not in output, output[-2000:]
     assert output.splitlines()[-1].startswith(("interrupted", "terminated")), output[-2000:]
+    said = [line for line in output.splitlines() if line.startswith(("interrupted", "terminated"))]
+    assert len(said) == 1, output[-2000:]  # once (it was printed twice: by the command, then by the entry)
     assert _digest(model) == before and not list(tmp_path.glob(".tmp-*"))
 
 

@@ -66,19 +66,13 @@ def names(values: Sequence[str] | str | None) -> list[str]:
 
 
 def check_input_file(flag: str, path: str) -> Path:
-    """An input path must name an existing, readable regular file (not a folder, FIFO or device)."""
-    p = Path(path).expanduser()
-    if not str(path).strip():
-        raise UsageError(f"{flag} is empty; give a file.")
-    if not os.path.exists(p):  # os.path: False, not an error, for a name too long to look up
-        raise UsageError(f"{flag} {path}: no such file; check the path.")
-    if os.path.isdir(p):
-        raise UsageError(f"{flag} {path} is a folder; give a file.")
-    if not os.path.isfile(p):
-        raise UsageError(f"{flag} {path} is not a regular file (a FIFO, socket or device); give a file.")
-    if not os.access(p, os.R_OK):
-        raise UsageError(f"{flag} {path} cannot be read (permission denied).")
-    return p
+    """An input path must name an existing, readable regular file (`jeirt.files.check_input`)."""
+    from jeirt.files import InputRefused, check_input
+
+    try:
+        return check_input(path)
+    except InputRefused as err:
+        raise UsageError(f"{flag} {err}") from None
 
 
 def check_dataset(flag: str, name: str) -> list[Path]:
@@ -141,11 +135,18 @@ def check_device(device: str | None) -> None:
         raise UsageError(f"{flag} {device!r}: jeirt runs on cpu, cuda or mps.")
 
 
-def check_list(flag: str, raw: Sequence[str] | str | None, *, allowed: Sequence[str] | None = None) -> list[str]:
+def check_list(
+    flag: str, raw: Sequence[str] | str | None, *, allowed: Sequence[str] | None = None, llms: bool = False
+) -> list[str]:
     """A comma-separated / repeatable option's names: none empty, none twice (a run counted twice
-    would weigh double), each in `allowed` when given."""
+    would weigh double), each in `allowed` when given. `llms`: the names are LLMs', spelt as names read
+    from a file are (`jeirt.data.normal_name`: `café` typed in either Unicode form is one LLM)."""
     values = [raw] if isinstance(raw, str) else list(raw or [])
     parts = [p.strip() for value in values for p in value.split(",")]
+    if llms:
+        from jeirt.data import normal_name
+
+        parts = [normal_name(p) for p in parts]
     shown = ",".join(values)
     if not parts or any(not p for p in parts):
         raise UsageError(
@@ -163,12 +164,19 @@ def check_list(flag: str, raw: Sequence[str] | str | None, *, allowed: Sequence[
 
 
 def check_encoders(values: Sequence[str] | str) -> None:
-    """Every --encoder name is a registered encoder (`jeirt.encoders.ENCODERS`)."""
+    """Every --encoder name is a registered encoder with weights (`jeirt.encoders.ENCODERS`); tfidf-svd,
+    fitted on a corpus in Python, is not one the command line can build."""
     from jeirt.encoders import ENCODERS, canonical_name
 
+    usable = sorted({spec.name for spec in ENCODERS.values() if spec.kind != "tfidf-svd"})
     for name in names(values):
         if canonical_name(name) not in ENCODERS:
-            raise UsageError(f"--encoder {name!r} is not known; use one of {sorted(ENCODERS)}.")
+            raise UsageError(f"--encoder {name!r} is not known; use one of {usable}.")
+        if ENCODERS[canonical_name(name)].kind == "tfidf-svd":
+            raise UsageError(
+                f"--encoder {name!r} is fitted on a corpus of texts in Python (jeirt.encoders.TfidfSVDEncoder), "
+                f"not by the command line; use one of {usable}."
+            )
 
 
 def _check_ranges(given: dict[str, object]) -> None:

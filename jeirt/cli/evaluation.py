@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from jeirt.cli import common
-from jeirt.cli.checks import Verb, check_list, names
+from jeirt.cli.checks import Verb, check_list
 from jeirt.cli.errors import DataError, UsageError
 
 if TYPE_CHECKING:
@@ -157,7 +157,7 @@ def printable(table: pd.DataFrame) -> tuple[pd.DataFrame, bool]:
 def check_suggest(args: argparse.Namespace) -> None:
     """--models names each new model once."""
     if args.models is not None:
-        check_list("--models", args.models)
+        check_list("--models", args.models, llms=True)
 
 
 def run_suggest(args: argparse.Namespace) -> None:
@@ -170,7 +170,8 @@ def run_suggest(args: argparse.Namespace) -> None:
 
     ds, bank, models, labels, inclusion = _bank_and_answers(args, args.results)
     drawn = None if inclusion is None else inclusion < 1
-    extra = [m for m in names(args.models) if m not in models]
+    typed = [] if args.models is None else check_list("--models", args.models, llms=True)
+    extra = [m for m in typed if m not in models]
     if extra:
         labels = np.vstack([labels[: len(models)], np.full((len(extra), bank.n_items), np.nan)])
         drawn = None if drawn is None else np.vstack([drawn, np.zeros((len(extra), bank.n_items), dtype=bool)])
