@@ -13,7 +13,7 @@ import warnings
 from collections.abc import Sequence
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 import numpy as np
 import torch
@@ -36,6 +36,7 @@ from jeirt.onboard import (
     vector_prior,
 )
 from jeirt.questions import QuestionCorrections, fit_corrections
+from jeirt.renamed import missing_attribute, one_spelling
 from jeirt.search import train_best
 from jeirt.splits import Split, split_by_question
 from jeirt.train import FAST, PAPER, TrainConfig, TrainHistory, training_recipe
@@ -291,12 +292,12 @@ class JEIRT(BaseEstimator):
         _check_dataset("onboard", ds)
         mask = _onboard_mask(ds, mask)
         if prior_scale is not None:
+            prior_width = one_spelling("JEIRT.onboard", "prior_scale", prior_scale, prior_width, "auto")
             warnings.warn(
                 "JEIRT.onboard(prior_scale=...) is renamed prior_width; prior_scale goes in the next release.",
                 FutureWarning,
                 stacklevel=2,
             )
-            prior_width = prior_scale
         widths, val_mask = _onboard_widths(ds, mask, prior_width, val_mask)
         position = {m: i for i, m in enumerate(self.models_)}  # (sets and dicts: thousands of models)
         known = [m for m in ds.models if m in position]
@@ -603,6 +604,12 @@ class JEIRT(BaseEstimator):
         return self
 
     # -- helpers ---------------------------------------------------------------------------------
+
+    if not TYPE_CHECKING:  # (the type checker keeps refusing names that do not exist)
+
+        def __getattr__(self, name: str) -> object:
+            """Only for attributes not found: an old name answers with its new one (`jeirt.renamed`)."""
+            raise missing_attribute("JEIRT", name)
 
     def _check_fitted(self) -> None:
         if not hasattr(self, "net_"):

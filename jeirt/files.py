@@ -434,7 +434,7 @@ def check_input(path: str | Path) -> Path:
     if not os.path.exists(p):  # os.path: False, not an error, for a name too long to look up
         if os.path.lexists(p):
             raise InputRefused(
-                f"{path} is a symbolic link that leads nowhere (a loop, or its target is missing); give the file itself."
+                f"{path} is a symbolic link that leads nowhere (a loop, or its target is missing); give the file."
             )
         raise InputRefused(f"{path}: no such file; check the path.")
     if os.path.isdir(p):

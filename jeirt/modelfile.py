@@ -15,6 +15,7 @@ from pathlib import Path
 import torch
 
 from jeirt._version import __version__
+from jeirt.files import InputRefused, check_input
 
 # The layout of a model file (`JEIRT.save`). 2: the weights carry a SHA-256 checksum (`weights_checksum`).
 # 1: files written before, without one (they load with a warning). A newer number is refused.
@@ -38,8 +39,13 @@ def read_model_file(path: str | Path, param_names: Sequence[str]) -> tuple[dict,
 
 
 def _read_blob(path: str | Path) -> dict:
-    """The dict a model file holds, read with `weights_only` (no code runs); ModelFileError for an
+    """The dict a model file holds, read with `weights_only` (no code runs); ModelFileError for a path
+    that is no regular file (a FIFO or device would be read forever: refused before it is opened), an
     empty, cut-short, damaged or non-torch file."""
+    try:
+        check_input(path)
+    except InputRefused as err:
+        raise ModelFileError(f"could not read a jeirt model: {err}") from None
     if Path(path).is_file() and Path(path).stat().st_size == 0:
         raise ModelFileError(
             f"could not read a jeirt model from {path}: the file is empty (0 bytes); restore it or refit the model."

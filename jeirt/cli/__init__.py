@@ -87,7 +87,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--debug", action="store_true", help="show the full traceback of any failure")
     sub = parser.add_subparsers(dest="command", required=True)
-    shared = argparse.ArgumentParser(add_help=False)  # options every command takes, after its name too
+    shared = _Parser(add_help=False)  # options every command takes, after its name too
     shared.add_argument(
         "--debug", action="store_true", default=argparse.SUPPRESS, help="show the full traceback of any failure"
     )

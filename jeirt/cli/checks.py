@@ -76,16 +76,20 @@ def check_input_file(flag: str, path: str) -> Path:
 
 
 def check_dataset(flag: str, name: str) -> list[Path]:
-    """A dataset is 'embedllm', a folder name right under $JEIRT_DATA, or a results CSV file; returns the
-    files it reads (which no output may replace)."""
-    if name.endswith((".csv", ".csv.gz")) or os.sep in name or "/" in name:
-        if not name.endswith((".csv", ".csv.gz")):
-            raise UsageError(
-                f"{flag} {name!r}: a dataset is a name under $JEIRT_DATA ({settings.data_dir()}, "
-                "see `jeirt data`) or a results CSV file (.csv or .csv.gz); a path to anything "
-                "else is not read."
-            )
+    """A dataset is 'embedllm', a folder name right under $JEIRT_DATA, or a results CSV file (a name
+    ending in one of `jeirt.data.CSV_SUFFIXES`, plain or compressed); returns the files it reads (which
+    no output may replace). A path to anything else, or a file named as if it were a dataset, is refused."""
+    from jeirt.data.csv_tables import CSV_SUFFIXES
+
+    csv = " or ".join(CSV_SUFFIXES)
+    if name.lower().endswith(CSV_SUFFIXES):
         return [check_input_file(flag, name)]
+    named_file = os.path.isfile(name) and not (settings.data_dir() / name).is_dir()  # `data.csv.tar`, `results`
+    if os.sep in name or "/" in name or named_file:
+        raise UsageError(
+            f"{flag} {name!r}: a dataset is a name under $JEIRT_DATA ({settings.data_dir()}, see `jeirt data`) "
+            f"or a results CSV file ({csv}); a path to anything else is not read."
+        )
     if not DATASET_NAME.match(name):
         raise UsageError(
             f"{flag} {name!r} is not a dataset name; names are folders right under "

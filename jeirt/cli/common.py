@@ -112,10 +112,20 @@ def read_results(flag: str, path: str) -> pd.DataFrame:
 def results_dataset(flag: str, path: str, table: pd.DataFrame, items: pd.DataFrame | None, **kwargs: Any) -> Dataset:
     """`jeirt.data.from_long` on one file's rows (the only judge of a results table), its failures as
     DataError naming `flag` and the file, with that file's data rows."""
-    from jeirt.data.csv_tables import from_long
+    from jeirt.data.csv_tables import RepeatedPairs, from_long
 
     try:
         return from_long(table, items, **kwargs)
+    except RepeatedPairs as err:  # in the command's terms: its option where it has one, else the file's rows
+        fix = (
+            "pass --duplicates mean (a soft label, the share right) or --duplicates first"
+            if "duplicates" in kwargs
+            else "give each pair one row (several grades of one answer: their share right, in [0, 1])"
+        )
+        raise DataError(
+            f"{flag} {path}: {err.count} rows repeat a (model, item_id) pair, e.g. {err.pair} on data rows "
+            f"{err.rows}; {fix}."
+        ) from err
     except (ValueError, KeyError) as err:
         raise DataError(f"{flag} {path}: {err.args[0] if err.args else err}") from err
 

@@ -10,9 +10,11 @@ Splits live in `jeirt.splits`, simulated data in `jeirt.simulate`.
 """
 
 from jeirt.data.csv_tables import (
+    CSV_SUFFIXES,
     DUPLICATE_POLICIES,
     LONG_COLUMNS,
     NAME_COLUMNS,
+    RepeatedPairs,
     check_names,
     column_name,
     from_long,
