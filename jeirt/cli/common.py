@@ -8,7 +8,7 @@ import argparse
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 
@@ -112,14 +112,25 @@ def read_results(flag: str, path: str) -> pd.DataFrame:
 def results_dataset(flag: str, path: str, table: pd.DataFrame, items: pd.DataFrame | None, **kwargs: Any) -> Dataset:
     """`jeirt.data.from_long` on one file's rows (the only judge of a results table), its failures as
     DataError naming `flag` and the file, with that file's data rows."""
-    from jeirt.data.csv_tables import RepeatedPairs, from_long
+    from jeirt.data.csv_tables import from_long
+
+    return judged(flag, path, lambda: from_long(table, items, **kwargs), duplicates_option="duplicates" in kwargs)
+
+
+T = TypeVar("T")
+
+
+def judged(flag: str, path: str, read: Callable[[], T], duplicates_option: bool = False) -> T:
+    """`read()`, the library judging one file's rows, its failures as DataError naming `flag` and the file
+    in the command's terms: repeated pairs answered with --duplicates where the command has it."""
+    from jeirt.data.csv_tables import RepeatedPairs
 
     try:
-        return from_long(table, items, **kwargs)
-    except RepeatedPairs as err:  # in the command's terms: its option where it has one, else the file's rows
+        return read()
+    except RepeatedPairs as err:
         fix = (
             "pass --duplicates mean (a soft label, the share right) or --duplicates first"
-            if "duplicates" in kwargs
+            if duplicates_option
             else "give each pair one row (several grades of one answer: their share right, in [0, 1])"
         )
         raise DataError(
@@ -127,7 +138,8 @@ def results_dataset(flag: str, path: str, table: pd.DataFrame, items: pd.DataFra
             f"{err.rows}; {fix}."
         ) from err
     except (ValueError, KeyError) as err:
-        raise DataError(f"{flag} {path}: {err.args[0] if err.args else err}") from err
+        message = str(err.args[0] if err.args else err)
+        raise DataError(f"{flag} {message}" if message.startswith(path) else f"{flag} {path}: {message}") from err
 
 
 def dataset(name: str, limit_items: int | None = None, seed: int = 0) -> Dataset:

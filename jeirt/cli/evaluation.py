@@ -12,22 +12,21 @@ import numpy as np
 
 from jeirt.cli import common
 from jeirt.cli.checks import Verb, check_list
-from jeirt.cli.errors import DataError, UsageError
+from jeirt.cli.errors import UsageError
 
 if TYPE_CHECKING:
     import pandas as pd
 
-RANDOM_COLUMN = "random"  # `jeirt suggest`'s column (and `estimate`'s): 1 where a question was a random draw
-INCLUSION_COLUMN = "inclusion_probability"  # `jeirt suggest`'s column: the chance the draw took the question
+# `jeirt suggest`'s columns beside each question, which `jeirt estimate` reads back
+# (`jeirt.tasks.evaluation.answers`, where they are declared; kept here as names for the help texts).
+RANDOM_COLUMN, INCLUSION_COLUMN = "random", "inclusion_probability"
 
 
 def _bank_and_answers(args: argparse.Namespace, results: str | None) -> tuple:
-    """The dataset, its questions as a bank of the saved model, the models of the results CSV, their
-    answers as a (n_new, n_items) label matrix aligned with the bank (NaN: not answered), and their
-    inclusion probabilities (`jeirt suggest`'s column; None when the CSV has none). `jeirt.data.from_long`
-    judges the results CSV."""
-    import pandas as pd
-
+    """The dataset, its questions as a bank of the saved model, and the answers of the results CSV on
+    them (`jeirt.tasks.evaluation.answers_from_table`, the one reader of the answers and of `jeirt
+    suggest`'s columns; None without --results)."""
+    from jeirt.tasks.evaluation.answers import answers_from_table
     from jeirt.tasks.evaluation.bank import QuestionBank
 
     table = common.read_results("--results", results) if results else None  # a bad file is named before any work
@@ -36,52 +35,16 @@ def _bank_and_answers(args: argparse.Namespace, results: str | None) -> tuple:
     common.check_texts(ds, model, "--dataset")
     bank = QuestionBank.from_model(model, ds, prior_covariance=args.prior_covariance)
     if table is None:
-        return ds, bank, [], np.full((1, ds.n_items), np.nan), None
-    new = common.results_dataset("--results", str(results), table, ds.items, name=ds.name)
-    known = [m for m in new.models if m in set(model.models_)]
+        return ds, bank, None
+    answers = common.judged("--results", str(results), lambda: answers_from_table(bank, table, where=str(results)))
+    known = [m for m in answers.models if m in set(model.models_)]
     if known:
         print(
             f"warning: --results: {len(known)} model(s) have the name of a model {args.model} already knows "
             f"({known[:3]}); they are scored as new models from these answers alone.",
             file=sys.stderr,
         )
-    columns = pd.Index(new.items["item_id"]).get_indexer(bank.item_ids)  # the bank's order
-    matrix = new.labels[:, columns].astype(np.float64)
-    at = (new.model_index(table["model"].astype(str)), pd.Index(bank.item_ids).get_indexer(table["item_id"]))
-    drawn = None  # which answers were random draws (`jeirt suggest`'s column), when the CSV says
-    if RANDOM_COLUMN in table.columns:
-        flags = table[RANDOM_COLUMN].astype(str).str.strip()
-        bad = ~flags.isin(["0", "1"]).to_numpy()
-        if bad.any():
-            row = int(np.flatnonzero(bad)[0])
-            raise DataError(
-                f"--results {results}: the {RANDOM_COLUMN!r} cell on data row {row + 1} is "
-                f"{table[RANDOM_COLUMN].iloc[row]!r}; it must be 1 (a random draw of `jeirt suggest`) "
-                "or 0, as suggest wrote it."
-            )
-        drawn = np.zeros(matrix.shape, dtype=bool)
-        drawn[at] = (flags == "1").to_numpy()
-    inclusion = None  # each answer's inclusion probability (`jeirt suggest`'s column), when the CSV says
-    if INCLUSION_COLUMN in table.columns:
-        values = pd.to_numeric(table[INCLUSION_COLUMN], errors="coerce")
-        bad = (values.isna() | (values <= 0) | (values > 1)).to_numpy()
-        if bad.any():
-            row = int(np.flatnonzero(bad)[0])
-            raise DataError(
-                f"--results {results}: the {INCLUSION_COLUMN!r} cell on data row {row + 1} is "
-                f"{table[INCLUSION_COLUMN].iloc[row]!r}; it must be a number in (0, 1] as `jeirt suggest` "
-                "wrote it (1: a pick by choice)."
-            )
-        inclusion = np.zeros(matrix.shape)
-        inclusion[at] = values.to_numpy(np.float64)
-    elif drawn is not None and (~drawn[~np.isnan(matrix)]).any():
-        raise DataError(
-            f"--results {results} has picks by choice ({RANDOM_COLUMN} = 0: an adaptive or kmeans rule) "
-            f"but no {INCLUSION_COLUMN!r} column, so the estimate cannot tell what the random draws stand "
-            f"for; keep `jeirt suggest`'s {INCLUSION_COLUMN} column beside the answers (1 for a pick by "
-            "choice, the draw's share of the questions it was drawn from for a random draw)."
-        )
-    return ds, bank, list(new.models), matrix, inclusion
+    return ds, bank, answers
 
 
 def check_estimate(args: argparse.Namespace) -> None:
@@ -91,48 +54,28 @@ def check_estimate(args: argparse.Namespace) -> None:
 
 
 def run_estimate(args: argparse.Namespace) -> None:
-    """`jeirt estimate`: a new model's accuracy on every question of a dataset from a few answers, the
-    design-based estimate reported (`score_new_models`), the model-based one beside it."""
+    """`jeirt estimate`: a new model's accuracy on every question of a dataset from a few answers
+    (`score_new_models`): overall design-based, per benchmark the shrunk design-based estimate, the
+    design-based and the model-based numbers beside them."""
     from jeirt.tasks.evaluation.scoring import score_new_models
 
-    ds, bank, models, labels, inclusion = _bank_and_answers(args, args.results)
+    ds, bank, answers = _bank_and_answers(args, args.results)
     scores = score_new_models(
         bank,
-        labels,
-        inclusion,
+        answers.labels,
+        answers.inclusion,
         draws=args.draws,
         level=args.level,
         seed=args.seed,
-        models=models,
+        models=answers.models,
         progress=not args.quiet,
     )
-    shown = ["estimate", "lower", "upper", "source", "model_estimate", "model_lower", "model_upper"]
-    summary = {
-        "dataset": ds.name,
-        "questions": bank.n_items,
-        "level": args.level,
-        "reported": "design-based where the group has random draws (source 'design'), else model-based",
-        "interval": "design: t interval of the random draws' residuals; model: predictive (posterior draws)",
-        "models": {
-            m: {
-                "asked": int(block["asked"].iloc[0]),
-                **{
-                    row["group"]: {c: row[c] for c in ["asked", "sampled", *shown, "model_sd", "sd"]}
-                    for row in block.to_dict("records")
-                },
-            }
-            for m, block in scores.groupby("model", sort=False)
-        },
-    }
     for m, block in scores.groupby("model", sort=False):
         print(
             f"{m}: {int(block['asked'].iloc[0])} answers ({int(block['sampled'].iloc[0])} random draws), "
-            f"estimated accuracy on {ds.name} ({bank.n_items} questions), {args.level:.0%} interval.\n"
-            "estimate: design-based, the model's predictions corrected by the random draws' residuals "
-            "(unbiased whatever the model gets wrong); model_*: JE-IRT's model-based estimate (narrower, "
-            "biased where the model is off for this model), reported only where a group has no random draw"
+            f"estimated accuracy on {ds.name} ({bank.n_items} questions), {args.level:.0%} interval.\n{REPORTED}"
         )
-        table, clipped = printable(block[["group", "items", "asked", "sampled", *shown]])
+        table, clipped = printable(block[["group", "items", "asked", "sampled", *SHOWN]])
         print(table.to_string(index=False, float_format=lambda x: f"{x:.3f}"))
         if clipped:
             print(
@@ -140,14 +83,49 @@ def run_estimate(args: argparse.Namespace) -> None:
                 "[0, 1]; --json keeps the values as computed (an unbiased estimate may stray outside)"
             )
     if args.json:
-        common.write_summary(args.json, summary)
+        common.write_summary(args.json, _estimate_summary(ds.name, bank.n_items, args.level, scores))
+
+
+SHOWN = ["estimate", "lower", "upper", "source", "design_estimate", "model_estimate"]  # `jeirt estimate`'s columns
+REPORTED = (
+    "estimate: overall, design-based (the model's predictions corrected by the random draws' residuals: "
+    "unbiased whatever the model gets wrong); per benchmark, design-based with the benchmark's correction "
+    "shrunk toward the overall one by how few random draws it has ('design, shrunk'); design_estimate: the "
+    "design-based number unshrunk (valid, wide with a handful of draws); model_estimate: JE-IRT's "
+    "model-based one (narrower, biased where the model is off for this model), reported only where there "
+    "is no random draw"
+)
+
+
+def _estimate_summary(dataset: str, questions: int, level: float, scores: pd.DataFrame) -> dict:
+    """`jeirt estimate --json`: per model and group, every number of the table with its sd."""
+    kept = ["asked", "sampled", *SHOWN, "sd"] + [f"{kind}_{c}" for kind in ("design", "model") for c in NUMBERS]
+    return {
+        "dataset": dataset,
+        "questions": questions,
+        "level": level,
+        "reported": "overall: design-based ('design'); per benchmark: design-based, shrunk toward the overall "
+        "correction ('design, shrunk'); model-based where there is no random draw ('model: ...')",
+        "interval": "design: t interval of the random draws' residuals (shrunk: with the benchmarks' spread); "
+        "model: predictive (posterior draws)",
+        "models": {
+            m: {
+                "asked": int(block["asked"].iloc[0]),
+                **{row["group"]: {c: row[c] for c in dict.fromkeys(kept)} for row in block.to_dict("records")},
+            }
+            for m, block in scores.groupby("model", sort=False)
+        },
+    }
+
+
+NUMBERS = ("estimate", "sd", "lower", "upper")
 
 
 def printable(table: pd.DataFrame) -> tuple[pd.DataFrame, bool]:
     """`jeirt estimate`'s table as printed: an accuracy and its interval within [0, 1] (a group with few
     random draws can give a design-based estimate of -0.06, or a t interval of -2.5 to 3.5), the rows
     clipped marked '*' in `source`; and whether any was."""
-    columns = ["estimate", "lower", "upper", "model_estimate", "model_lower", "model_upper"]
+    columns = [c for c in table.columns if c.endswith(("estimate", "lower", "upper"))]
     outside = ((table[columns] < 0) | (table[columns] > 1)).any(axis=1)
     shown = table.assign(**{c: table[c].clip(0, 1) for c in columns})
     shown["source"] = shown["source"].where(~outside, shown["source"] + " *")
@@ -168,15 +146,18 @@ def run_suggest(args: argparse.Namespace) -> None:
 
     from jeirt.tasks.evaluation.selection import suggest_questions
 
-    ds, bank, models, labels, inclusion = _bank_and_answers(args, args.results)
-    drawn = None if inclusion is None else inclusion < 1
+    ds, bank, answers = _bank_and_answers(args, args.results)
+    models = [] if answers is None else answers.models
     typed = [] if args.models is None else check_list("--models", args.models, llms=True)
-    extra = [m for m in typed if m not in models]
-    if extra:
-        labels = np.vstack([labels[: len(models)], np.full((len(extra), bank.n_items), np.nan)])
-        drawn = None if drawn is None else np.vstack([drawn, np.zeros((len(extra), bank.n_items), dtype=bool)])
-        models = models + extra
+    models += [m for m in typed if m not in models]
     models = models or ["new-model"]
+    labels = np.full((len(models), bank.n_items), np.nan)
+    drawn = None  # each model's earlier random draws (its answers' `random` column; None: every answer)
+    if answers is not None:
+        labels[: len(answers.models)] = answers.labels
+        if answers.random is not None:
+            drawn = np.zeros(labels.shape, dtype=bool)
+            drawn[: len(answers.models)] = answers.random
     open_questions = np.isnan(labels).sum(axis=1)  # (n_models,) questions not yet answered
     if args.k > open_questions.min():
         who = models[int(open_questions.argmin())]

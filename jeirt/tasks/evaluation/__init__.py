@@ -6,6 +6,7 @@ with plain IRT), one module a job:
     design_based  estimates unbiased whatever the model gets wrong (`design_estimates`)
     selection     which questions to ask (`select_items`, `adaptive_selection`, `suggest_questions`)
     scoring       new LLMs' scores side by side (`score_new_models`), and the baselines without JE-IRT
+    answers       new LLMs' answers as a table, with `jeirt suggest`'s columns (`answers_from_table`)
 
 A new question's answers from a few LLMs: `jeirt.questions.refine_questions`. The book's protocols that
 use this package are in `jeirt_book.experiments.new_models`; the `jeirt estimate` and `jeirt suggest`
@@ -14,6 +15,13 @@ verbs in `jeirt.cli.evaluation`.
 
 from jeirt.onboard import PRIOR_WIDTH_GRID
 from jeirt.tasks import RULES
+from jeirt.tasks.evaluation.answers import (
+    INCLUSION_COLUMN,
+    RANDOM_COLUMN,
+    SUGGEST_COLUMNS,
+    Answers,
+    answers_from_table,
+)
 from jeirt.tasks.evaluation.bank import GROUP_SD, MISFIT_SDS, OVERALL, Posterior, QuestionBank
 from jeirt.tasks.evaluation.design_based import DESIGN, design_estimates, inclusion_probabilities
 from jeirt.tasks.evaluation.model_based import estimate_scores

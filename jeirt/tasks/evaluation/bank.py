@@ -351,7 +351,7 @@ class QuestionBank:
         return mean, fit.covariances, q, widths
 
     def _check(self, labels: np.ndarray, asked: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        labels = np.atleast_2d(np.asarray(labels, dtype=np.float64))
+        labels = check_labels(labels)
         asked = np.atleast_2d(np.asarray(asked, dtype=bool))
         if labels.shape[1] != self.n_items or asked.shape != labels.shape:
             raise ValueError(
@@ -361,6 +361,23 @@ class QuestionBank:
         if np.isnan(labels[asked]).any():
             raise ValueError("asked marks questions without an answer (NaN label); ask only answered ones.")
         return labels, asked
+
+
+def check_labels(labels: np.ndarray) -> np.ndarray:
+    """`labels` (n_new, n_items) as floats: each answer 1 (right), 0 (wrong) or a share right in [0, 1],
+    NaN where not asked, as the command line's reader (`jeirt.data.from_long`) takes them."""
+    try:
+        labels = np.atleast_2d(np.asarray(labels, dtype=np.float64))
+    except (TypeError, ValueError) as err:
+        raise TypeError(f"labels must be numbers (an array of n_new x n_items answers): {err}") from None
+    bad = ~np.isnan(labels) & ((labels < 0) | (labels > 1))
+    if bad.any():
+        i, q = np.argwhere(bad)[0]
+        raise ValueError(
+            f"labels[{i}, {q}] is {labels[i, q]:g}; labels must be in [0, 1] (1 right, 0 wrong, or a share "
+            "right), NaN where not asked."
+        )
+    return labels
 
 
 def check_estimate_inputs(

@@ -18,7 +18,7 @@ from tqdm import (
 from jeirt.model import sigmoid
 from jeirt.splits import sample_items
 from jeirt.tasks import RULES  # the names, where the command line reads them without this module
-from jeirt.tasks.evaluation.bank import Posterior, QuestionBank
+from jeirt.tasks.evaluation.bank import Posterior, QuestionBank, check_labels
 from jeirt.tasks.evaluation.design_based import inclusion_probabilities
 
 RANDOM_SHARE = 0.5  # share of an adaptive rule's questions drawn at random: the sample its estimate checks itself on
@@ -176,37 +176,31 @@ def suggest_questions(
 
     random and stratified draw each model's k (one generator, `seed`); kmeans clusters once per model
     (seed + its position), all picks by choice; the adaptive rules first draw at random what brings the
-    model's random draws to `random_share` of all its questions (`drawn` (n_new, n_items) marks its
-    earlier random draws; default: every earlier answer), then pick the rest from the posterior of its
-    answers (`next_items`).
+    model's random draws to `random_share` of all its questions, then pick the rest from the posterior
+    of its answers (`next_items`). `drawn` (n_new, n_items) marks the earlier random draws among the
+    answered questions (default: every answer); called round after round with the answers so far, each
+    round keeps the share.
     """
     if rule not in RULES:
         raise ValueError(f"rule={rule!r}; expected one of {RULES}.")
-    labels = np.atleast_2d(np.asarray(labels, dtype=np.float64))
+    labels = check_labels(labels)
     n_new, asked = len(labels), ~np.isnan(labels)
     candidates = ~asked
     drawn = asked if drawn is None else np.atleast_2d(np.asarray(drawn, dtype=bool))
     if drawn.shape != asked.shape:
         raise ValueError(f"drawn has shape {drawn.shape}; expected {asked.shape} like labels.")
+    if (drawn & ~asked).any():
+        raise ValueError(
+            "drawn marks questions without an answer (NaN label); it marks the earlier random draws among the "
+            "answered questions only (a question never asked was not drawn)."
+        )
     random = np.zeros((n_new, k), dtype=bool)
     if rule in ("adaptive", "adaptive-accuracy"):
         _candidates(bank, candidates, None, n_new, k)  # checks k against what is left
         share = np.round(random_share * (asked.sum(axis=1) + k)).astype(int) - drawn.sum(axis=1)
         share = np.clip(share, 0, k)
-        picks = np.zeros((n_new, k), dtype=np.int64)
-        rng = np.random.default_rng(seed)
-        left = candidates.copy()
-        for i, n in enumerate(share):
-            picks[i, :n] = rng.permutation(np.flatnonzero(left[i]))[:n]
-            left[i, picks[i, :n]] = False
-            random[i, :n] = True
-        posterior = bank.posterior(np.nan_to_num(labels), asked, progress=progress)
-        rest = k - share  # the picks by choice, from the questions neither asked nor drawn
-        target = "vector" if rule == "adaptive" else "accuracy"
-        for n in np.unique(rest[rest > 0]):
-            rows = np.flatnonzero(rest == n)
-            part = posterior if len(rows) == n_new else posterior.take(rows)
-            picks[rows, k - n :] = next_items(bank, part, int(n), left[rows], target=target, progress=progress)
+        picks = _adaptive_round(bank, labels, k, share, "vector" if rule == "adaptive" else "accuracy", seed, progress)
+        random[:] = np.arange(k)[None, :] < share[:, None]
     elif rule == "kmeans":
         picks = np.concatenate(
             [
@@ -223,6 +217,29 @@ def suggest_questions(
     np.put_along_axis(sampled, picks, random, axis=1)
     inclusion = inclusion_probabilities(mask, sampled, candidates, bank.groups if rule == "stratified" else None)
     return picks, random, np.take_along_axis(inclusion, picks, axis=1)
+
+
+def _adaptive_round(
+    bank: QuestionBank, labels: np.ndarray, k: int, share: np.ndarray, target: str, seed: int, progress: bool
+) -> np.ndarray:
+    """One round of an adaptive rule: for model i, `share[i]` questions drawn at random from those it has
+    not answered (a simple random sample of them), then k - share[i] picked by choice from the rest, from
+    the posterior of its answers so far; (n_new, k) positions, the random draws first."""
+    asked = ~np.isnan(labels)
+    n_new = len(labels)
+    picks = np.zeros((n_new, k), dtype=np.int64)
+    rng = np.random.default_rng(seed)
+    left = ~asked
+    for i, n in enumerate(share):
+        picks[i, :n] = rng.permutation(np.flatnonzero(left[i]))[:n]
+        left[i, picks[i, :n]] = False
+    posterior = bank.posterior(np.nan_to_num(labels), asked, progress=progress)
+    rest = k - share  # the picks by choice, from the questions neither asked nor drawn
+    for n in np.unique(rest[rest > 0]):
+        rows = np.flatnonzero(rest == n)
+        part = posterior if len(rows) == n_new else posterior.take(rows)
+        picks[rows, k - n :] = next_items(bank, part, int(n), left[rows], target=target, progress=progress)
+    return picks
 
 
 def _batch(done: int, k: int, step: int, growth: float) -> int:
