@@ -459,3 +459,58 @@ def test_loading_a_model_from_a_character_device_is_refused(tmp_path):
         pytest.skip("mknod of a character device needs root here")
     with pytest.raises(ValueError, match="character device"):
         JEIRT.load(device)
+
+
+# ----------------------------------------------------------------------------------------------------
+# The adaptive rules in rounds: `suggest --results` of the answers so far, round after round
+
+
+def _planted_answers(bank, n_models: int, seed: int) -> np.ndarray:
+    """(n_models, n_items) 0/1 answers of LLMs planted in the bank's geometry (vectors from its prior),
+    each with a misfit the model does not know: a shift of all its logits and one per benchmark."""
+    from jeirt.model import sigmoid
+
+    rng = np.random.default_rng(seed)
+    z = rng.standard_normal((n_models, bank.features.shape[1]))
+    codes = pd.factorize(bank.groups)[0]
+    shift = rng.normal(0.6, 0.3, (n_models, 1)) + rng.normal(0.0, 0.4, (n_models, codes.max() + 1))[:, codes]
+    return (rng.random((n_models, bank.n_items)) < sigmoid(z @ bank.features.T - bank.offsets + shift)).astype(float)
+
+
+def test_adaptive_rules_keep_their_random_share_round_after_round(work, tmp_path, mmlu_pro, capsys):
+    """Before: the first round drew half its questions at random, every later round none (a question
+    never asked had inclusion 0 and counted as an earlier random draw). After: each round of 20 draws 10
+    at random, and the design-based estimate of planted LLMs after 4 rounds is unbiased within its noise."""
+    from jeirt.tasks.evaluation.bank import QuestionBank
+
+    bank = QuestionBank.from_model(JEIRT.load(work / "model.pt"), mmlu_pro)
+    truth = _planted_answers(bank, 20, seed=5)
+    names = [f"planted{i}" for i in range(len(truth))]
+    position = {item: q for q, item in enumerate(bank.item_ids)}
+    so_far = tmp_path / "answers.csv"
+    argv = ["suggest", "--model", work / "model.pt", "--dataset", "mmlu_pro", "--k", "20", "--rule", "adaptive"]
+    for round_ in range(4):
+        asked = tmp_path / f"round{round_}.csv"
+        given = ["--models", ",".join(names)] if round_ == 0 else ["--results", so_far]
+        code, _, err = _run(capsys, [*argv, *given, "--seed", round_, "--out", asked, "--quiet"])
+        assert code == 0, err
+        rows = pd.read_csv(asked)
+        assert (rows.groupby("model")["random"].sum() == 10).all(), (
+            f"round {round_}: {rows.groupby('model')['random'].sum()}"
+        )
+        rows["label"] = [truth[names.index(m), position[str(q)]] for m, q in zip(rows["model"], rows["item_id"])]
+        rows = rows[["model", "item_id", "label", "random", "inclusion_probability"]]
+        rows.to_csv(so_far, mode="a", header=round_ == 0, index=False)
+    answers = pd.read_csv(so_far)
+    assert len(answers) == 80 * len(names) and answers.groupby("model")["random"].mean().eq(0.5).all()
+    code, _, err = _run(capsys, ["estimate", "--model", work / "model.pt", "--dataset", "mmlu_pro", "--results", so_far,
+                                 "--draws", "20", "--json", tmp_path / "est.json", "--quiet"])  # fmt: skip
+    assert code == 0, err
+    import json
+
+    est = json.loads((tmp_path / "est.json").read_text())["models"]
+    errors = np.array([est[m]["overall"]["estimate"] - truth[i].mean() for i, m in enumerate(names)])
+    covered = [est[m]["overall"]["lower"] <= truth[i].mean() <= est[m]["overall"]["upper"] for i, m in enumerate(names)]
+    assert all(est[m]["overall"]["source"] == "design" for m in names)
+    assert abs(errors.mean()) < 3 * errors.std(ddof=1) / np.sqrt(len(errors)) + 0.005, errors
+    assert sum(covered) >= 15, covered  # 90% intervals: 18 of 20 expected

@@ -13,6 +13,7 @@ import numpy as np
 from jeirt.cli import common
 from jeirt.cli.checks import Verb, check_list
 from jeirt.cli.errors import UsageError
+from jeirt.files import finite_json
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -83,7 +84,7 @@ def run_estimate(args: argparse.Namespace) -> None:
                 "[0, 1]; --json keeps the values as computed (an unbiased estimate may stray outside)"
             )
     if args.json:
-        common.write_summary(args.json, _estimate_summary(ds.name, bank.n_items, args.level, scores))
+        common.write_summary(args.json, finite_json(_estimate_summary(ds.name, bank.n_items, args.level, scores)))
 
 
 SHOWN = ["estimate", "lower", "upper", "source", "design_estimate", "model_estimate"]  # `jeirt estimate`'s columns
