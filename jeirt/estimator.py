@@ -35,6 +35,7 @@ from jeirt.onboard import (
     fit_new_vectors,
     vector_prior,
 )
+from jeirt.params import JEIRT_PARAMS, check_params
 from jeirt.questions import QuestionCorrections, fit_corrections
 from jeirt.renamed import missing_attribute, one_spelling
 from jeirt.search import train_best
@@ -138,19 +139,12 @@ class JEIRT(BaseEstimator):
         if self.recipe not in RECIPES:
             raise ValueError(f"recipe={self.recipe!r}; expected one of {list(RECIPES)}.")
         recipe_training, recipe_dropout, recipe_noise, recipe_init = RECIPES[self.recipe]
-        if not isinstance(self.d, (int, np.integer)) or not 1 <= self.d <= 65536:
-            raise ValueError(f"d={self.d!r}; expected an embedding dimension between 1 and 65536.")
+        check_params("JEIRT", JEIRT_PARAMS, self.get_params())  # d, search_budget, random_state, dropout, noise
         self.dropout_ = recipe_dropout if self.dropout is None else self.dropout
         self.feature_noise_ = recipe_noise if self.feature_noise is None else self.feature_noise
-        if not 0 <= self.dropout_ < 1:
-            raise ValueError(f"dropout={self.dropout!r}; expected a probability in [0, 1) or None.")
-        if not self.feature_noise_ >= 0:
-            raise ValueError(f"feature_noise={self.feature_noise!r}; expected a non-negative number or None.")
         self.init_ = recipe_init if self.init is None else self.init
         if not isinstance(self.init_, str) or self.init_ not in INITS:
             raise ValueError(f"init={self.init!r}; expected one of {list(INITS)} or None (the recipe's).")
-        if not (isinstance(self.search_budget, (int, float)) and self.search_budget > 0):
-            raise ValueError(f"search_budget={self.search_budget!r}; expected a positive number of seconds.")
         self.d_ = int(self.d)
         self.encoder_ = canonical_name(self.encoder)
         self.training_ = training_recipe(recipe_training, self.training)

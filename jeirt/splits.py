@@ -20,6 +20,7 @@ import numpy as np
 
 from jeirt.data.dataset import Dataset
 from jeirt.data.embedllm import EMBEDLLM
+from jeirt.params import SAMPLE_PARAMS, check_params
 
 
 @dataclass(frozen=True)
@@ -185,6 +186,7 @@ def subsample_items(mask: np.ndarray, fraction: float, seed: int = 0) -> np.ndar
 
 def sample_items(groups: np.ndarray, n: int, rng: np.random.Generator) -> np.ndarray:
     """Sorted positions of `n` items drawn without replacement, each group keeping its share."""
+    check_params("sample_items", SAMPLE_PARAMS, {"n": n})
     groups = np.asarray(groups)
     if n >= len(groups):
         return np.arange(len(groups))

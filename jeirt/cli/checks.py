@@ -9,28 +9,31 @@ command line holds (ranges, input files, datasets, the device, output files), th
 from __future__ import annotations
 
 import argparse
-import math
 import os
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from jeirt import settings
+from jeirt import params, settings
 from jeirt.cli.errors import EnvironmentFailure, OutputError, UsageError
 from jeirt.files import comma_list
 
 INPUT_OPTIONS = ("model", "questions", "results", "validation", "items", "prices")  # paths a command reads
 OUTPUT_OPTIONS = ("out", "json")  # paths a command writes
-RANGES = {  # option: (lowest, highest, what it is); ints unless the bound is a float
-    "d": (1, 65536, "an embedding dimension"),
-    "max_epochs": (1, 100_000, "a number of epochs"),
-    "limit_items": (1, None, "a number of questions"),
-    "seed": (0, 2**32 - 1, "a seed"),
-    "draws": (2, 1_000_000, "a number of posterior draws (two or more: the sd needs two)"),
-    "k": (1, None, "a number of questions"),
-    "threads": (1, 1024, "a number of threads"),
-    "search_budget": (0.0, None, "a number of seconds"),
+# Each numeric option and the library's declaration of the parameter it feeds (`jeirt.params`): its range
+# is checked against that declaration, never one of the command line's own.
+OPTION_PARAMS = {
+    "d": params.JEIRT_PARAMS["d"],
+    "search_budget": params.JEIRT_PARAMS["search_budget"],
+    "max_epochs": params.TRAINING_PARAMS["max_epochs"],
+    "limit_items": params.SAMPLE_PARAMS["n"],
+    "seed": params.SEED,
+    "draws": params.SCORE_PARAMS["draws"],
+    "level": params.SCORE_PARAMS["level"],
+    "k": params.SUGGEST_PARAMS["k"],
+    "lam": params.ROUTE_PARAMS["lam"],
+    "threads": params.THREADS,
 }
 DATASET_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")  # a folder right under $JEIRT_DATA
 
@@ -184,19 +187,12 @@ def check_encoders(values: Sequence[str] | str) -> None:
 
 
 def _check_ranges(given: dict[str, object]) -> None:
-    """Every option of `RANGES` the command line holds is a finite number inside its range."""
-    for dest, (low, high, what) in RANGES.items():
+    """Every numeric option the command line holds is inside the range the library declares for the
+    parameter it feeds (`OPTION_PARAMS`)."""
+    for dest, constraint in OPTION_PARAMS.items():
         value = given.get(dest)
-        if value is None:
-            continue
-        assert isinstance(value, (int, float)), f"{dest} is parsed as a number"
-        if (
-            (isinstance(value, float) and not math.isfinite(value))
-            or value < low
-            or (high is not None and value > high)
-        ):
-            allowed = f"between {low} and {high}" if high is not None else f"at least {low}"
-            raise UsageError(f"{option(dest)} {value}: expected {what} {allowed}.")
+        if value is not None and not constraint.admits(value):
+            raise UsageError(f"{option(dest)} {value}: expected {constraint.describe()}.")
 
 
 def _check_outputs(args: argparse.Namespace, given: dict[str, object], inputs: list[tuple[str, Path]]) -> None:

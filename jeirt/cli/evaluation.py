@@ -48,12 +48,6 @@ def _bank_and_answers(args: argparse.Namespace, results: str | None) -> tuple:
     return ds, bank, answers
 
 
-def check_estimate(args: argparse.Namespace) -> None:
-    """--level is strictly between 0 and 1."""
-    if not 0 < args.level < 1:
-        raise UsageError(f"--level {args.level}: expected an interval level strictly between 0 and 1, e.g. 0.9.")
-
-
 def run_estimate(args: argparse.Namespace) -> None:
     """`jeirt estimate`: a new model's accuracy on every question of a dataset from a few answers
     (`score_new_models`): overall design-based, per benchmark the shrunk design-based estimate, the
@@ -197,7 +191,7 @@ def run_suggest(args: argparse.Namespace) -> None:
         common.write_summary(args.json, {**summary, "item_ids": item_ids})
 
 
-ESTIMATE = Verb("estimate", run_estimate, check_estimate)
+ESTIMATE = Verb("estimate", run_estimate)
 SUGGEST = Verb("suggest", run_suggest, check_suggest, out_suffix=".csv")
 
 

@@ -13,6 +13,7 @@ import pandas as pd
 
 from jeirt.baselines.irt import OnePL, TwoPL
 from jeirt.data import Dataset
+from jeirt.params import SCORE_PARAMS, check_params
 from jeirt.tasks.evaluation.bank import OVERALL, QuestionBank, check_labels
 from jeirt.tasks.evaluation.design_based import design_estimates, inclusion_probabilities
 from jeirt.tasks.evaluation.model_based import estimate_scores
@@ -41,6 +42,7 @@ def score_new_models(
     numbers as they are (design_*) and the model-based ones (model_*). `inclusion` (n_new, n_items) as
     `inclusion_probabilities`; None reads every answer as one simple random sample of the bank's
     questions (pi = n / N), as the random rule draws them."""
+    check_params("score_new_models", SCORE_PARAMS, {"draws": draws, "level": level, "seed": seed})
     labels = check_labels(labels)
     asked = ~np.isnan(labels)
     if inclusion is None:

@@ -16,6 +16,7 @@ from tqdm import (
 )
 
 from jeirt.model import sigmoid
+from jeirt.params import SUGGEST_PARAMS, check_params
 from jeirt.splits import sample_items
 from jeirt.tasks import RULES  # the names, where the command line reads them without this module
 from jeirt.tasks.evaluation.bank import Posterior, QuestionBank, check_labels
@@ -183,6 +184,7 @@ def suggest_questions(
     """
     if rule not in RULES:
         raise ValueError(f"rule={rule!r}; expected one of {RULES}.")
+    check_params("suggest_questions", SUGGEST_PARAMS, {"k": k, "seed": seed, "random_share": random_share})
     labels = check_labels(labels)
     n_new, asked = len(labels), ~np.isnan(labels)
     candidates = ~asked
