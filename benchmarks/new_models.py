@@ -4,7 +4,7 @@ For each fold, JE-IRT is fitted (the library's default recipe, `fit_cached`) on 
 out; the trained models answer every question outside validation (`known_question_split`), which
 gives the per-question corrections (`JEIRT.fit_corrections`) and a per-question Rasch model
 (`OnePL`) fitted on the same known answers. Each held-out model is asked k of its graded questions
-by the random, stratified and adaptive rules (`select_items`, `adaptive_selection`; the adaptive
+by the random, stratified and adaptive rules (`select_questions`, `adaptive_selection`; the adaptive
 questions are chosen by the bank that estimates, so with and without corrections they differ) and
 its accuracy on all of them is estimated by
 

@@ -16,6 +16,10 @@ RENAMED = {  # (where, old name) -> new name
     ("QuestionBank", "prior"): "unanswered",
     ("QuestionBank.from_model", "prior"): "prior_covariance",
     ("JEIRT.onboard", "prior_scale"): "prior_width",
+    ("jeirt.tasks", "RULES"): "SELECTION_RULES",  # one word for a question: not "item" at the boundary
+    ("jeirt.tasks.evaluation", "RULES"): "SELECTION_RULES",
+    ("jeirt.tasks.evaluation", "select_items"): "select_questions",
+    ("jeirt.tasks.evaluation", "next_items"): "next_questions",
 }
 
 

@@ -35,7 +35,7 @@ def test_cli_end_to_end(workdir, capsys, mmlu_pro):
         "fit",
         "--dataset",
         "mmlu_pro",
-        "--limit-items",
+        "--limit-questions",
         "1500",
         "--d",
         "16",
@@ -121,7 +121,7 @@ def corrected(workdir) -> Path:
                 "fit",
                 "--dataset",
                 "mmlu_pro",
-                "--limit-items",
+                "--limit-questions",
                 "300",
                 "--d",
                 "8",
@@ -208,9 +208,9 @@ def test_suggest_gives_each_model_what_the_help_promises(corrected, workdir, cap
     """random, stratified and kmeans: each model its own questions; adaptive: the same answers so far,
     the same questions, other answers, other questions."""
     for rule in ("random", "stratified", "kmeans"):
-        picks = _suggested(capsys, workdir, rule, "--models", "a,b,c")
+        picks = _suggested(capsys, workdir, rule, "--llms", "a,b,c")
         assert list(picks.index) == ["a", "b", "c"] and len(set(picks)) == 3, rule
-    picks = _suggested(capsys, workdir, "adaptive", "--models", "a,b,c")  # half of them a random draw each
+    picks = _suggested(capsys, workdir, "adaptive", "--llms", "a,b,c")  # half of them a random draw each
     table = pd.read_csv(workdir / "suggest_adaptive.csv", dtype=str)
     assert len(set(picks)) == 3 and (table.groupby("model")["random"].apply(lambda r: (r == "1").sum()) == 3).all()
     asked = mmlu_pro.items["item_id"].to_numpy()[:40]
@@ -448,6 +448,24 @@ def test_a_renamed_option_is_refused_with_its_new_name(capsys):
     assert args.prior_covariance == "full" and not any(key.startswith("_renamed") for key in vars(args))
 
 
+ONBOARD = ["onboard", "--model", "m.pt", "--results", "r.csv"]
+
+
+@pytest.mark.parametrize(
+    "argv, old, new",
+    [
+        (["fit", "--dataset", "mmlu_pro", "--limit-items", "100"], "--limit-items", "--limit-questions"),
+        ([*ONBOARD, "--items", "q.csv"], "--items", "--questions"),
+        (["suggest", "--model", "m.pt", "--dataset", "mmlu_pro", "--k", "2", "--models", "a,b"], "--models", "--llms"),
+    ],
+)
+def test_one_word_for_a_question_and_for_an_llm(capsys, argv, old, new):
+    """A question is a question at the boundary (not an item), an LLM an LLM (not a model, which is the
+    fitted file): the old spellings are refused with the new ones."""
+    assert main(argv) == 2
+    assert f"{old} was renamed {new}" in capsys.readouterr().err
+
+
 def test_every_option_has_help_text():
     parser = build_parser()
     commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices
@@ -517,7 +535,7 @@ def test_ctrl_c_after_an_output_was_written_names_it(workdir, capsys, monkeypatc
 
     monkeypatch.setattr(common, "emit", interrupted)  # the step after the model is saved
     out = workdir / "interrupted.pt"
-    code, _, err = run(capsys, "fit", "--dataset", "mmlu_pro", "--limit-items", "100", "--d", "4",
+    code, _, err = run(capsys, "fit", "--dataset", "mmlu_pro", "--limit-questions", "100", "--d", "4",
                        "--max-epochs", "1", "--quiet", "--out", str(out))  # fmt: skip
     assert code == 130 and out.is_file()
     assert str(out) in err and "written in full" in err and MESSAGE not in err, err

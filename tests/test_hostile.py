@@ -30,7 +30,7 @@ from jeirt.estimator import JEIRT
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))  # write_manifest
 
-TINY_FIT = ["--limit-items", "200", "--d", "8", "--max-epochs", "2", "--quiet"]
+TINY_FIT = ["--limit-questions", "200", "--d", "8", "--max-epochs", "2", "--quiet"]
 
 
 @pytest.fixture(scope="module")
@@ -100,8 +100,8 @@ CASES = [
     ("d-huge", ["fit", "--dataset", "mmlu_pro", "--d", "1000000000"], 2, ["--d 1000000000"]),
     ("epochs-zero", ["fit", "--dataset", "mmlu_pro", "--max-epochs", "0"], 2, ["--max-epochs 0"]),
     ("epochs-negative", ["fit", "--dataset", "mmlu_pro", "--max-epochs", "-1"], 2, ["--max-epochs -1"]),
-    ("limit-zero", ["fit", "--dataset", "mmlu_pro", "--limit-items", "0"], 2, ["--limit-items 0"]),
-    ("limit-negative", ["fit", "--dataset", "mmlu_pro", "--limit-items", "-5"], 2, ["--limit-items -5"]),
+    ("limit-zero", ["fit", "--dataset", "mmlu_pro", "--limit-questions", "0"], 2, ["--limit-questions 0"]),
+    ("limit-negative", ["fit", "--dataset", "mmlu_pro", "--limit-questions", "-5"], 2, ["--limit-questions -5"]),
     ("seed-negative", ["fit", "--dataset", "mmlu_pro", "--seed", "-1"], 2, ["--seed -1"]),
     ("device-unknown", ["fit", "--dataset", "mmlu_pro", "--device", "tpu9"], 2, ["--device", "tpu9"]),
     ("not-an-int", ["fit", "--dataset", "mmlu_pro", "--d", "many"], 2, []),
@@ -127,9 +127,9 @@ CASES = [
     ),
     (
         "onboard-items-folder",
-        ["onboard", "--model", M, "--results", "{w}/answers.csv", "--items", "{w}/folder.csv", "--out", "{w}/o.pt"],
+        ["onboard", "--model", M, "--results", "{w}/answers.csv", "--questions", "{w}/folder.csv", "--out", "{w}/o.pt"],
         2,
-        ["--items", "folder"],
+        ["--questions", "folder"],
     ),
     (
         "estimate-results-folder",
@@ -521,13 +521,13 @@ ROUND_TWO = {  # class -> (case id, argv, exit code, fragments of the message)
                 M,
                 "--results",
                 "{w}/custom_results.csv",
-                "--items",
+                "--questions",
                 "{w}/items_dup.csv",
                 "--out",
                 "{w}/o.pt",
             ],
             3,
-            ["--items", "items_dup.csv", "'q1'"],
+            ["--questions", "items_dup.csv", "'q1'"],
         ),
     ],
     "output": [
@@ -648,9 +648,9 @@ ROUND_TWO = {  # class -> (case id, argv, exit code, fragments of the message)
         ("split-unknown", ["compare", "--dataset", "zeroeval", "--split", "random"], 2, ["--split 'random'"]),
         (
             "suggest-models-repeated",
-            ["suggest", "--model", M, "--dataset", "mmlu_pro", "--k", "2", "--models", "a,a"],
+            ["suggest", "--model", M, "--dataset", "mmlu_pro", "--k", "2", "--llms", "a,a"],
             2,
-            ["--models", "more than once"],
+            ["--llms", "more than once"],
         ),
         (
             "items-beside-dataset",
@@ -662,13 +662,13 @@ ROUND_TWO = {  # class -> (case id, argv, exit code, fragments of the message)
                 "{w}/answers.csv",
                 "--dataset",
                 "mmlu_pro",
-                "--items",
+                "--questions",
                 "{w}/questions.csv",
                 "--out",
                 "{w}/o.pt",
             ],
             2,
-            ["--items", "not both"],
+            ["--questions", "not both"],
         ),
     ],
     "errors": [

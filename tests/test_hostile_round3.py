@@ -30,7 +30,7 @@ from jeirt import files
 from jeirt.cli import main
 from jeirt.estimator import JEIRT
 
-TINY_FIT = ["--limit-items", "200", "--d", "8", "--max-epochs", "2", "--quiet"]
+TINY_FIT = ["--limit-questions", "200", "--d", "8", "--max-epochs", "2", "--quiet"]
 
 
 @pytest.fixture(scope="module")
@@ -228,17 +228,17 @@ def test_suggest_models_typed_in_two_spellings_are_one_model(work, capsys):
     """Before: `café` typed in two Unicode forms became two models that print alike. After: one name,
     given twice, refused as any name given twice is."""
     argv = ["suggest", "--model", work / "model.pt", "--dataset", "mmlu_pro", "--k", "2", "--quiet"]
-    code, _, err = _run(capsys, [*argv, "--models", f"{NFC},{NFD}"])
+    code, _, err = _run(capsys, [*argv, "--llms", f"{NFC},{NFD}"])
     assert code == 2 and "more than once" in err, err
 
 
 def test_a_typed_name_finds_the_model_of_the_results(work, tmp_path, capsys):
-    """--models café (NFD) beside --results of café (NFC): the same model, no second one."""
+    """--llms café (NFD) beside --results of café (NFC): the same model, no second one."""
     rows = pd.read_csv(work / "answers.csv").assign(model=NFC)
     rows.to_csv(tmp_path / "cafe.csv", index=False)
     out = tmp_path / "ask.csv"
     argv = ["suggest", "--model", work / "model.pt", "--dataset", "mmlu_pro", "--k", "2", "--quiet"]
-    code, _, err = _run(capsys, [*argv, "--results", tmp_path / "cafe.csv", "--models", NFD, "--out", out])
+    code, _, err = _run(capsys, [*argv, "--results", tmp_path / "cafe.csv", "--llms", NFD, "--out", out])
     assert code == 0, err
     assert pd.read_csv(out)["model"].unique().tolist() == [NFC]
 
@@ -491,7 +491,7 @@ def test_adaptive_rules_keep_their_random_share_round_after_round(work, tmp_path
     argv = ["suggest", "--model", work / "model.pt", "--dataset", "mmlu_pro", "--k", "20", "--rule", "adaptive"]
     for round_ in range(4):
         asked = tmp_path / f"round{round_}.csv"
-        given = ["--models", ",".join(names)] if round_ == 0 else ["--results", so_far]
+        given = ["--llms", ",".join(names)] if round_ == 0 else ["--results", so_far]
         code, _, err = _run(capsys, [*argv, *given, "--seed", round_, "--out", asked, "--quiet"])
         assert code == 0, err
         rows = pd.read_csv(asked)

@@ -27,7 +27,7 @@ OPTION_PARAMS = {
     "d": params.JEIRT_PARAMS["d"],
     "search_budget": params.JEIRT_PARAMS["search_budget"],
     "max_epochs": params.TRAINING_PARAMS["max_epochs"],
-    "limit_items": params.SAMPLE_PARAMS["n"],
+    "limit_questions": params.SAMPLE_PARAMS["n"],
     "seed": params.SEED,
     "draws": params.SCORE_PARAMS["draws"],
     "level": params.SCORE_PARAMS["level"],

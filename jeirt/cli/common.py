@@ -142,7 +142,7 @@ def judged(flag: str, path: str, read: Callable[[], T], duplicates_option: bool 
         raise DataError(f"{flag} {message}" if message.startswith(path) else f"{flag} {path}: {message}") from err
 
 
-def dataset(name: str, limit_items: int | None = None, seed: int = 0) -> Dataset:
+def dataset(name: str, limit_questions: int | None = None, seed: int = 0) -> Dataset:
     """Load a dataset by name or CSV path, optionally cut to a seeded per-benchmark item sample."""
     import pandas as pd
 
@@ -158,8 +158,10 @@ def dataset(name: str, limit_items: int | None = None, seed: int = 0) -> Dataset
     except (ValueError, KeyError, UnicodeDecodeError, pd.errors.ParserError, pd.errors.EmptyDataError) as err:
         message = err.args[0] if isinstance(err, KeyError) and err.args else str(err)
         raise DataError(f"--dataset {message}" if message.startswith(name) else f"--dataset {name}: {message}") from err
-    if limit_items and ds.n_items > limit_items:
-        ds = ds.subset(items=sample_items(ds.items["benchmark"].to_numpy(), limit_items, np.random.default_rng(seed)))
+    if limit_questions and ds.n_items > limit_questions:
+        ds = ds.subset(
+            items=sample_items(ds.items["benchmark"].to_numpy(), limit_questions, np.random.default_rng(seed))
+        )
     return ds
 
 

@@ -75,7 +75,8 @@ def internal(err: BaseException) -> tuple[int, str]:
     torch = sys.modules.get("torch")  # not imported: the failure cannot be torch's
     if isinstance(err, MemoryError) or (torch is not None and isinstance(err, torch.cuda.OutOfMemoryError)):
         return EnvironmentFailure.code, (
-            f"out of memory ({type(err).__name__}); use a smaller --d, --limit-items, or a machine with more memory."
+            f"out of memory ({type(err).__name__}); use a smaller --d, --limit-questions, or a machine with more "
+            "memory."
         )
     if isinstance(err, ConnectionError):
         return EnvironmentFailure.code, f"network: {err}"

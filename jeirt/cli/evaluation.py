@@ -128,14 +128,14 @@ def printable(table: pd.DataFrame) -> tuple[pd.DataFrame, bool]:
 
 
 def check_suggest(args: argparse.Namespace) -> None:
-    """--models names each new model once."""
-    if args.models is not None:
-        check_list("--models", args.models, llms=True)
+    """--llms names each new LLM once."""
+    if args.llms is not None:
+        check_list("--llms", args.llms, llms=True)
 
 
 def run_suggest(args: argparse.Namespace) -> None:
     """`jeirt suggest`: which k questions each new model should answer next (the models of --results,
-    then the names of --models), by `jeirt.tasks.evaluation.suggest_questions`. The output's `random`
+    then the names of --llms), by `jeirt.tasks.evaluation.suggest_questions`. The output's `random`
     and `inclusion_probability` columns are what `jeirt estimate` needs."""
     import pandas as pd
 
@@ -143,7 +143,7 @@ def run_suggest(args: argparse.Namespace) -> None:
 
     ds, bank, answers = _bank_and_answers(args, args.results)
     models = [] if answers is None else answers.models
-    typed = [] if args.models is None else check_list("--models", args.models, llms=True)
+    typed = [] if args.llms is None else check_list("--llms", args.llms, llms=True)
     models += [m for m in typed if m not in models]
     models = models or ["new-model"]
     labels = np.full((len(models), bank.n_items), np.nan)
@@ -218,63 +218,72 @@ def _common(p: argparse.ArgumentParser) -> None:
 
 def add_parsers(add: common.AddParser) -> None:
     """Add `estimate` and `suggest` to the `jeirt` command."""
-    from jeirt.tasks import RULES
+    from jeirt.tasks import SELECTION_RULES
 
     p = add(
         ESTIMATE,
-        "estimate a new model's accuracy overall and per benchmark from its answers to a few questions. The "
-        "estimate reported is design-based: the answers count as they are, the questions not asked get the "
-        "model's predictions, corrected by the mean residual (answer minus prediction) of the questions drawn "
-        "at random, weighted by their inclusion probabilities: unbiased whatever the model gets wrong about "
-        "this new model, with a t interval from the residuals' spread. JE-IRT's model-based estimate is "
-        "printed beside it (model_*): narrower, but biased where the model is off for this new model; it is "
-        "reported only for a benchmark without the random draws for an interval (the source column says so). "
-        "Safe rules: random and stratified (every answer a random draw); on held-out model families the "
-        "adaptive rules did not beat random (results/new_models_design.json)",
+        "estimate a new LLM's accuracy overall and per benchmark from its answers to a few questions. Reported "
+        "overall: the design-based estimate (the answers count as they are, the questions not asked get the "
+        "model's predictions corrected by the mean residual, answer minus prediction, of the questions drawn at "
+        "random, weighted by their inclusion probabilities): unbiased whatever the model gets wrong about this "
+        "LLM, with a t interval from the residuals' spread. Reported per benchmark: the same with the "
+        "benchmark's correction shrunk toward the overall one by how few random draws it has against how much "
+        "the benchmarks differ (source 'design, shrunk'), since a benchmark holds a handful of random draws "
+        "and its own design-based number (design_estimate, beside it) is then valid but wide; on held-out "
+        "LLMs the shrunk one was about as sharp as the model-based one and kept its coverage (DECISIONS.md, "
+        "'Per-benchmark estimates'). JE-IRT's model-based estimate (model_estimate) is reported only where "
+        "there is no random draw (the source column says so). Safe rules: random and stratified (every answer "
+        "a random draw); on held-out model families the adaptive rules did not beat random "
+        "(results/new_models_design.json)",
     )
     _common(p)
     common.add_seed(p, "seed of the posterior and answer draws (default 0)")
     p.add_argument(
         "--results",
         required=True,
-        help="long CSV model,item_id,label: the answers so far, with `jeirt suggest`'s "
-        f"{INCLUSION_COLUMN!r} column (and {RANDOM_COLUMN!r}) kept beside them: the chance the draw took "
-        "each question, 1 for a pick by choice. Without the column every answer is read as one simple "
-        f"random sample of the dataset's questions (right for the random rule); a file whose {RANDOM_COLUMN!r} "
-        "column marks picks by choice (0) but has no inclusion probabilities is refused",
+        help="long CSV model,item_id,label (model: the LLM that answered): the answers so far, with `jeirt "
+        f"suggest`'s {RANDOM_COLUMN!r} and {INCLUSION_COLUMN!r} columns kept beside them, which must agree on "
+        "every row (a random draw: 1 and a probability below 1; a pick by choice: 0 and 1). Without them every "
+        "answer is read as one simple random sample of the dataset's questions (right for the random rule); "
+        f"a file whose {RANDOM_COLUMN!r} column marks picks by choice (0) but has no inclusion probabilities "
+        "is refused",
     )
     p.add_argument("--draws", type=int, default=200, help="posterior draws for the model-based interval (default 200)")
     p.add_argument("--level", type=float, default=0.9, help="interval level (default 0.9)")
 
-    p = add(SUGGEST, "choose which k questions a new model should answer next")
+    p = add(SUGGEST, "choose which k questions a new LLM should answer next")
     _common(p)
     common.add_seed(p, "seed of the random draws and of kmeans (default 0)")
-    p.add_argument("--k", type=int, required=True, help="how many questions to suggest to each model")
+    p.add_argument("--k", type=int, required=True, help="how many questions to suggest to each LLM")
     p.add_argument(
         "--rule",
-        choices=RULES,
+        choices=SELECTION_RULES,
         default="stratified",
         help="selection rule (default stratified). random and stratified are the safe choices: every "
         "answer is a random draw, so `jeirt estimate` corrects the model's errors with all of them; on "
         "held-out model families no adaptive rule beat the random rule's error at the same k "
-        "(results/new_models_design.json). kmeans picks by choice only (no design-based estimate); adaptive and "
-        "adaptive-accuracy draw half of all the model's questions at random and pick the rest as the most "
-        "informative given the answers so far. Each model gets its own questions, none it has answered",
+        "(results/new_models_design.json). kmeans picks by choice only (no design-based estimate). adaptive "
+        "and adaptive-accuracy draw at random what brings the LLM's random draws to half of all its questions "
+        "(round after round: give the answers so far with --results, their columns kept) and pick the rest as "
+        "the most informative given the answers so far. Each LLM gets its own questions, none it has answered",
     )
     p.add_argument(
         "--results",
-        help="long CSV model,item_id,label of the models' answers so far (optional), with the "
-        f"{INCLUSION_COLUMN!r} column of earlier suggestions kept; each model of it gets its own questions",
+        help="long CSV model,item_id,label of the LLMs' answers so far (optional), with the "
+        f"{RANDOM_COLUMN!r} and {INCLUSION_COLUMN!r} columns of earlier suggestions kept; each LLM of it gets "
+        "its own questions",
     )
     p.add_argument(
-        "--models",
-        help="comma-separated names of new models without answers yet, each with its own "
-        "questions as --rule says (default: one, 'new-model', when --results is not given)",
+        "--llms",
+        help="comma-separated names of new LLMs without answers yet, each with its own questions as --rule says "
+        "(default: one, 'new-model', when --results is not given); spelt as names in a results file are (Unicode "
+        "NFC)",
     )
+    common.refuse_renamed(p, "--models", "--llms")
     p.add_argument(
         "--out",
         help=f"write the suggested questions here (CSV model,item_id,benchmark,text,{RANDOM_COLUMN},"
-        f"{INCLUSION_COLUMN}; {RANDOM_COLUMN}: 1 for a random draw, 0 for a pick by choice; "
-        f"{INCLUSION_COLUMN}: the chance the draw took the question (1 for a pick by choice): keep both "
-        "beside the answers for `jeirt estimate`)",
+        f"{INCLUSION_COLUMN}; model: the LLM; {RANDOM_COLUMN}: 1 for a random draw, 0 for a pick by choice; "
+        f"{INCLUSION_COLUMN}: the chance the draw took the question among those the LLM had not answered (1 for "
+        "a pick by choice): keep both beside the answers for `jeirt estimate` and the next round)",
     )

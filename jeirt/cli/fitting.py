@@ -28,7 +28,7 @@ def run_fit(args: argparse.Namespace) -> None:
     from jeirt.estimator import JEIRT
     from jeirt.splits import default_split
 
-    ds = common.dataset(args.dataset, args.limit_items, args.seed)
+    ds = common.dataset(args.dataset, args.limit_questions, args.seed)
     split = default_split(ds, seed=args.seed)
     model = JEIRT(
         d=args.d,
@@ -143,7 +143,8 @@ def add_parsers(add: common.AddParser) -> None:
         help="seconds after which the search starts no new candidate (default 300)",
     )
     p.add_argument("--no-calibrate", action="store_true", help="skip temperature scaling on the validation labels")
-    p.add_argument("--limit-items", type=int, help="train on a seeded sample of this many questions")
+    p.add_argument("--limit-questions", type=int, help="train on a seeded sample of this many questions")
+    common.refuse_renamed(p, "--limit-items", "--limit-questions")
     p.add_argument("--device", help="torch device (default: CUDA, MPS, CPU)")
     p.add_argument("--out", help="save the fitted model here (.pt)")
     p.add_argument("--per-benchmark", action="store_true", help="also print scores per benchmark")

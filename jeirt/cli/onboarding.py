@@ -1,5 +1,5 @@
 """`jeirt onboard`: fit vectors for new models from a CSV of their results, everything else frozen; the
-questions come from --dataset, --items or the results' own columns."""
+questions come from --dataset, --questions or the results' own columns."""
 
 from __future__ import annotations
 
@@ -16,10 +16,10 @@ from jeirt.cli.errors import DataError, UsageError
 
 
 def check(args: argparse.Namespace) -> None:
-    """--dataset or --items, not both; --out or --in-place, exactly one."""
-    if args.items and args.dataset:
+    """--dataset or --questions, not both; --out or --in-place, exactly one."""
+    if args.questions and args.dataset:
         raise UsageError(
-            "onboard: give --dataset (its item table has the questions) or --items (an item table "
+            "onboard: give --dataset (its item table has the questions) or --questions (a question table "
             "of your own), not both."
         )
     if args.in_place and args.out:
@@ -86,11 +86,11 @@ def _onboard(args: argparse.Namespace) -> None:
     if args.dataset:  # questions (and their precomputed embeddings) come from a known dataset
         base = common.dataset(args.dataset)
         items, embeddings = base.items, base.embeddings
-    elif args.items:
+    elif args.questions:
         try:
-            items = read_items_csv(args.items)
+            items = read_items_csv(args.questions)
         except ValueError as err:
-            raise DataError(f"--items {err}") from None
+            raise DataError(f"--questions {err}") from None
     name = Path(args.results).stem
     table = common.read_results("--results", args.results)
     new = common.results_dataset("--results", args.results, table, items, name=name, duplicates=args.duplicates)
@@ -112,7 +112,7 @@ def _onboard(args: argparse.Namespace) -> None:
     if blank and model.encoder_ not in new.embeddings:
         raise DataError(
             f"--results {args.results}: {blank} of {new.n_items} questions have no text to embed; give "
-            "--dataset (whose item table has the texts) or --items, or add a 'text' column."
+            "--dataset (whose item table has the texts) or --questions, or add a 'text' column."
         )
     try:
         model.onboard(new, mask=fit_mask, replace=args.replace, val_mask=val_mask)
@@ -147,7 +147,10 @@ def add_parsers(add: common.AddParser) -> None:
     common.add_model(p)
     p.add_argument("--results", required=True, help="long CSV: model,item_id,label[,benchmark,subject,text]")
     p.add_argument("--dataset", help="dataset whose questions the results refer to (by item_id)")
-    p.add_argument("--items", help="item table CSV (item_id,benchmark,subject,text) if not in --results")
+    p.add_argument(
+        "--questions", help="question table CSV (item_id,text[,benchmark,subject]) if not in --results or --dataset"
+    )
+    common.refuse_renamed(p, "--items", "--questions")
     p.add_argument(
         "--duplicates",
         choices=["error", "mean", "first"],

@@ -3,9 +3,11 @@ model per question, optionally by price) and `evaluation` (a new model's scores 
 the command line (`jeirt.cli`) runs them. The book's experiment protocols are in `jeirt_book.experiments`.
 The core never imports them."""
 
+from typing import TYPE_CHECKING
+
 # The names the command line offers as choices, kept here (no imports) so that `jeirt --help` and a
 # usage error answer without loading the workflows and torch, pandas and scikit-learn behind them.
-RULES = ("random", "stratified", "kmeans", "adaptive", "adaptive-accuracy")  # evaluation's selection rules
+SELECTION_RULES = ("random", "stratified", "kmeans", "adaptive", "adaptive-accuracy")  # which questions to ask
 PRIOR_COVARIANCES = ("full", "isotropic")  # the prior covariances S of a new model's vector (`vector_prior`)
 METHOD_NAMES = (
     "je-irt",
@@ -17,3 +19,13 @@ METHOD_NAMES = (
     "model-accuracy",
 )  # compare.METHODS, in its order
 VARIANT_NAMES = ("je-irt+benchmark",)  # compare.VARIANTS: run only when named
+
+
+if not TYPE_CHECKING:  # (the type checker keeps refusing names that do not exist)
+
+    def __getattr__(name: str) -> object:
+        """An old name answers with its new one (`jeirt.renamed`): `RULES` is `SELECTION_RULES` (the book's
+        verdict rules are `jeirt_book.verdicts.RULES`)."""
+        from jeirt.renamed import missing_attribute
+
+        raise missing_attribute("jeirt.tasks", name)

@@ -1,6 +1,6 @@
-"""Which questions to ask a new LLM: the selection rules (`select_items`: random, stratified by
+"""Which questions to ask a new LLM: the selection rules (`select_questions`: random, stratified by
 benchmark, k-means over question directions, or adaptive, whose batches open with `RANDOM_SHARE` drawn
-at random: `random_positions`), the adaptive loop (`adaptive_selection`, `next_items`) and
+at random: `random_positions`), the adaptive loop (`adaptive_selection`, `next_questions`) and
 `suggest_questions`, the rule of `jeirt suggest`.
 """
 
@@ -18,7 +18,7 @@ from tqdm import (
 from jeirt.model import sigmoid
 from jeirt.params import SUGGEST_PARAMS, check_params
 from jeirt.splits import sample_items
-from jeirt.tasks import RULES  # the names, where the command line reads them without this module
+from jeirt.tasks import SELECTION_RULES  # the names, where the command line reads them without this module
 from jeirt.tasks.evaluation.bank import Posterior, QuestionBank, check_labels
 from jeirt.tasks.evaluation.design_based import inclusion_probabilities
 
@@ -42,7 +42,7 @@ def _candidates(
     return candidates
 
 
-def select_items(
+def select_questions(
     bank: QuestionBank,
     k: int,
     rule: str = "adaptive",
@@ -60,7 +60,7 @@ def select_items(
 
     Rules: "random"; "stratified" (each benchmark's share of the candidates); "kmeans" (k-means with
     k centres on the question directions, the candidate nearest each centre); "adaptive" (greedy in
-    the current posterior, most expected information about the vector, `next_items`); and
+    the current posterior, most expected information about the vector, `next_questions`); and
     "adaptive-accuracy" (greedy, largest expected drop in the variance of the estimated overall
     accuracy). The adaptive rules need the answers they reveal as they go: `labels` (n_new,
     n_items); they refit the posterior after batches of max(step, growth x asked) questions, and
@@ -69,8 +69,8 @@ def select_items(
     `candidates` (n_new, n_items) or (n_items,) bool restricts the choice (default: the answered
     questions when labels are given, else all).
     """
-    if rule not in RULES:
-        raise ValueError(f"rule={rule!r}; expected one of {RULES}.")
+    if rule not in SELECTION_RULES:
+        raise ValueError(f"rule={rule!r}; expected one of {SELECTION_RULES}.")
     if labels is not None:
         labels = np.atleast_2d(np.asarray(labels, dtype=np.float64))
         n_new = len(labels)
@@ -81,11 +81,11 @@ def select_items(
     if rule == "stratified":
         return np.stack([rng.permutation(np.flatnonzero(row)[sample_items(bank.groups[row], k, rng)]) for row in cand])
     if rule == "kmeans":
-        return _kmeans_items(bank, k, cand, seed)
+        return _kmeans_questions(bank, k, cand, seed)
     if labels is None:
         raise ValueError(
             f"rule={rule!r} chooses each question from the answers so far: pass labels, the "
-            "answers it may reveal (or call next_items for one batch from a posterior)."
+            "answers it may reveal (or call next_questions for one batch from a posterior)."
         )
     return adaptive_selection(
         bank,
@@ -115,11 +115,11 @@ def adaptive_selection(
     keep: Sequence[int] = (),
     progress: bool = False,
 ) -> tuple[np.ndarray, dict[int, Posterior]]:
-    """`select_items` for the adaptive rules, with the posteriors the selection fits on its way.
+    """`select_questions` for the adaptive rules, with the posteriors the selection fits on its way.
 
     Each batch starts with its random picks (`random_positions`): for each model the next questions of
     a seeded random order of its candidates that are not yet asked, so that they are a random sample of
-    the questions the adaptive picks left; the rest of the batch is `next_items`'s.
+    the questions the adaptive picks left; the rest of the batch is `next_questions`'s.
 
     Returns the (n_new, k) asking order and, for each j of `keep` at which a batch ends, the posterior
     after the first j questions: the refit the selection makes there anyway, equal to `bank.posterior`
@@ -147,7 +147,7 @@ def adaptive_selection(
             picked[i, :n_random] = perm[~asked[i, perm]][:n_random]
             asked[i, picked[i, :n_random]] = True
         if batch > n_random:
-            picked[:, n_random:] = next_items(bank, posterior, batch - n_random, cand & ~asked, target=target)
+            picked[:, n_random:] = next_questions(bank, posterior, batch - n_random, cand & ~asked, target=target)
         order = np.concatenate([order, picked], axis=1)
         np.put_along_axis(asked, picked, True, axis=1)
         bar.update(batch)
@@ -178,12 +178,12 @@ def suggest_questions(
     random and stratified draw each model's k (one generator, `seed`); kmeans clusters once per model
     (seed + its position), all picks by choice; the adaptive rules first draw at random what brings the
     model's random draws to `random_share` of all its questions, then pick the rest from the posterior
-    of its answers (`next_items`). `drawn` (n_new, n_items) marks the earlier random draws among the
+    of its answers (`next_questions`). `drawn` (n_new, n_items) marks the earlier random draws among the
     answered questions (default: every answer); called round after round with the answers so far, each
     round keeps the share.
     """
-    if rule not in RULES:
-        raise ValueError(f"rule={rule!r}; expected one of {RULES}.")
+    if rule not in SELECTION_RULES:
+        raise ValueError(f"rule={rule!r}; expected one of {SELECTION_RULES}.")
     check_params("suggest_questions", SUGGEST_PARAMS, {"k": k, "seed": seed, "random_share": random_share})
     labels = check_labels(labels)
     n_new, asked = len(labels), ~np.isnan(labels)
@@ -206,12 +206,12 @@ def suggest_questions(
     elif rule == "kmeans":
         picks = np.concatenate(
             [
-                select_items(bank, k, "kmeans", candidates=candidates[i : i + 1], seed=(seed + i) % 2**32)
+                select_questions(bank, k, "kmeans", candidates=candidates[i : i + 1], seed=(seed + i) % 2**32)
                 for i in range(n_new)
             ]
         )
     else:
-        picks = select_items(bank, k, rule, candidates=candidates, n_new=n_new, seed=seed, progress=progress)
+        picks = select_questions(bank, k, rule, candidates=candidates, n_new=n_new, seed=seed, progress=progress)
         random[:] = True
     mask = np.zeros_like(asked)
     np.put_along_axis(mask, picks, True, axis=1)
@@ -240,7 +240,7 @@ def _adaptive_round(
     for n in np.unique(rest[rest > 0]):
         rows = np.flatnonzero(rest == n)
         part = posterior if len(rows) == n_new else posterior.take(rows)
-        picks[rows, k - n :] = next_items(bank, part, int(n), left[rows], target=target, progress=progress)
+        picks[rows, k - n :] = next_questions(bank, part, int(n), left[rows], target=target, progress=progress)
     return picks
 
 
@@ -263,7 +263,7 @@ def random_positions(k: int, random_share: float = RANDOM_SHARE, step: int = 5, 
     return drawn
 
 
-def next_items(
+def next_questions(
     bank: QuestionBank,
     posterior: Posterior,
     k: int,
@@ -331,7 +331,7 @@ def next_items(
     return picks
 
 
-def _kmeans_items(bank: QuestionBank, k: int, candidates: np.ndarray, seed: int) -> np.ndarray:
+def _kmeans_questions(bank: QuestionBank, k: int, candidates: np.ndarray, seed: int) -> np.ndarray:
     """k-means with k centres on the candidates' directions (first 32 principal components, for
     speed); for each model, the candidate question nearest each centre, no question twice."""
     pool = np.flatnonzero(candidates.any(axis=0))
