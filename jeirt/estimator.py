@@ -284,7 +284,7 @@ class JEIRT(BaseEstimator):
         """
         self._check_fitted()
         _check_dataset("onboard", ds)
-        mask = _onboard_mask(ds, mask)
+        mask = _onboard_mask(ds, mask, val_mask)
         if prior_scale is not None:
             prior_width = one_spelling("JEIRT.onboard", "prior_scale", prior_scale, prior_width, "auto")
             warnings.warn(
@@ -672,9 +672,14 @@ def _finite(features: np.ndarray, questions: object, method: str) -> np.ndarray:
     return features
 
 
-def _onboard_mask(ds: Dataset, mask: np.ndarray | None) -> np.ndarray:
-    """`JEIRT.onboard`'s mask (default: every label of `ds`) on observed labels, giving each model some."""
-    mask = ds.observed if mask is None else np.asarray(mask, dtype=bool) & ds.observed
+def _onboard_mask(ds: Dataset, mask: np.ndarray | None, val_mask: np.ndarray | None = None) -> np.ndarray:
+    """`JEIRT.onboard`'s mask (default: every label of `ds` that `val_mask` does not hold out) on observed
+    labels, giving each model some."""
+    if val_mask is not None and np.shape(val_mask) != ds.labels.shape:
+        raise ValueError(f"val_mask has shape {np.shape(val_mask)}; expected the dataset's {ds.labels.shape}.")
+    if mask is None:
+        mask = ds.observed if val_mask is None else ds.observed & ~np.asarray(val_mask, dtype=bool)
+    mask = np.asarray(mask, dtype=bool) & ds.observed
     if mask.shape != ds.labels.shape:
         raise ValueError(f"mask has shape {mask.shape}; expected the dataset's {ds.labels.shape}.")
     empty = [m for m, row in zip(ds.models, mask) if not row.any()]
@@ -691,9 +696,19 @@ def _onboard_widths(
     if isinstance(prior_width, str) and prior_width != "auto":
         raise ValueError(f"prior_width={prior_width!r}; expected a positive number or 'auto'.")
     if val_mask is not None:
-        val_mask = np.asarray(val_mask, dtype=bool) & ds.observed & ~mask
+        val_mask = np.asarray(val_mask, dtype=bool)
         if val_mask.shape != ds.labels.shape:
             raise ValueError(f"val_mask has shape {val_mask.shape}; expected the dataset's {ds.labels.shape}.")
+        for bad, why in (
+            (val_mask & ~ds.observed, "labels that are NaN (not answered)"),
+            (val_mask & mask, "answers mask fits on too: an answer is fitted or held out, not both"),
+        ):
+            if bad.any():
+                i, q = np.argwhere(bad)[0]
+                raise ValueError(
+                    f"val_mask marks {int(bad.sum())} {why} (e.g. model {ds.models[i]!r}, question "
+                    f"{ds.items['item_id'].iloc[q]!r})."
+                )
     if prior_width != "auto":
         return (float(prior_width),), None
     return (PRIOR_WIDTH_GRID if val_mask is None else VALIDATION_PRIOR_WIDTH_GRID), val_mask

@@ -386,7 +386,7 @@ def test_onboard_validation_answers_choose_the_width_and_are_not_fitted(correcte
     code, _, err = run(
         capsys, *common, "--validation", str(workdir / "overlap.csv"), "--out", str(workdir / "refused.pt")
     )
-    assert code == 3 and "overlap.csv" in err and "2 answer(s) are also in --results" in err, err
+    assert code == 3 and "overlap.csv" in err and "2 answer(s) are also in the results" in err, err
     held.assign(model="stranger").to_csv(workdir / "stranger.csv", index=False)
     code, _, err = run(
         capsys, *common, "--validation", str(workdir / "stranger.csv"), "--out", str(workdir / "refused.pt")

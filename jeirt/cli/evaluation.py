@@ -218,8 +218,11 @@ def _common(p: argparse.ArgumentParser) -> None:
 
 def add_parsers(add: common.AddParser) -> None:
     """Add `estimate` and `suggest` to the `jeirt` command."""
-    from jeirt.tasks import SELECTION_RULES
+    _add_estimate(add)
+    _add_suggest(add)
 
+
+def _add_estimate(add: common.AddParser) -> None:
     p = add(
         ESTIMATE,
         "estimate a new LLM's accuracy overall and per benchmark from its answers to a few questions. Reported "
@@ -250,6 +253,10 @@ def add_parsers(add: common.AddParser) -> None:
     )
     p.add_argument("--draws", type=int, default=200, help="posterior draws for the model-based interval (default 200)")
     p.add_argument("--level", type=float, default=0.9, help="interval level (default 0.9)")
+
+
+def _add_suggest(add: common.AddParser) -> None:
+    from jeirt.tasks import SELECTION_RULES
 
     p = add(SUGGEST, "choose which k questions a new LLM should answer next")
     _common(p)

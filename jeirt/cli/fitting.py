@@ -155,6 +155,10 @@ def add_parsers(add: common.AddParser) -> None:
         "question_correction=True), saved in the model; `jeirt evaluate` shows them",
     )
 
+    _add_evaluate(add)
+
+
+def _add_evaluate(add: common.AddParser) -> None:
     p = add(EVALUATE, "score a saved model on a dataset")
     common.add_model(p)
     p.add_argument("--dataset", required=True, help="'embedllm', a folder under $JEIRT_DATA, or a results CSV")

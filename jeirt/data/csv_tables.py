@@ -343,6 +343,49 @@ def _item_table(df: pd.DataFrame, items: pd.DataFrame | None) -> pd.DataFrame:
     return _clean_items(items)
 
 
+def with_validation(
+    results: pd.DataFrame,
+    validation: pd.DataFrame,
+    items: pd.DataFrame | None = None,
+    *,
+    name: str = "custom",
+    duplicates: str = "error",
+    where: str = "the validation table",
+) -> tuple[Dataset, np.ndarray]:
+    """New LLMs' answers to fit (`results`) and answers of the same LLMs held out of the fit (`validation`,
+    which choose `JEIRT.onboard`'s prior width: its `val_mask`), as one Dataset and the (models, items)
+    mask of the held-out answers. The validation table is judged on its own (`from_long`: errors name
+    `where` and its own data rows), every LLM of it must have answers in `results`, and no answer may be
+    in both (an answer is fitted or held out, not both)."""
+    try:
+        from_long(validation, items, name=name, duplicates=duplicates)
+    except RepeatedPairs:
+        raise
+    except (ValueError, KeyError) as err:
+        raise ValueError(f"{where}: {err.args[0] if err.args else err}") from err
+    held = validation.assign(**{c: normal_names(validation[c]).astype(str) for c in ("model", "item_id")})
+    fitted = results.assign(**{c: normal_names(results[c]).astype(str) for c in ("model", "item_id")})
+    strangers = sorted(set(held["model"]) - set(fitted["model"]))
+    if strangers:
+        raise ValueError(
+            f"{where}: LLM(s) {strangers[:5]} have no answers to fit (in the results); validation answers "
+            "choose the prior of LLMs being onboarded."
+        )
+    pairs = ["model", "item_id"]
+    both = held[pairs].reset_index().merge(fitted[pairs].drop_duplicates(), on=pairs)
+    if len(both):
+        rows = (both["index"].to_numpy() + 1)[:5].tolist()
+        raise ValueError(
+            f"{where}: {len(both)} answer(s) are also in the results (data rows {rows}, e.g. "
+            f"{both[pairs].head(2).to_dict('records')}); an answer is fitted or held out, not both."
+        )
+    ds = from_long(pd.concat([fitted, held], ignore_index=True), items, name=name, duplicates=duplicates)
+    val_mask = np.zeros(ds.labels.shape, dtype=bool)
+    columns = pd.Index(ds.items["item_id"]).get_indexer(held["item_id"])
+    val_mask[ds.model_index(held["model"]), columns] = True
+    return ds, val_mask
+
+
 def read_results_table(path: str | Path) -> pd.DataFrame:
     """A user's long CSV of results (model, item_id, label[, benchmark, subject, text]) as a table, read
     by `read_csv_table` (names kept as written, labels as numbers)."""

@@ -89,15 +89,7 @@ def design_estimates(
     targets, models, _ = check_estimate_inputs(asked, targets, level, models, None)
     chosen = asked & (inclusion >= 1)
     sampled = asked & ~chosen
-    if predictions is None:
-        half = _halves(bank.groups, sampled, seed)
-        fits = np.concatenate([chosen | (sampled & (half == 1)), chosen | (sampled & (half == 0))])
-        predictions = bank.predict(bank.posterior(np.tile(labels, (2, 1)), fits)).reshape(2, *labels.shape)
-    else:
-        predictions = np.atleast_2d(np.asarray(predictions, dtype=np.float64))
-        if predictions.shape != asked.shape:
-            raise ValueError(f"predictions has shape {predictions.shape}; expected {asked.shape} like asked.")
-        half, predictions = np.where(sampled, 0, -1), predictions[None]
+    half, predictions = _cross_fitted(bank, labels, chosen, sampled, seed, predictions)
     rows = []
     for i, name in enumerate(models):
         groups = []  # this model's groups: (row, the draws' residuals and weights, M, |Q|, known, prediction sum)
@@ -212,6 +204,27 @@ def _between_variance(drawn: list[tuple], centre: float, s2: float) -> float:
     spread = float(sizes @ (means - centre) ** 2)
     scale = sizes.sum() - (sizes**2).sum() / sizes.sum()
     return max((spread - (len(drawn) - 1) * s2) / scale, SHRINK_FLOOR_SD**2)
+
+
+def _cross_fitted(
+    bank: QuestionBank,
+    labels: np.ndarray,
+    chosen: np.ndarray,
+    sampled: np.ndarray,
+    seed: int,
+    predictions: np.ndarray | None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Which half each random draw is in (`_halves`; -1 elsewhere) and the predictions (2, n_new, n_items)
+    each half is checked on: those of the posterior of the picks by choice and the other half. Given
+    `predictions` fixed in advance: one half, those predictions."""
+    if predictions is None:
+        half = _halves(bank.groups, sampled, seed)
+        fits = np.concatenate([chosen | (sampled & (half == 1)), chosen | (sampled & (half == 0))])
+        return half, bank.predict(bank.posterior(np.tile(labels, (2, 1)), fits)).reshape(2, *labels.shape)
+    predictions = np.atleast_2d(np.asarray(predictions, dtype=np.float64))
+    if predictions.shape != chosen.shape:
+        raise ValueError(f"predictions has shape {predictions.shape}; expected {chosen.shape} like asked.")
+    return np.where(sampled, 0, -1), predictions[None]
 
 
 def _check_inclusion(bank: QuestionBank, asked: np.ndarray, inclusion: np.ndarray) -> np.ndarray:

@@ -288,46 +288,54 @@ def next_questions(
         raise ValueError(f"candidates has shape {candidates.shape}; expected ({len(posterior)}, {bank.n_items}).")
     if (candidates.sum(axis=1) < k).any():
         raise ValueError(f"k={k}, but a model has only {candidates.sum(axis=1).min()} candidate questions left.")
-    F = bank.features32  # (n_items, d)
     picks = np.zeros((len(posterior), k), dtype=np.int64)
     block = 32  # models picked for together: each pick is one (models, d) x (d, n_items) product
     starts = range(0, len(posterior), block)
     for start in tqdm(starts, desc="next questions", unit="block", disable=not progress or len(starts) == 1):
         at = slice(start, min(start + block, len(posterior)))  # a slice: every pick reads these covariances
-        rows = np.arange(at.stop - at.start)
-        p = sigmoid(posterior.mean[at].astype(np.float32) @ F.T - bank.offsets)
-        w = p * (1 - p)  # (m, n_items) Fisher weight of each question
-        s = posterior.variances(at, F)  # f_q^T Sigma f_q
-        hf = None  # "accuracy": (m, n_items) f_r^T Sigma g, g the accuracy's gradient, updated with Sigma below
-        if target == "accuracy":
-            hf = posterior.apply(at, (w @ F).astype(np.float64)) @ F.T.astype(np.float64) / bank.n_items
-        taken = ~candidates[at]
-        gain = np.empty(w.shape, dtype=np.result_type(w, s))  # work space of every pick
-        # Sigma after j picks = cov - sum_{i < j} scales_i vecs_i vecs_i^T (the rank-one updates so far)
-        vecs = np.zeros((len(rows), k, F.shape[1]), dtype=np.float32)
-        scales = np.zeros((len(rows), k))
-        for j in range(k):
-            np.multiply(w, s, out=gain)  # "vector": w f^T Sigma f
-            if hf is not None:  # "accuracy": w (f^T Sigma g)^2 / (1 + w f^T Sigma f)
-                gain += 1.0
-                np.divide(w * hf**2, gain, out=gain)
-            np.copyto(gain, -np.inf, where=taken)
-            q = np.argmax(gain, axis=1)  # (m,)
-            picks[at, j], taken[rows, q] = q, True
-            fq = F[q]  # (m, d)
-            sq = posterior.apply(at, fq).astype(np.float32)  # (m, d) Sigma f_q
-            if j:
-                along = np.matmul(vecs[:, :j], fq[:, :, None])[:, :, 0]  # (m, j)
-                sq -= np.matmul((scales[:, :j] * along)[:, None, :], vecs[:, :j])[:, 0]
-            scale = w[rows, q] / (1 + w[rows, q] * s[rows, q])
-            vecs[:, j], scales[:, j] = sq, scale
-            proj = sq @ F.T  # f_r^T Sigma f_q for every r
-            if hf is not None:  # every f_r^T Sigma g after the rank-one update, from proj
-                hf -= (scale * hf[rows, q])[:, None] * proj
-            np.square(proj, out=proj)
-            proj *= scale[:, None]
-            s -= proj
-            np.maximum(s, 0.0, out=s)  # a variance; the clip absorbs float32 drift
+        picks[at] = _greedy_block(bank, posterior, at, k, ~candidates[at], target)
+    return picks
+
+
+def _greedy_block(
+    bank: QuestionBank, posterior: Posterior, at: slice, k: int, taken: np.ndarray, target: str
+) -> np.ndarray:
+    """`next_questions` for the models `at` (a block of them), none of the questions `taken`: (m, k)."""
+    F = bank.features32  # (n_items, d)
+    rows = np.arange(at.stop - at.start)
+    picks = np.zeros((len(rows), k), dtype=np.int64)
+    p = sigmoid(posterior.mean[at].astype(np.float32) @ F.T - bank.offsets)
+    w = p * (1 - p)  # (m, n_items) Fisher weight of each question
+    s = posterior.variances(at, F)  # f_q^T Sigma f_q
+    hf = None  # "accuracy": (m, n_items) f_r^T Sigma g, g the accuracy's gradient, updated with Sigma below
+    if target == "accuracy":
+        hf = posterior.apply(at, (w @ F).astype(np.float64)) @ F.T.astype(np.float64) / bank.n_items
+    gain = np.empty(w.shape, dtype=np.result_type(w, s))  # work space of every pick
+    # Sigma after j picks = cov - sum_{i < j} scales_i vecs_i vecs_i^T (the rank-one updates so far)
+    vecs = np.zeros((len(rows), k, F.shape[1]), dtype=np.float32)
+    scales = np.zeros((len(rows), k))
+    for j in range(k):
+        np.multiply(w, s, out=gain)  # "vector": w f^T Sigma f
+        if hf is not None:  # "accuracy": w (f^T Sigma g)^2 / (1 + w f^T Sigma f)
+            gain += 1.0
+            np.divide(w * hf**2, gain, out=gain)
+        np.copyto(gain, -np.inf, where=taken)
+        q = np.argmax(gain, axis=1)  # (m,)
+        picks[:, j], taken[rows, q] = q, True
+        fq = F[q]  # (m, d)
+        sq = posterior.apply(at, fq).astype(np.float32)  # (m, d) Sigma f_q
+        if j:
+            along = np.matmul(vecs[:, :j], fq[:, :, None])[:, :, 0]  # (m, j)
+            sq -= np.matmul((scales[:, :j] * along)[:, None, :], vecs[:, :j])[:, 0]
+        scale = w[rows, q] / (1 + w[rows, q] * s[rows, q])
+        vecs[:, j], scales[:, j] = sq, scale
+        proj = sq @ F.T  # f_r^T Sigma f_q for every r
+        if hf is not None:  # every f_r^T Sigma g after the rank-one update, from proj
+            hf -= (scale * hf[rows, q])[:, None] * proj
+        np.square(proj, out=proj)
+        proj *= scale[:, None]
+        s -= proj
+        np.maximum(s, 0.0, out=s)  # a variance; the clip absorbs float32 drift
     return picks
 
 
