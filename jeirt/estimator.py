@@ -701,7 +701,7 @@ def _onboard_widths(
             raise ValueError(f"val_mask has shape {val_mask.shape}; expected the dataset's {ds.labels.shape}.")
         for bad, why in (
             (val_mask & ~ds.observed, "labels that are NaN (not answered)"),
-            (val_mask & mask, "answers mask fits on too: an answer is fitted or held out, not both"),
+            (val_mask & mask, "answers that mask fits on too (an answer is fitted or held out, not both)"),
         ):
             if bad.any():
                 i, q = np.argwhere(bad)[0]

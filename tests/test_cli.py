@@ -205,34 +205,29 @@ def _suggested(capsys, workdir, rule: str, *extra: str) -> pd.Series:
 
 
 def test_suggest_gives_each_model_what_the_help_promises(corrected, workdir, capsys, mmlu_pro):
-    """random, stratified and kmeans: each model its own questions; adaptive: the same answers so far,
-    the same questions, other answers, other questions."""
+    """random, stratified and kmeans: each LLM its own questions; the adaptive rules are withdrawn from the
+    command line, refused with the reason (the Python API keeps them)."""
     for rule in ("random", "stratified", "kmeans"):
         picks = _suggested(capsys, workdir, rule, "--llms", "a,b,c")
         assert list(picks.index) == ["a", "b", "c"] and len(set(picks)) == 3, rule
-    picks = _suggested(capsys, workdir, "adaptive", "--llms", "a,b,c")  # half of them a random draw each
-    table = pd.read_csv(workdir / "suggest_adaptive.csv", dtype=str)
-    assert len(set(picks)) == 3 and (table.groupby("model")["random"].apply(lambda r: (r == "1").sum()) == 3).all()
-    asked = mmlu_pro.items["item_id"].to_numpy()[:40]
-    answers = workdir / "opposite.csv"
-    pd.DataFrame(
-        {"model": ["right"] * 40 + ["wrong"] * 40, "item_id": np.tile(asked, 2), "label": [1] * 40 + [0] * 40}
-    ).to_csv(answers, index=False)
-    picks = _suggested(capsys, workdir, "adaptive", "--results", str(answers))
-    assert len(set(picks)) == 2 and not (picks["right"] | picks["wrong"]) & set(asked)
+    for rule in ("adaptive", "adaptive-accuracy"):
+        code, _, err = run(
+            capsys, "suggest", "--model", str(corrected), "--dataset", "mmlu_pro", "--k", "3", "--rule", rule
+        )
+        assert code == 2 and "withdrawn" in err and "results/new_models_design.json" in err, err
 
 
 def test_suggest_marks_its_random_draws_and_estimate_learns_the_misfit_from_them(
     corrected, workdir, capsys, mmlu_pro, monkeypatch
 ):
-    """suggest's `random` and `inclusion_probability` columns: the adaptive rule's random half (all of a
-    random rule's draws); estimate reads the probabilities and passes only the random draws as the random
+    """suggest's `random` and `inclusion_probability` columns: all of a random rule's draws, none of kmeans'
+    picks by choice; estimate reads the probabilities and passes only the random draws as the random
     sample; without them every answer is a random draw, and picks by choice without them are refused; a
     bad cell is a data error."""
     from jeirt.tasks.evaluation import scoring
 
     out = workdir / "suggest_marked.csv"
-    for rule, drawn in (("adaptive", 5), ("random", 10), ("kmeans", 0)):
+    for rule, drawn in (("random", 10), ("kmeans", 0)):
         code, _, err = run(
             capsys,
             "suggest",
@@ -498,7 +493,7 @@ def test_onboard_validation_errors_name_that_file_and_its_rows(corrected, workdi
 
 def test_suggest_refuses_more_questions_than_a_model_has_left(corrected, capsys, mmlu_pro):
     code, _, err = run(
-        capsys, "suggest", "--model", str(corrected), "--dataset", "mmlu_pro", "--k", "100000", "--rule", "adaptive"
+        capsys, "suggest", "--model", str(corrected), "--dataset", "mmlu_pro", "--k", "100000", "--rule", "kmeans"
     )
     assert code == 2 and "--k 100000" in err and f"at most {mmlu_pro.n_items}" in err, err
     assert "broadcast" not in err

@@ -638,17 +638,17 @@ def test_estimate_and_suggest_verbs(tmp_path, capsys, mmlu_pro):
     suggested = json.loads((tmp_path / "s.json").read_text())
     assert code == 0 and suggested["already_answered"] == 20 and len(suggested["item_ids"]["new-model"]) == 10
     assert not set(suggested["item_ids"]["new-model"]) & set(asked["item_id"])
-    # The stratified round's inclusion probabilities are each benchmark's share; an adaptive round's picks
+    # The stratified round's inclusion probabilities are each benchmark's share; a kmeans round's picks
     # by choice have 1. Kept beside the answers, `estimate` reads them; without them it refuses picks by choice.
     share = asked.groupby("benchmark")["inclusion_probability"].agg(["min", "max", "size"])
     sizes = mmlu_pro.items["benchmark"].value_counts()
     np.testing.assert_allclose(share["min"], share["size"] / sizes[share.index])
     assert (share["min"] == share["max"]).all() and (asked["random"] == 1).all()
     code, _, _ = run_cli(
-        capsys, "suggest", "--model", str(model), "--dataset", "mmlu_pro", "--k", "10", "--rule", "adaptive",
-        "--results", str(tmp_path / "answers.csv"), "--out", str(tmp_path / "adaptive.csv"), "--quiet",
+        capsys, "suggest", "--model", str(model), "--dataset", "mmlu_pro", "--k", "10", "--rule", "kmeans",
+        "--results", str(tmp_path / "answers.csv"), "--out", str(tmp_path / "chosen.csv"), "--quiet",
     )  # fmt: skip
-    more = pd.read_csv(tmp_path / "adaptive.csv", dtype={"item_id": str})
+    more = pd.read_csv(tmp_path / "chosen.csv", dtype={"item_id": str})
     assert code == 0 and len(more) == 10 and (more.loc[more["random"] == 0, "inclusion_probability"] == 1).all()
     both = pd.concat([asked, more]).merge(mmlu_pro.to_long().query("model == @name")[["item_id", "label"]])
     both = both.assign(model="new-model")[["model", "item_id", "label", "random", "inclusion_probability"]]

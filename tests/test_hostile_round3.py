@@ -477,40 +477,47 @@ def _planted_answers(bank, n_models: int, seed: int) -> np.ndarray:
     return (rng.random((n_models, bank.n_items)) < sigmoid(z @ bank.features.T - bank.offsets + shift)).astype(float)
 
 
-def test_adaptive_rules_keep_their_random_share_round_after_round(work, tmp_path, mmlu_pro, capsys):
-    """Before: the first round drew half its questions at random, every later round none (a question
-    never asked had inclusion 0 and counted as an earlier random draw). After: each round of 20 draws 10
-    at random, and the design-based estimate of planted LLMs after 4 rounds is unbiased within its noise."""
-    from jeirt.tasks.evaluation.bank import QuestionBank
+def test_adaptive_rules_keep_their_random_share_round_after_round(work, mmlu_pro):
+    """Before: in rounds (`suggest --results` of the answers so far) the first round drew half its questions
+    at random, every later round none: a question never asked had inclusion 0 and counted as an earlier
+    random draw. After: the library refuses that mask, each round of 20 draws 10 at random, and after 4
+    rounds the design-based estimate of planted LLMs, read back through the answers table as a user keeps
+    it, is unbiased within its noise. (The command line no longer offers the adaptive rules: on held-out
+    families they did not beat random; the API keeps them.)"""
+    from jeirt.tasks.evaluation import OVERALL, QuestionBank, answers_from_table, score_new_models, suggest_questions
+    from jeirt.tasks.evaluation import INCLUSION_COLUMN as INCLUSION
 
     bank = QuestionBank.from_model(JEIRT.load(work / "model.pt"), mmlu_pro)
     truth = _planted_answers(bank, 20, seed=5)
-    names = [f"planted{i}" for i in range(len(truth))]
-    position = {item: q for q, item in enumerate(bank.item_ids)}
-    so_far = tmp_path / "answers.csv"
-    argv = ["suggest", "--model", work / "model.pt", "--dataset", "mmlu_pro", "--k", "20", "--rule", "adaptive"]
+    labels, random, inclusion = np.full(truth.shape, np.nan), np.zeros(truth.shape, dtype=bool), np.zeros(truth.shape)
+    rows = []
     for round_ in range(4):
-        asked = tmp_path / f"round{round_}.csv"
-        given = ["--llms", ",".join(names)] if round_ == 0 else ["--results", so_far]
-        code, _, err = _run(capsys, [*argv, *given, "--seed", round_, "--out", asked, "--quiet"])
-        assert code == 0, err
-        rows = pd.read_csv(asked)
-        assert (rows.groupby("model")["random"].sum() == 10).all(), (
-            f"round {round_}: {rows.groupby('model')['random'].sum()}"
-        )
-        rows["label"] = [truth[names.index(m), position[str(q)]] for m, q in zip(rows["model"], rows["item_id"])]
-        rows = rows[["model", "item_id", "label", "random", "inclusion_probability"]]
-        rows.to_csv(so_far, mode="a", header=round_ == 0, index=False)
-    answers = pd.read_csv(so_far)
-    assert len(answers) == 80 * len(names) and answers.groupby("model")["random"].mean().eq(0.5).all()
-    code, _, err = _run(capsys, ["estimate", "--model", work / "model.pt", "--dataset", "mmlu_pro", "--results", so_far,
-                                 "--draws", "20", "--json", tmp_path / "est.json", "--quiet"])  # fmt: skip
-    assert code == 0, err
-    import json
-
-    est = json.loads((tmp_path / "est.json").read_text())["models"]
-    errors = np.array([est[m]["overall"]["estimate"] - truth[i].mean() for i, m in enumerate(names)])
-    covered = [est[m]["overall"]["lower"] <= truth[i].mean() <= est[m]["overall"]["upper"] for i, m in enumerate(names)]
-    assert all(est[m]["overall"]["source"] == "design" for m in names)
+        if round_:
+            with pytest.raises(ValueError, match="a question never asked was not drawn"):
+                suggest_questions(bank, labels, 20, "adaptive", drawn=inclusion < 1)  # the old command line's mask
+        picks, drawn, probability = suggest_questions(bank, labels, 20, "adaptive", drawn=random, seed=round_)
+        assert (drawn.sum(axis=1) == 10).all(), f"round {round_}: {drawn.sum(axis=1)}"
+        answers = np.take_along_axis(truth, picks, axis=1)
+        for array, values in ((labels, answers), (random, drawn), (inclusion, probability)):
+            np.put_along_axis(array, picks, values, axis=1)
+        for i in range(len(truth)):
+            rows += [
+                {
+                    "model": f"planted{i}",
+                    "item_id": bank.item_ids[q],
+                    "label": y,
+                    "random": int(r),
+                    "inclusion_probability": p,
+                }
+                for q, y, r, p in zip(picks[i], answers[i], drawn[i], probability[i])
+            ]
+    table = pd.DataFrame(rows)
+    assert table.groupby("model")["random"].mean().eq(0.5).all() and len(table) == 80 * len(truth)
+    kept = answers_from_table(bank, table.astype(str))  # as a user keeps them: a CSV of text cells
+    scores = score_new_models(bank, kept.labels, kept.inclusion, draws=20, models=kept.models)
+    overall = scores[scores["group"] == OVERALL].set_index("model").loc[[f"planted{i}" for i in range(len(truth))]]
+    errors = overall["estimate"].to_numpy() - truth.mean(axis=1)
+    covered = (overall["lower"].to_numpy() <= truth.mean(axis=1)) & (truth.mean(axis=1) <= overall["upper"].to_numpy())
+    assert (overall["source"] == "design").all()
     assert abs(errors.mean()) < 3 * errors.std(ddof=1) / np.sqrt(len(errors)) + 0.005, errors
-    assert sum(covered) >= 15, covered  # 90% intervals: 18 of 20 expected
+    assert covered.sum() >= 15, covered  # 90% intervals: 18 of 20 expected

@@ -65,8 +65,8 @@ ENTRY = ("jeirt.cli", "jeirt.__main__", "jeirt.interrupts")  # jeirt.cli is a pa
 # and search into modules of their own, each with its docstring and imports (5,740): 5,900. Issue 54's
 # contract declared once (params.py, about 120 lines: every public parameter's range, which the command
 # line's checks reuse), the old API names (renamed.py, 50), new outputs claimed exclusively and one input
-# check (files.py, about 110): 6,200.
-MAX_CORE_LINES = 6200
+# check (files.py, about 110), the validation table read in the library (data/csv_tables.py, 60): 6,300.
+MAX_CORE_LINES = 6300
 
 
 def module_name(path: Path) -> str:

@@ -166,31 +166,10 @@ def dataset(name: str, limit_questions: int | None = None, seed: int = 0) -> Dat
 
 
 def questions(path: str) -> pd.DataFrame:
-    """A questions CSV (text, optionally item_id and benchmark) read by `jeirt.data.read_csv_table`: at
-    least one row, no empty text, item_ids named and each once."""
-    table = read_csv("--questions", path, required=("text",), unique=("item_id",))
-    if table.empty:
-        raise DataError(f"--questions {path} has a header but no questions; add one row per question.")
-    empty = table["text"].str.strip() == ""
-    if empty.any():
-        raise DataError(
-            f"--questions {path} has {int(empty.sum())} empty text cell(s) (first on data row "
-            f"{int(np.flatnonzero(empty.to_numpy())[0]) + 1}); give every question its text."
-        )
-    return table
+    """A questions CSV (`jeirt.data.read_questions_csv`), its failures as DataError naming --questions."""
+    from jeirt.data.csv_tables import read_questions_csv
 
-
-def check_texts(ds: Dataset, model: JEIRT, flag: str) -> None:
-    """Refuse questions without text when the model's encoder has no precomputed features for them:
-    encoding "" for each would score the wrong questions."""
-    if model.encoder_ in ds.embeddings:
-        return
-    missing = int((ds.items["text"].astype(str).str.strip() == "").sum())
-    if missing:
-        raise DataError(
-            f"{flag} {ds.name}: {missing} of {ds.n_items} questions have no text and no precomputed "
-            f"{model.encoder_} features; add a 'text' column (or give a dataset that has them)."
-        )
+    return judged("--questions", path, lambda: read_questions_csv(path))
 
 
 def corrections(model: JEIRT) -> str:

@@ -33,8 +33,10 @@ def _bank_and_answers(args: argparse.Namespace, results: str | None) -> tuple:
     table = common.read_results("--results", results) if results else None  # a bad file is named before any work
     model = common.load_model(args.model, args.quiet)
     ds = common.dataset(args.dataset)
-    common.check_texts(ds, model, "--dataset")
-    bank = QuestionBank.from_model(model, ds, prior_covariance=args.prior_covariance)
+    # questions without text or features are refused by the library (`Dataset.features`), named here
+    bank = common.judged(
+        "--dataset", ds.name, lambda: QuestionBank.from_model(model, ds, prior_covariance=args.prior_covariance)
+    )
     if table is None:
         return ds, bank, None
     answers = common.judged("--results", str(results), lambda: answers_from_table(bank, table, where=str(results)))
@@ -255,24 +257,38 @@ def _add_estimate(add: common.AddParser) -> None:
     p.add_argument("--level", type=float, default=0.9, help="interval level (default 0.9)")
 
 
+def _offered_rule(name: str) -> str:
+    """--rule: a selection rule the command line offers; a withdrawn one is refused with the reason."""
+    from jeirt.tasks import SELECTION_RULES, WITHDRAWN_RULES
+
+    if name in WITHDRAWN_RULES:
+        raise argparse.ArgumentTypeError(
+            f"{name!r} was withdrawn: {WITHDRAWN_RULES[name]}; use stratified (the default) or random"
+        )
+    if name not in SELECTION_RULES:
+        offered = [rule for rule in SELECTION_RULES if rule not in WITHDRAWN_RULES]
+        raise argparse.ArgumentTypeError(f"{name!r} is not a rule; choose from {offered}")
+    return name
+
+
 def _add_suggest(add: common.AddParser) -> None:
-    from jeirt.tasks import SELECTION_RULES
+    from jeirt.tasks import SELECTION_RULES, WITHDRAWN_RULES
 
     p = add(SUGGEST, "choose which k questions a new LLM should answer next")
     _common(p)
     common.add_seed(p, "seed of the random draws and of kmeans (default 0)")
     p.add_argument("--k", type=int, required=True, help="how many questions to suggest to each LLM")
+    offered = [rule for rule in SELECTION_RULES if rule not in WITHDRAWN_RULES]
     p.add_argument(
         "--rule",
-        choices=SELECTION_RULES,
+        type=_offered_rule,
         default="stratified",
-        help="selection rule (default stratified). random and stratified are the safe choices: every "
-        "answer is a random draw, so `jeirt estimate` corrects the model's errors with all of them; on "
-        "held-out model families no adaptive rule beat the random rule's error at the same k "
-        "(results/new_models_design.json). kmeans picks by choice only (no design-based estimate). adaptive "
-        "and adaptive-accuracy draw at random what brings the LLM's random draws to half of all its questions "
-        "(round after round: give the answers so far with --results, their columns kept) and pick the rest as "
-        "the most informative given the answers so far. Each LLM gets its own questions, none it has answered",
+        metavar="{" + ",".join(offered) + "}",
+        help="selection rule (default stratified). random and stratified: every answer is a random draw, so "
+        "`jeirt estimate` corrects the model's errors with all of them. kmeans picks by choice only (no "
+        "design-based estimate). The adaptive rules were withdrawn: on held-out model families they did not "
+        "beat the random rule's error at any k (results/new_models_design.json); the Python API keeps them "
+        "(jeirt.tasks.evaluation.suggest_questions). Each LLM gets its own questions, none it has answered",
     )
     p.add_argument(
         "--results",

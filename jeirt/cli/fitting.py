@@ -91,9 +91,9 @@ def run_evaluate(args: argparse.Namespace) -> None:
             f"the model does not know {len(unknown)} of the dataset's models "
             f"(e.g. {unknown[:3]}); add them with `jeirt onboard` first."
         )
-    common.check_texts(ds, model, "--dataset")
     mask = default_split(ds, seed=args.seed).test if args.part == "test" else ds.observed
-    overall, per_bench = _scores(model, ds, mask)
+    # questions without text or features are refused by the library (`Dataset.features`), named here
+    overall, per_bench = common.judged("--dataset", args.dataset, lambda: _scores(model, ds, mask))
     summary = {
         "model": args.model,
         "dataset": ds.name,

@@ -72,12 +72,7 @@ def _onboard(args: argparse.Namespace) -> None:
         )
     fit_mask = new.observed if val_mask is None else new.observed & ~val_mask
     new.embeddings = embeddings
-    blank = int((new.items["text"].str.strip() == "").sum())
-    if blank and model.encoder_ not in new.embeddings:
-        raise DataError(
-            f"--results {args.results}: {blank} of {new.n_items} questions have no text to embed; give "
-            "--dataset (whose item table has the texts) or --questions, or add a 'text' column."
-        )
+    common.judged("--results", args.results, lambda: new.features(model.encoder_, progress=not args.quiet))
     try:
         model.onboard(new, mask=fit_mask, replace=args.replace, val_mask=val_mask)
     except ValueError as err:

@@ -20,8 +20,10 @@ from jeirt.data.csv_tables import (
     from_long,
     read_csv_table,
     read_items_csv,
+    read_questions_csv,
     read_results_csv,
     read_results_table,
+    with_validation,
 )
 from jeirt.data.dataset import ITEM_COLUMNS, Dataset, name_positions, normal_name, normal_names
 from jeirt.data.embedllm import EMBEDLLM, EMBEDLLM_DUPLICATES, embedllm_benchmark, embedllm_from_frames, load_embedllm

@@ -395,6 +395,21 @@ def read_results_table(path: str | Path) -> pd.DataFrame:
     return table
 
 
+def read_questions_csv(path: str | Path) -> pd.DataFrame:
+    """A user's questions CSV (text, optionally item_id and benchmark), read by `read_csv_table`: at least
+    one row, every text given (an empty one would be placed where no question is), item_ids each once."""
+    table = read_csv_table(path, required=("text",), unique=("item_id",))
+    if table.empty:
+        raise ValueError(f"{path} has a header but no questions; add one row per question.")
+    empty = (table["text"].str.strip() == "").to_numpy()
+    if empty.any():
+        raise ValueError(
+            f"{path} has {int(empty.sum())} empty text cell(s) (first on data row "
+            f"{int(np.flatnonzero(empty)[0]) + 1}); give every question its text."
+        )
+    return table
+
+
 def read_items_csv(path: str | Path) -> pd.DataFrame:
     """A user's item table CSV (item_id, benchmark[, subject], text), each item_id once."""
     table = read_csv_table(path, required=("item_id", "text"), unique=("item_id",))

@@ -8,6 +8,14 @@ from typing import TYPE_CHECKING
 # The names the command line offers as choices, kept here (no imports) so that `jeirt --help` and a
 # usage error answer without loading the workflows and torch, pandas and scikit-learn behind them.
 SELECTION_RULES = ("random", "stratified", "kmeans", "adaptive", "adaptive-accuracy")  # which questions to ask
+# The rules `jeirt suggest` no longer offers, and why; the Python API keeps them (`suggest_questions`, valid
+# round after round), and the book's Efficient page keeps them as a negative result.
+WITHDRAWN_RULES = {
+    rule: "on held-out model families its design-based estimate, the one `jeirt estimate` reports, erred more "
+    "than the random rule's at every k (results/new_models_design.json: mmlu_pro families k = 100, MAE 0.034 "
+    "against 0.024; metabench 0.037 against 0.025; zeroeval 0.031 against 0.022)"
+    for rule in ("adaptive", "adaptive-accuracy")
+}
 PRIOR_COVARIANCES = ("full", "isotropic")  # the prior covariances S of a new model's vector (`vector_prior`)
 METHOD_NAMES = (
     "je-irt",
