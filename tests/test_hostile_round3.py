@@ -485,7 +485,6 @@ def test_adaptive_rules_keep_their_random_share_round_after_round(work, mmlu_pro
     it, is unbiased within its noise. (The command line no longer offers the adaptive rules: on held-out
     families they did not beat random; the API keeps them.)"""
     from jeirt.tasks.evaluation import OVERALL, QuestionBank, answers_from_table, score_new_models, suggest_questions
-    from jeirt.tasks.evaluation import INCLUSION_COLUMN as INCLUSION
 
     bank = QuestionBank.from_model(JEIRT.load(work / "model.pt"), mmlu_pro)
     truth = _planted_answers(bank, 20, seed=5)
