@@ -116,7 +116,7 @@ def design_estimates(
 # assumes at least (with 3 or more benchmarks drawn: more where the draws show more), and assumes where
 # fewer benchmarks were drawn (the model-based estimate's per-benchmark prior, GROUP_SD logits, near
 # p = 0.5). How they were chosen: DECISIONS.md ("Per-benchmark estimates").
-SHRINK_FLOOR_SD = 0.02
+SHRINK_FLOOR_SD = 0.05
 SHRINK_PRIOR_SD = 0.25 * GROUP_SD
 
 
