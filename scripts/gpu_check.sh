@@ -17,7 +17,8 @@
 #            stops unless torch sees a GPU
 #   offline  the same without network: a virtual environment on the machine's own Python (its torch,
 #            numpy, pandas, scipy, scikit-learn, matplotlib: --system-site-packages), the book's packages
-#            from wheelhouse/ alone (pip --no-index), jeirt itself editable; stops unless torch sees a GPU
+#            from wheelhouse/ alone (pip --no-index), jeirt and the book's package editable; stops unless torch
+#            sees a GPU
 #   tests    the test suite's device-dependent tests with JEIRT_DEVICE=cuda (everything that trains or
 #            predicts on the default device)
 #   recipes  JE-IRT on the whole of mmlu_pro (d = 256, MiniLM features, question split seed 0) with the
@@ -90,8 +91,8 @@ step_offline() {
     fi
     [ -x "$PY" ] || "$PYTHON" -m venv --system-site-packages "$VENV" || return
     "$PY" -m pip install -q --no-index --find-links "$WHEELHOUSE" -r "$WHEELHOUSE/requirements.txt" || return
-    "$PY" -m pip install -q --no-index --no-deps --no-build-isolation -e . || return
-    "$PY" -c "import jeirt, jupyter_book, nbval, torch; print('jeirt', jeirt.__version__, 'torch', torch.__version__)" \
+    "$PY" -m pip install -q --no-index --no-deps --no-build-isolation -e . -e book || return  # jeirt, jeirt_book
+    "$PY" -c "import jeirt, jeirt_book, jupyter_book, nbval, torch; print('jeirt', jeirt.__version__, 'torch', torch.__version__)" \
         || return
     check_gpu
 }
