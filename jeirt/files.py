@@ -428,6 +428,8 @@ def check_input(path: str | Path) -> Path:
     it names: nothing, a link that leads nowhere (a loop or a missing target), a folder, a FIFO, socket
     or device (opening one to read would wait forever or read without end), or a file this user cannot
     read. Looked at with `stat` only: nothing is opened."""
+    if not isinstance(path, (str, os.PathLike)):
+        raise TypeError(f"path={path!r}: expected a file's path (a str or pathlib.Path), not a {type(path).__name__}.")
     if not str(path).strip():
         raise InputRefused("is empty; give a file.")
     p = Path(path).expanduser()

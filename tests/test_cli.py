@@ -256,13 +256,15 @@ def test_suggest_marks_its_random_draws_and_estimate_learns_the_misfit_from_them
         "--k",
         "10",
         "--rule",
-        "adaptive",
+        "random",
         "--quiet",
         "--force",
         "--out",
         str(out),
     )
     asked = pd.read_csv(out, dtype={"item_id": str})
+    # half of them picks by choice, as kmeans (or an adaptive rule of the API) marks them
+    asked.loc[5:, ["random", "inclusion_probability"]] = [0, 1.0]
     truth = mmlu_pro.to_long().query("model == 'gpt-4o(2024-05-13)'").set_index("item_id")["label"]
     columns = ["model", "item_id", "label", "random", "inclusion_probability"]
     answers = asked.assign(label=truth.loc[asked["item_id"]].to_numpy())[columns]

@@ -103,6 +103,16 @@ def test_the_library_refuses_what_the_command_line_refuses(mmlu_pro):
     for k, kwargs, name in [("5", {}, "k"), (2.5, {}, "k"), (3, {"seed": -1}, "seed")]:
         with pytest.raises(params.InvalidParameter, match=f"{name}="):
             suggest_questions(bank, labels, k, **kwargs)  # type: ignore[arg-type]
+    from jeirt.data import read_results_csv
+    from jeirt.splits import split_by_question
+
+    for call, fragment in [
+        (lambda: JEIRT.load(5), "path=5"),
+        (lambda: read_results_csv(5), "path=5"),
+        (lambda: split_by_question("mmlu_pro"), "split_by_question takes a jeirt.data.Dataset"),
+    ]:
+        with pytest.raises(TypeError, match=fragment):
+            call()
     with pytest.raises(TypeError, match="from_long takes the results as a pandas DataFrame"):
         from jeirt.data import from_long
 

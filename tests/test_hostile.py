@@ -12,6 +12,7 @@ import gzip
 import hashlib
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -90,6 +91,21 @@ def _save_edited(blob: dict, path: Path, edit) -> None:
     blob = copy.deepcopy(blob)
     edit(blob)
     torch.save(blob, path)
+
+
+# A message says what to do: an instruction, or what was expected (issue 54 counted 59 refusals that
+# said only what was wrong).
+ADVICE = re.compile(
+    r"\b(give|use|pass|add|check|choose|restore|refit|point|set|unset|install|remove|keep|write|delete|create|"
+    r"free|wait|rerun|run|leave|connect|end|onboard|load|cut|put|rename|upgrade|save|encode|clone|make|expected|"
+    r"expects|must|refuses|lists what it takes)\b",
+    re.IGNORECASE,
+)
+
+
+def says_what_to_do(message: str) -> bool:
+    """Whether an error message names a fix (an instruction or the accepted values)."""
+    return bool(ADVICE.search(message.split(":", 1)[-1]))
 
 
 M = "{w}/model.pt"
@@ -307,6 +323,7 @@ def test_hostile_input(work, capsys, monkeypatch, case, argv, code, fragments):
     for fragment in fragments:
         assert fragment in message, f"{case}: {fragment!r} not in {message!r}"
     assert "weights_only=False" not in message and "nan" not in out.out.lower()
+    assert says_what_to_do(message), f"{case}: the message does not say what to do: {message!r}"
     if code in (2, 5):  # refused before any work: no training, no encoding
         assert time.perf_counter() - started < 10, f"{case}: refused only after work"
 
@@ -719,6 +736,7 @@ def test_hostile_round_two(hostile_files, capsys, monkeypatch, cls, case, argv, 
     assert message.startswith("error: ") and len(message.splitlines()) == 1, message
     for fragment in fragments:
         assert fragment in message, f"{case}: {fragment!r} not in {message!r}"
+    assert says_what_to_do(message), f"{case}: the message does not say what to do: {message!r}"
     assert [_digest(p) for p in protected] == before, f"{case} changed a file it must not write"
     if code in (2, 5):  # refused before any data is loaded
         assert time.perf_counter() - started < 10, f"{case}: refused only after work"

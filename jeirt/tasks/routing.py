@@ -318,7 +318,13 @@ def choose(
 
 def _check_probs(probs: np.ndarray, test: RoutingSet) -> np.ndarray:
     """`probs` as float64, refused unless it has the test set's shape."""
-    probs = np.asarray(probs, dtype=np.float64)
+    try:
+        probs = np.asarray(probs, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise TypeError(
+            f"probs is a {type(probs).__name__}; pass P(correct) as an array (models x questions), e.g. "
+            "model.predict_proba(questions)."
+        ) from None
     if probs.shape != test.labels.shape:
         raise ValueError(
             f"probs has shape {probs.shape}; the test set has {test.labels.shape} (models x "
