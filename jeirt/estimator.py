@@ -24,7 +24,7 @@ from sklearn.exceptions import NotFittedError
 from jeirt._version import __version__
 from jeirt.data.dataset import Dataset, name_positions
 from jeirt.encoders import canonical_name, embed_texts
-from jeirt.files import OutputRefused, atomic_write, identity, locked, protected
+from jeirt.files import OutputRefused, as_path, atomic_write, identity, locked, protected
 from jeirt.metrics import ece, log_loss
 from jeirt.model import INITS, JEIRTNet, jeirt_logits, probability, sigmoid
 from jeirt.modelfile import FORMAT_VERSION, ModelFileError, not_finite, read_model_file, weights_checksum
@@ -547,7 +547,7 @@ class JEIRT(BaseEstimator):
         file and the part at fault, for a file that is unreadable, damaged (its weights do not match
         their checksum, or hold NaN or inf; a part missing or of the wrong type), edited, or of a
         format this jeirt does not read; a file without a checksum (format 1) loads with a warning."""
-        seen = (_real(path), identity(path))  # before reading: a write after it is found at save
+        seen = (_real(as_path(path)), identity(path))  # before reading: a write after it is found at save
         blob, config = read_model_file(path, cls._get_param_names())
         try:
             self = cls(**(config | {"training": TrainConfig(**config["training"])}))
@@ -591,7 +591,7 @@ class JEIRT(BaseEstimator):
             detail = [line.strip() for line in err.args[0].splitlines()[1:] if line.strip()] or [err.args[0]]
             raise ModelFileError(
                 f"{path}: the weights do not fit the model its settings describe "
-                f"({detail[0]}); the file is damaged or edited."
+                f"({detail[0]}); the file is damaged or edited: restore it or refit the model."
             ) from None
         self.net_.eval()
         self._source = seen

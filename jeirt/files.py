@@ -423,16 +423,21 @@ class InputRefused(ValueError):
     """A path given as an input that is not a readable regular file; says what it is instead."""
 
 
+def as_path(path: str | Path) -> Path:
+    """`path` as a Path (user folder expanded); a TypeError naming it when it is not a path at all."""
+    if not isinstance(path, (str, os.PathLike)):
+        raise TypeError(f"path={path!r}: expected a file's path (a str or pathlib.Path), not a {type(path).__name__}.")
+    return Path(path).expanduser()
+
+
 def check_input(path: str | Path) -> Path:
     """`path` (user folder expanded) if it names a readable regular file, else `InputRefused` saying what
     it names: nothing, a link that leads nowhere (a loop or a missing target), a folder, a FIFO, socket
     or device (opening one to read would wait forever or read without end), or a file this user cannot
     read. Looked at with `stat` only: nothing is opened."""
-    if not isinstance(path, (str, os.PathLike)):
-        raise TypeError(f"path={path!r}: expected a file's path (a str or pathlib.Path), not a {type(path).__name__}.")
+    p = as_path(path)
     if not str(path).strip():
         raise InputRefused("is empty; give a file.")
-    p = Path(path).expanduser()
     if not os.path.exists(p):  # os.path: False, not an error, for a name too long to look up
         if os.path.lexists(p):
             raise InputRefused(

@@ -134,7 +134,10 @@ def _check_parts(path: str | Path, blob: dict) -> None:
                 )
     models = blob["models"]
     if not models or not all(isinstance(m, str) for m in models):
-        raise ModelFileError(f"{path}: its model names are not a list of names; the file is damaged or edited.")
+        raise ModelFileError(
+            f"{path}: its model names are not a list of names; the file is damaged or edited: restore it or "
+            "refit the model."
+        )
     if len(set(models)) < len(models):
         repeated = sorted({m for m in models if models.count(m) > 1})
         raise ModelFileError(
@@ -142,7 +145,8 @@ def _check_parts(path: str | Path, blob: dict) -> None:
         )
     if blob["feature_dim"] < 1:
         raise ModelFileError(
-            f"{path}: feature_dim={blob['feature_dim']!r} is not a positive integer; the file is damaged or edited."
+            f"{path}: feature_dim={blob['feature_dim']!r} is not a positive integer; the file is damaged or "
+            "edited: restore it or refit the model."
         )
     odd = [k for k, v in blob["state_dict"].items() if not (isinstance(k, str) and isinstance(v, torch.Tensor))]
     if odd:

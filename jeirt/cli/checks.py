@@ -91,12 +91,12 @@ def check_dataset(flag: str, name: str) -> list[Path]:
     if os.sep in name or "/" in name or named_file:
         raise UsageError(
             f"{flag} {name!r}: a dataset is a name under $JEIRT_DATA ({settings.data_dir()}, see `jeirt data`) "
-            f"or a results CSV file ({csv}); a path to anything else is not read."
+            f"or a results CSV file ({csv}); a path to anything else is not read: give one of these."
         )
     if not DATASET_NAME.match(name):
         raise UsageError(
             f"{flag} {name!r} is not a dataset name; names are folders right under "
-            f"$JEIRT_DATA ({settings.data_dir()}, see `jeirt data`) or 'embedllm'."
+            f"$JEIRT_DATA ({settings.data_dir()}, see `jeirt data`) or 'embedllm': give one of them."
         )
     folder = settings.data_dir() / name  # every file of the dataset's folder is an input
     return [f for f in folder.rglob("*") if f.is_file()] if folder.is_dir() else []

@@ -102,7 +102,9 @@ def read_csv_table(
         )
     missing = [c for c in required if c not in header]
     if missing:
-        raise ValueError(f"{path} lacks column(s) {missing}; it has {header[:8]}.")
+        raise ValueError(
+            f"{path} lacks column(s) {missing}; it has {header[:8]}. Add them to the header row, or rename the column that holds them."
+        )
     dtype = {w: str for w in written}
     parsed = {w: np.float64 for w, c in zip(written, header) if c in numbers}
     try:  # numbers parsed by the C parser: a label column of millions of rows
