@@ -128,16 +128,17 @@ step_book() {
     tail -n 5 "$OUT/book_$DEVICE.log"
     "$PY" scripts/page_times.py --json "$times" >/dev/null || return
     "$PY" - "$times" "results/book_times_${BOOK_PROFILE}_mmlu_pro.json" <<'EOF' | tee "$OUT/book_$DEVICE.txt"
-import json, sys
-here, cpu = (json.load(open(path)) for path in sys.argv[1:])
+import json, os, sys
+here = json.load(open(sys.argv[1]))
+cpu = json.load(open(sys.argv[2])) if os.path.exists(sys.argv[2]) else {"pages_seconds": {}, "build": {}}
 print(f"{'page':<16} {'this build (s)':>15} {'CPU build (s)':>14} {'CPU / this':>11}")
 for page, seconds in sorted(here["pages_seconds"].items(), key=lambda kv: -kv[1]):
     before = cpu["pages_seconds"].get(page, float("nan"))
     print(f"{page:<16} {seconds:>15.1f} {before:>14.1f} {before / max(seconds, 1e-9):>10.1f}x")
-print(f"{'all pages':<16} {here['pages_total_seconds']:>15.1f} {cpu['pages_total_seconds']:>14.1f}")
+print(f"{'all pages':<16} {here['pages_total_seconds']:>15.1f} {cpu.get('pages_total_seconds', float('nan')):>14.1f}")
 build = here["build"]
 print("this build:", build.get("settings", {}).get("device"), build.get("cpu_cores"), "cores,", build.get("platform"))
-print("CPU build:", cpu["build"].get("cpu_cores"), "cores,", cpu["build"].get("note", ""))
+print("CPU build:", f"{sys.argv[2]}:", cpu["build"].get("cpu_cores"), "cores,", cpu["build"].get("note", "(none)"))
 EOF
     return "$built"
 }
