@@ -8,8 +8,8 @@
 # The whole book on a GPU machine without network (a lent one), from a wheelhouse built where PyPI is
 # reachable:
 #
-#     python scripts/gpu_wheelhouse.py     # wheelhouse/ (git-ignored; ~51 MiB for Python 3.12): carry it, with
-#                                          # data/cache (the questions a CPU build encoded), beside the tree
+#     python scripts/gpu_wheelhouse.py     # wheelhouse/ (git-ignored; 51 MiB for Python 3.12): carry it, with
+#                                          # data/cache/embeddings (the texts a CPU build encoded, 0.5 MB)
 #     bash scripts/gpu_check.sh offline && bash scripts/gpu_check.sh book && bash scripts/gpu_check.sh chapters
 #
 # Steps:

