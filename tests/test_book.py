@@ -95,10 +95,18 @@ def test_chapter_follows_house_style(doc):
             )
 
 
-# Pages that report results (everything but the introduction, the data tour, the primer, the
+# Pages that report results (everything but the introduction, the data tour, the primer's three lectures, the
 # your-own-results lecture and the reproduction guide): each opens its findings with the "paper vs
 # this book" table of verdicts.py.
-NOT_RESULTS = {"intro", "data", "irt_primer", "reproducing", "your_results"}
+NOT_RESULTS = {
+    "intro",
+    "data",
+    "irt_primer",
+    "irt_primer_abilities",
+    "irt_primer_bridge",
+    "reproducing",
+    "your_results",
+}
 RESULTS_PAGES = [doc for doc in CHAPTERS if Path(doc).name not in NOT_RESULTS]
 # A verdict typed by hand: a string literal that is a verdict word, or a markdown table with a verdict column.
 VERDICT_LITERAL = re.compile(
