@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from jeirt.data import Dataset
+from jeirt.data.dataset import Dataset
 
 
 @dataclass

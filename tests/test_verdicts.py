@@ -9,8 +9,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from jeirt.book import verdicts
-from jeirt.book.verdicts import DIRECTION, FAILS, HOLDS, INCONCLUSIVE, NOISE
+from jeirt_book import verdicts
+from jeirt_book.verdicts import DIRECTION, FAILS, HOLDS, INCONCLUSIVE, NOISE
 
 
 def planted(effect: float, n: int, seed: int) -> tuple[float, float]:
@@ -221,8 +221,8 @@ def test_the_spreads_verdicts_read():
 
     from jeirt.analysis import geometry, taxonomy
     from jeirt.baselines import irt_diagnostics as diag
-    from jeirt.book import dimension
-    from jeirt.experiments import onboarding as onb
+    from jeirt_book import dimension
+    from jeirt_book.experiments import onboarding as onb
 
     assert diag.share_gap_se(0.1, 0.1, 100) > diag.share_gap_se(0.1, 0.1, 10_000) > 0
     rng = np.random.default_rng(0)
@@ -302,7 +302,7 @@ def test_a_page_statistic_carries_its_spread_into_the_verdict():
     # Table 5's asymmetry over 8 k-means starts: homogeneity 0.05 above completeness (beyond the random
     # partition's gap, which is 0), with start-to-start noise; the page's row must hold on it, and fail
     # when the asymmetry is planted the other way
-    from jeirt.book import taxonomy
+    from jeirt_book import taxonomy
 
     rng = np.random.default_rng(0)
     cols = pd.MultiIndex.from_product([["learned", "random"], list(taxonomy.MEASURES)])

@@ -70,7 +70,7 @@ from tqdm import (
 
 from jeirt import settings
 from jeirt.baselines.base import Baseline
-from jeirt.data import Dataset
+from jeirt.data.dataset import Dataset
 
 
 def sum64(x: torch.Tensor) -> torch.Tensor:

@@ -1,6 +1,6 @@
 """The Onboarding page's tables and figures (Sec. 3.3, Tables 1-2, App. D): the curve over the share
 of answers, the rate at which the error falls and Table 1's layout in percent. The experiment's
-steps are in `jeirt.experiments.onboarding`.
+steps are in `jeirt_book.experiments.onboarding`.
 """
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from jeirt.book.figures import style
+from jeirt_book.figures import style
 
 
 def onboarding_curves(ax: plt.Axes, tables: dict[str, pd.DataFrame]) -> plt.Axes:
@@ -154,7 +154,7 @@ def capped(gap: pd.Series, joint: dict, cap: int) -> str:
     return f"; the joint fit stopped at the {cap}-epoch cap" if gap.mean() > 0.005 and hit else ""
 
 
-# The numbers the page's claim rows read (`jeirt.book.verdicts.Stat`).
+# The numbers the page's claim rows read (`jeirt_book.verdicts.Stat`).
 
 
 def table1_stats(paired: pd.DataFrame, mean: pd.Series, floor_acc: float, notes: dict[str, str], models: int) -> dict:
@@ -163,7 +163,7 @@ def table1_stats(paired: pd.DataFrame, mean: pd.Series, floor_acc: float, notes:
     mean's gap as the floor), 100% over 1% ('curve') and 1% over the prior mean ('floor'); `mean`:
     accuracy (%) per share, `floor_acc`: the prior mean's (%), `notes`: share -> words after the row;
     `models`: how many held-out models the gaps are paired over."""
-    from jeirt.book.verdicts import Stat
+    from jeirt_book.verdicts import Stat
 
     stats: dict[str, Stat | str] = {}
     limit = {"limit": f"{models} held-out models"}
@@ -214,8 +214,8 @@ def other_stats(
     """The recent models' loss from 100% to 1% of the answers ('recent', points, se over the models),
     Appendix D's log-log slope at `d` ('rate', se `rate_se`; `slopes`: d -> slope) and onboarding's
     speed-up over retraining ('speed', read on the slowest and fastest of the `timed` calls)."""
-    from jeirt.book import verdicts
-    from jeirt.book.verdicts import Stat
+    from jeirt_book import verdicts
+    from jeirt_book.verdicts import Stat
 
     one = float(np.median(timed))
     return {

@@ -4,8 +4,8 @@ small dataset wrapper the three lectures share.
 The algorithms the lectures teach are in the library: `jeirt.baselines.irt` (curves, information,
 abilities by ML/MAP/EAP with standard errors, item standard errors, one 3PL item, Rasch JML and MML,
 MIRT) and `jeirt.baselines.irt_diagnostics` (item fit, Q3). This module only draws what the page
-computes with them, in the book's one figure style (`jeirt.book.figures`); the second and third
-lectures have their own (`jeirt.book.irt_primer_abilities`, `jeirt.book.irt_primer_bridge`).
+computes with them, in the book's one figure style (`jeirt_book.figures`); the second and third
+lectures have their own (`jeirt_book.irt_primer_abilities`, `jeirt_book.irt_primer_bridge`).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import seaborn as sns
 from scipy.stats import norm
 
 from jeirt.baselines import irt
-from jeirt.book.figures import PALETTE, style
+from jeirt_book.figures import PALETTE, style
 from jeirt.data import Dataset
 
 

@@ -1,6 +1,6 @@
 """The Efficient-evaluation page's figures: the error of the few-question estimate against the
 budget k, and one model's estimates with their intervals. The estimate is `jeirt.tasks.evaluation`'s,
-the protocol's pieces `jeirt.experiments.new_models`'.
+the protocol's pieces `jeirt_book.experiments.new_models`'.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from jeirt.book.figures import PALETTE, style
+from jeirt_book.figures import PALETTE, style
 
 
 def error_by_k(
@@ -163,8 +163,8 @@ def claim_stats(summary_at_k: pd.DataFrame, runs: pd.DataFrame, name: str, setti
     """The page's two statistics on one dataset at budget `k`, named '<name> error' and '<name> gap': the
     best rule's mean absolute error (the plain mean left out) and its paired gap to the plain mean, each
     with its SE over the held-out models (a model's error averaged over seeds first)."""
-    from jeirt.book.verdicts import Stat, mean_and_se
     from jeirt.tasks.evaluation import PLAIN
+    from jeirt_book.verdicts import Stat, mean_and_se
 
     rule = summary_at_k.drop(index=PLAIN)["mae"].idxmin()
     per_model = runs[runs["k"] == k].groupby(["rule", "model"])["abs_error"].mean()

@@ -8,7 +8,7 @@ import matplotlib.pyplot as plt
 import pandas as pd
 import seaborn as sns
 
-from jeirt.book.figures import HATCHES, PALETTE, SEQUENTIAL
+from jeirt_book.figures import HATCHES, PALETTE, SEQUENTIAL
 
 
 def agreement_bars(ax: plt.Axes, table: pd.DataFrame, ylabel: str = "agreement with human classes") -> plt.Axes:
@@ -64,7 +64,7 @@ def cluster_mix(ax: plt.Axes, mix: pd.DataFrame, label: str = "share of the clus
     return ax
 
 
-# The numbers the page's claim rows read (`jeirt.book.verdicts.Stat`).
+# The numbers the page's claim rows read (`jeirt_book.verdicts.Stat`).
 MEASURES = {"purity": "purity", "inverse purity": "inverse purity", "nmi": "NMI"} | {
     "homogeneity": "homogeneity",
     "completeness": "completeness",
@@ -76,7 +76,7 @@ def claim_stats(starts: pd.DataFrame) -> dict:
     a 'learned' and a 'random' partition's measures per start), each with its se over the starts: every
     measure of the learned clusters (by name), and the two asymmetries beyond the random partition's,
     homogeneity over completeness ('homogeneity gap') and purity over inverse purity ('purity gap')."""
-    from jeirt.book.verdicts import Stat
+    from jeirt_book.verdicts import Stat
 
     mean, se = starts.mean(), starts.sem()
     null = starts["random"]["nmi"]

@@ -11,7 +11,7 @@ import pandas as pd
 import seaborn as sns
 
 from jeirt.baselines import irt
-from jeirt.book.figures import SEQUENTIAL, style
+from jeirt_book.figures import SEQUENTIAL, style
 
 
 # Test information, the test characteristic curve, ability estimates

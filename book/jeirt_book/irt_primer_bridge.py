@@ -3,7 +3,7 @@
 The lecture simulates a two-dimensional JE-IRT world on the page (model vectors E_M, question directions
 u and norms r, answers by the paper's Eq. 3, `jeirt.model.probability`), fits the 2PL and JE-IRT to it
 with the library (`jeirt.baselines.irt`, `jeirt.JEIRT`), and draws what they find here, in the book's
-figure style (`jeirt.book.figures`).
+figure style (`jeirt_book.figures`).
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 import numpy as np
 
-from jeirt.book.figures import PALETTE, style
+from jeirt_book.figures import PALETTE, style
 
 KINDS = ("rising", "flat", "falling")  # a fitted 2PL item by its discrimination: a > flat, |a| <= flat, a < -flat
 
