@@ -11,7 +11,7 @@ BIN    := $(VENV)/bin
 # Datasets: the repository's own data/ (checked against data/checksums.json), unless JEIRT_DATA says otherwise.
 export JEIRT_DATA ?= $(abspath data)
 
-.PHONY: setup vendor book page screenshots typecheck test snapshot lock lab clean
+.PHONY: setup vendor book page notebooks screenshots typecheck test snapshot lock lab clean
 
 setup: $(VENV)/.installed vendor
 
@@ -68,6 +68,14 @@ book: setup
 # environment gives (scripts/run_page.py):  make page PAGE=onboarding [JEIRT_PROFILE=full] [JEIRT_DEVICE=cuda]
 page: setup
 	$(BIN)/python scripts/run_page.py $(PAGE)
+
+# The IRT primer's lectures as plain notebooks for a class, in _build/notebooks/: each run (as `make page`),
+# then its MyST markdown rewritten so that any Jupyter shows the maths, the numbers of this run and the
+# exercises (scripts/plain_notebooks.py; jupyterlab-myst renders the .md pages themselves, but not glue).
+PRIMER := irt_primer irt_primer_abilities irt_primer_bridge
+notebooks: setup
+	for page in $(PRIMER); do $(BIN)/python scripts/run_page.py $$page || exit 1; done
+	$(BIN)/python scripts/plain_notebooks.py $(PRIMER:%=_build/pages/%.ipynb) --out _build/notebooks
 
 # Full-page PNGs of the built site in _build/screenshots/ (needs chromium), checking maths and images.
 screenshots:
