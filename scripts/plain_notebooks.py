@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import re
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -108,78 +109,81 @@ def numbering(notebooks: dict[str, dict]) -> dict[str, tuple[str, str, str]]:
     return labels
 
 
-def convert_markdown(text: str, stem: str, values: dict, labels: dict, cites: dict) -> str:
-    """One markdown cell of notebook `stem` in plain Jupyter markdown."""
+@dataclass
+class Page:
+    """One notebook's context for rewriting its markdown: its stem, glued values, and the book's labels and
+    citations; `markdown` rewrites a cell, one method for each kind of MyST markup."""
 
-    def where(label: str, shown: str) -> str:
-        place = labels.get(label)
-        if place is None:
+    stem: str
+    values: dict
+    labels: dict
+    cites: dict
+
+    def markdown(self, text: str) -> str:
+        """One markdown cell in plain Jupyter markdown."""
+        text = MATH.sub(self.maths, text)
+        text = re.sub(r"^:::\{solution-end\}\n:::[ \t]*$", "", text, flags=re.M)
+        gated = re.search(r"^:::\{solution-start\} (?P<label>\S+)\n(?::[\w-]+:[^\n]*\n)*:::[ \t]*$", text, re.M)
+        if gated:  # the rest of the cell is the solution's text; its code cells follow, collapsed
+            rest = text[gated.end() :].strip("\n")
+            text = text[: gated.start()] + self.folded(f"Solution to Exercise {self.number(gated['label'])}", rest)
+        for _ in range(3):  # nested fences (an admonition holding a dropdown) close from the inside out
+            text = FENCE.sub(self.fence, text)
+        text = re.sub(r"^\([\w-]+\)=\n", "", text, flags=re.M)  # section targets
+        return ROLE.sub(self.role, text)
+
+    def number(self, label: str) -> str:
+        return self.labels.get(label, ("", "", "?"))[2]
+
+    @staticmethod
+    def folded(summary: str, body: str) -> str:
+        return f"<details><summary>{summary}</summary>\n\n{body}\n\n</details>"
+
+    def where(self, label: str, shown: str) -> str:
+        """`shown`, naming the other notebook when `label` lives there."""
+        place = self.labels.get(label)
+        if place is None or place[0] == self.stem:
             return shown
-        return shown if place[0] == stem else f"{shown} of [{place[0]}]({place[0]}.ipynb)"
+        return f"{shown} of [{place[0]}]({place[0]}.ipynb)"
 
-    def maths(m: re.Match) -> str:
+    def maths(self, m: re.Match) -> str:
         label = re.search(r":label: (\S+)", m["options"])
-        tag = f"\n\\tag{{{labels[label.group(1)][2]}}}" if label and label.group(1) in labels else ""
+        tag = f"\n\\tag{{{self.number(label.group(1))}}}" if label and label.group(1) in self.labels else ""
         return f"$$\n{m['body'].strip()}{tag}\n$$"
 
-    def fence(m: re.Match) -> str:
+    def fence(self, m: re.Match) -> str:
         name, arg, body = m["name"], m["arg"].strip(), m["body"].strip("\n")
-        label = re.search(r":label: (\S+)", m["options"])
         if name == "exercise":
-            number = labels.get(label.group(1), ("", "", "?"))[2] if label else "?"
+            label = re.search(r":label: (\S+)", m["options"])
             title = f": {arg}" if arg else ""
-            return f"**Exercise {number}{title}.** {body}"
+            return f"**Exercise {self.number(label.group(1)) if label else '?'}{title}.** {body}"
         if name == "solution":
-            number = labels.get(arg, ("", "", "?"))[2]
-            return f"<details><summary>Solution to Exercise {number}</summary>\n\n{body}\n\n</details>"
+            return self.folded(f"Solution to Exercise {self.number(arg)}", body)
         if name == "dropdown":
-            return f"<details><summary>{arg or 'Details'}</summary>\n\n{body}\n\n</details>"
+            return self.folded(arg or "Details", body)
         if name == "glue":
-            bundle = values.get(arg, {})
-            html = "".join(bundle.get("text/html", ""))
-            return html or f"```\n{glue_text(bundle, '')}\n```"
+            bundle = self.values.get(arg, {})
+            return "".join(bundle.get("text/html", "")) or f"```\n{glue_text(bundle, '')}\n```"
         if name in ADMONITIONS:
             head = f"**{arg or name.capitalize()}.** "
             return "\n".join("> " + line if line else ">" for line in (head + body).splitlines())
         return body
 
-    def role(m: re.Match) -> str:
+    def role(self, m: re.Match) -> str:
         kind, body = m["role"], m["body"]
+        place = self.labels.get(body)
         if kind in ("glue:text", "glue"):
             name, _, spec = body.partition(":")
-            return glue_text(values[name], spec) if name in values else f"`{name}`"
+            return glue_text(self.values[name], spec) if name in self.values else f"`{name}`"
         if kind == "eq":
-            place = labels.get(body)
-            return where(body, f"({place[2]})") if place else f"({body})"
-        if kind == "numref":
-            place = labels.get(body)
-            return where(body, f"{place[1]} {place[2]}") if place else body
-        if kind == "ref":
-            place = labels.get(body)
-            if place is None:
-                return body
-            return where(body, place[2] if place[1] == "section" else f"{place[1]} {place[2]}")
+            return self.where(body, f"({place[2]})") if place else f"({body})"
+        if kind in ("numref", "ref") and place:
+            return self.where(body, place[2] if place[1] == "section" else f"{place[1]} {place[2]}")
         if kind == "doc":
-            target = Path(body).name
-            return f"[{target}]({target}.ipynb)"
+            return f"[{Path(body).name}]({Path(body).name}.ipynb)"
         if kind.startswith("cite"):
-            keys = [k.strip() for k in body.split(",")]
-            return "(" + "; ".join(cites.get(k, k) for k in keys) + ")"
+            return "(" + "; ".join(self.cites.get(k.strip(), k.strip()) for k in body.split(",")) + ")"
         return body
-
-    text = MATH.sub(maths, text)
-    text = re.sub(r"^:::\{solution-end\}\n:::[ \t]*$", "", text, flags=re.M)
-    gated = re.search(r"^:::\{solution-start\} (?P<label>\S+)\n(?::[\w-]+:[^\n]*\n)*:::[ \t]*$", text, re.M)
-    if gated:  # the rest of the cell is the solution's text; its code cells follow, collapsed
-        number = labels.get(gated["label"], ("", "", "?"))[2]
-        rest = text[gated.end() :].strip("\n")
-        text = (
-            f"{text[: gated.start()]}<details><summary>Solution to Exercise {number}</summary>\n\n{rest}\n\n</details>"
-        )
-    for _ in range(3):  # nested fences (an admonition holding a dropdown) close from the inside out
-        text = FENCE.sub(fence, text)
-    text = re.sub(r"^\([\w-]+\)=\n", "", text, flags=re.M)  # section targets
-    return ROLE.sub(role, text)
 
 
 def convert(notebooks: dict[str, dict], cites: dict[str, str]) -> dict[str, dict]:
@@ -187,11 +191,11 @@ def convert(notebooks: dict[str, dict], cites: dict[str, str]) -> dict[str, dict
     labels = numbering(notebooks)
     out = {}
     for stem, notebook in notebooks.items():
-        values = glued(notebook)
+        page = Page(stem, glued(notebook), labels, cites)
         cells = []
         for cell in notebook["cells"]:
             if cell["cell_type"] == "markdown":
-                source = convert_markdown("".join(cell["source"]), stem, values, labels, cites).strip("\n")
+                source = page.markdown("".join(cell["source"])).strip("\n")
                 if source.strip():
                     cells.append({**cell, "source": source})
                 continue
