@@ -181,8 +181,15 @@ def execute_page(
     for attempt in (1, 2):
         notebook = read_page(Path(page))
         try:
+            # No widget state: the site loads no widget code (nb_ipywidgets_js), and the state of the
+            # primer's sliders would carry their first figure into the page's HTML.
             result = timed_execution(single_nb_execution)(
-                notebook, cwd=str(Path(page).parent), timeout=timeout, allow_errors=False, meta_override=True
+                notebook,
+                cwd=str(Path(page).parent),
+                timeout=timeout,
+                allow_errors=False,
+                meta_override=True,
+                store_widget_state=False,
             )
             break
         except RuntimeError as err:
