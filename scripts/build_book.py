@@ -181,15 +181,8 @@ def execute_page(
     for attempt in (1, 2):
         notebook = read_page(Path(page))
         try:
-            # No widget state: the site loads no widget code (nb_ipywidgets_js), and the state of the
-            # primer's sliders would carry their first figure into the page's HTML.
             result = timed_execution(single_nb_execution)(
-                notebook,
-                cwd=str(Path(page).parent),
-                timeout=timeout,
-                allow_errors=False,
-                meta_override=True,
-                store_widget_state=False,
+                notebook, cwd=str(Path(page).parent), timeout=timeout, allow_errors=False, meta_override=True
             )
             break
         except RuntimeError as err:
@@ -198,6 +191,9 @@ def execute_page(
             if attempt == 2 or "Kernel died before replying" not in str(err):
                 raise
     cpu = children_cpu_seconds() - cpu
+    # No widget state: the site loads no widget code (nb_ipywidgets_js), and the state of the primer's
+    # sliders would carry their first figure into the page's HTML.
+    notebook.metadata.pop("widgets", None)
     return page, nbformat.writes(notebook), result.time, cpu, (result.exc_string if result.err else None)
 
 
