@@ -122,13 +122,10 @@ def book_pages() -> list[Path]:
 
 
 def read_page(page: Path):
-    """The page as myst-nb reads it (through `jeirt_book.build_source`, as book/_ext/colab_links.py has
-    Sphinx read it), so that its cache key is the one jupyter-book will look up."""
+    """The page as myst-nb reads it, so that its cache key is the one jupyter-book will look up."""
     from myst_nb.core.read import read_myst_markdown_notebook
 
-    from jeirt_book import build_source
-
-    return read_myst_markdown_notebook(build_source(page.read_text()), add_source_map=True, path=str(page))
+    return read_myst_markdown_notebook(page.read_text(), add_source_map=True, path=str(page))
 
 
 def children_cpu_seconds() -> float:

@@ -4,9 +4,7 @@ The pages (`book/*.md`) are MyST markdown notebooks (jupytext). Only the code of
 ```` ```{code-cell} ```` block changes: the fence, the cell's options (`:tags:` lines or the `---`
 YAML header), the markdown between cells and the front matter stay byte for byte as they are. The
 code of a page's cells goes to ruff as one notebook (so IPython magics are understood), and each
-cell's formatted code is written back in place. A page's first cell, `jeirt_book.SETUP_CELL`, is
-left as it is: the library holds that text (tests/test_book.py and `jeirt_book.build_source` find
-it by equality), so it is formatted there.
+cell's formatted code is written back in place.
 
 Line length 80 (`LINE_LENGTH`): the rendered code column of a 1280-pixel-wide window holds 88
 characters (book/_static/custom.css); 80 keeps 8 spare, and is the rule tests/test_readable.py checks.
@@ -27,8 +25,6 @@ import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-
-from jeirt_book import SETUP_CELL
 
 ROOT = Path(__file__).resolve().parents[1]
 LINE_LENGTH = 80
@@ -126,8 +122,8 @@ def ruff_format(codes: list[str], name: str, line_length: int = LINE_LENGTH) -> 
 
 
 def format_page(text: str, name: str = "page", line_length: int = LINE_LENGTH) -> tuple[str, list[Cell]]:
-    """`text` with every Python code cell formatted (but `SETUP_CELL`), and the cells that changed."""
-    cells = [c for c in code_cells(text) if c.code.strip() != SETUP_CELL.strip()]
+    """`text` with every Python code cell formatted, and the cells that changed."""
+    cells = code_cells(text)
     if not cells:
         return text, []
     formatted = ruff_format([c.code for c in cells], name, line_length)

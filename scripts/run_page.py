@@ -33,9 +33,8 @@ def main(argv: list[str] | None = None) -> int:
     from nbclient import NotebookClient
 
     from jeirt.files import write_text
-    from jeirt_book import build_source
 
-    notebook = jupytext.reads(build_source(page.read_text()), fmt="md:myst")
+    notebook = jupytext.reads(page.read_text(), fmt="md:myst")
     out = Path(args.out) if args.out else ROOT / "_build" / "pages" / f"{page.stem}.ipynb"
     out.parent.mkdir(parents=True, exist_ok=True)
     print(f"running {page.relative_to(ROOT)} ({len(notebook.cells)} cells) in book/ ...", file=sys.stderr)

@@ -524,7 +524,8 @@ execute:
 @pytest.mark.slow
 def test_launch_buttons_only_for_a_real_repository(tmp_path):
     """A one-page book with the site's repository, launch-button and Colab settings (from _config.yml and
-    book/_ext/colab_links.py), built without and with JEIRT_REPO_URL."""
+    book/_ext/colab_links.py), built without and with JEIRT_REPO_URL; the built notebook is the page as
+    it is, and the one published for Colab (scripts/colab_notebooks.py) opens with the set-up cell."""
     import json
     import os
     import shutil
@@ -546,13 +547,10 @@ def test_launch_buttons_only_for_a_real_repository(tmp_path):
     (tmp_path / "_toc.yml").write_text("format: jb-book\nroot: book/page\n")
     shutil.copytree(ROOT / "book" / "_ext", tmp_path / "_ext")
     (tmp_path / "book").mkdir()
-    page = (ROOT / "book" / "intro.md").read_text()
-    header, rest = page.split("\n---\n", 1)
-    first = rest.index("```{code-cell}")
+    header = (ROOT / "book" / "intro.md").read_text().split("\n---\n", 1)[0]
     (tmp_path / "book" / "page.md").write_text(
-        header + "\n---\n\n# A page\n\n" + rest[first : rest.index("```\n", first) + 4]
+        header + '\n---\n\n# A page\n\n```{code-cell} ipython3\nprint("page")\n```\n'
     )
-    assert book.SETUP_CELL in (tmp_path / "book" / "page.md").read_text()
     jb = Path(sys.executable).with_name("jupyter-book")
 
     def build(url: str | None) -> str:
@@ -568,26 +566,57 @@ def test_launch_buttons_only_for_a_real_repository(tmp_path):
         assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-2000:]
         return (tmp_path / "_build" / "html" / "book" / "page.html").read_text()
 
-    html = build(None)  # the placeholder: no buttons that lead nowhere, and the set-up cell out of sight
+    html = build(None)  # the placeholder: no buttons that lead nowhere
     assert "colab.research.google.com" not in html and "github.com" not in html
-    assert "make setup" not in html and "clone --quiet" not in json.dumps(html)
     html = build("https://github.com/owner/jeirt")
     assert "https://colab.research.google.com/github/owner/jeirt/blob/notebooks/book/page.ipynb" in html
     assert 'href="https://github.com/owner/jeirt"' in html  # the repository button
-    notebook = json.loads((tmp_path / "_build" / "html" / "_sources" / "book" / "page.ipynb").read_text())
-    code = [cell for cell in notebook["cells"] if cell["cell_type"] == "code"]
-    assert "".join(code[0]["source"]).strip() == book.setup_cell("https://github.com/owner/jeirt").strip()
+    assert "clone --quiet" not in html  # the site shows the page as it is
+    sources = tmp_path / "_build" / "html" / "_sources" / "book"
+    built = json.loads((sources / "page.ipynb").read_text())
+    assert "google.colab" not in json.dumps(built)
+    env = {k: v for k, v in os.environ.items() if k != "JEIRT_REPO_URL"} | {
+        "JEIRT_REPO_URL": "https://github.com/owner/jeirt"
+    }
+    script = [sys.executable, str(ROOT / "scripts" / "colab_notebooks.py"), str(sources), str(tmp_path / "colab")]
+    result = subprocess.run(script, env=env, capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    published = json.loads((tmp_path / "colab" / "page.ipynb").read_text())
+    first, *rest = published["cells"]
+    assert "".join(first["source"]) == book.setup_cell("https://github.com/owner/jeirt")
+    assert first["metadata"]["tags"] == ["remove-cell"] and rest == built["cells"]
 
 
-def test_build_source_puts_the_colab_cell_first_only_for_a_real_url(monkeypatch):
+def test_colab_notebooks_need_a_real_url_and_put_the_set_up_cell_first(monkeypatch, tmp_path, capsys):
+    import json
+
+    import colab_notebooks
+
     import jeirt_book as book
     from jeirt import settings
 
-    page = "---\nx: 1\n---\n\n```{code-cell} ipython3\n:tags: [hide-output]\n\n" + book.SETUP_CELL + "```\n\nText.\n"
-    assert book.repo_url() is None and book.build_source(page) == page  # the placeholder, as the pages carry
+    notebook = {
+        "nbformat": 4,
+        "nbformat_minor": 5,
+        "metadata": {},
+        "cells": [{"cell_type": "markdown", "id": "a", "metadata": {}, "source": "# Page"}],
+    }
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "page.ipynb").write_text(json.dumps(notebook))
+    assert book.repo_url() is None  # the placeholder: nothing to clone on Colab
+    with pytest.raises(SystemExit):
+        colab_notebooks.main([str(tmp_path / "src"), str(tmp_path / "out")])
+    assert "JEIRT_REPO_URL" in capsys.readouterr().err and not (tmp_path / "out").exists()
     monkeypatch.setattr(settings, "REPO_URL", "https://github.com/owner/jeirt")
-    assert book.build_source(page) == page.replace(book.SETUP_CELL, book.setup_cell("https://github.com/owner/jeirt"))
-    assert "git clone --quiet --depth 1 https://github.com/owner/jeirt /content/jeirt" in book.build_source(page)
+    assert colab_notebooks.main([str(tmp_path / "src"), str(tmp_path / "out")]) == 0
+    published = json.loads((tmp_path / "out" / "page.ipynb").read_text())
+    assert [c["cell_type"] for c in published["cells"]] == ["code", "markdown"]
+    assert (
+        "git clone --quiet --depth 1 https://github.com/owner/jeirt /content/jeirt" in published["cells"][0]["source"]
+    )
+    assert published["cells"][0]["id"] == "colab-setup" and notebook["cells"][0]["source"] == "# Page"
+    old = book.colab_notebook(notebook | {"nbformat_minor": 4}, "https://github.com/owner/jeirt")
+    assert "id" not in old["cells"][0]  # before nbformat 4.5 cells have no id
     for bad in ("https://gitlab.com/owner/jeirt", "github.com/owner/jeirt", "https://github.com/owner"):
         monkeypatch.setattr(settings, "REPO_URL", bad)
         with pytest.raises(ValueError, match="JEIRT_REPO_URL"):

@@ -337,8 +337,8 @@ def test_the_api_page_documents_every_module_below_the_book():
 
 # ----------------------------------------------------------------------------- names in the docs
 
-# Where module names are written down for readers: docstrings and comments, the pages, README, Makefile
-# (not this file, whose checks name missing modules on purpose).
+# Where module names are written down for readers: docstrings and comments, the pages, README,
+# CONTRIBUTING, DECISIONS, Makefile (not this file, whose checks name missing modules on purpose).
 DOCUMENTS = sorted(
     {
         *MODULES.values(),
@@ -347,6 +347,8 @@ DOCUMENTS = sorted(
         *(ROOT / "benchmarks").glob("*.py"),
         *(ROOT / "book").glob("*.md"),
         ROOT / "README.md",
+        ROOT / "CONTRIBUTING.md",
+        ROOT / "DECISIONS.md",
         ROOT / "Makefile",
     }
     - {Path(__file__).resolve()}
@@ -395,8 +397,9 @@ def test_missing_name_finds_what_is_gone():
 
 
 def test_documented_module_names_exist():
-    """Every `jeirt.x...` and `jeirt_book.x...` written in docstrings, comments, pages, README and Makefile
-    names a module, or a name that module defines (a renamed or removed module leaves no stale mention)."""
+    """Every `jeirt.x...` and `jeirt_book.x...` written in docstrings, comments, pages, README, CONTRIBUTING,
+    DECISIONS and Makefile names a module, or a name that module defines (a renamed or removed module leaves
+    no stale mention)."""
     stale = [
         f"{path.relative_to(ROOT)}:{i}: {m.group(0)} ({why})"
         for path in DOCUMENTS

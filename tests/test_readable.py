@@ -17,7 +17,7 @@ import pandas as pd
 import pytest
 from docutils import nodes
 
-from jeirt_book import SETUP_CELL, figures
+from jeirt_book import figures
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "scripts"))
@@ -134,8 +134,6 @@ def test_formatting_keeps_every_page_s_structure(tmp_path):
         assert [(t, m) for t, m, _ in after] == [(t, m) for t, m, _ in before], source.name
         assert [s for t, _, s in after if t != "code"] == [s for t, _, s in before if t != "code"], source.name
         assert format_pages.format_page(text, page.name)[1] == [], f"{source.name}: formatting twice changes it"
-        setup = [s for t, _, s in before if t == "code" and s.strip() == SETUP_CELL.strip()]
-        assert setup == [s for t, _, s in after if t == "code" and s.strip() == SETUP_CELL.strip()]
 
 
 def test_check_html_reports_wide_tables_and_long_cells(tmp_path):

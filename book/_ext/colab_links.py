@@ -1,10 +1,9 @@
 """Sphinx extension: launch buttons that work or are absent, and a Colab button Colab can open.
 
 The repository URL is set in one place, at build time: `JEIRT_REPO_URL` (`jeirt_book.repo_url`). While
-it is the placeholder the site shows no repository or launch buttons, and every page's first cell says
-how to run the page locally (`jeirt_book.SETUP_CELL`). With a real URL this extension turns the
-repository and Colab buttons on and puts the Colab setup cell (`jeirt_book.setup_cell(url)`) first on
-every page (`jeirt_book.build_source`, as the source is read, so the executed notebook has it too).
+it is the placeholder the site shows no repository or launch buttons; with a real URL this extension
+turns them on. The pages themselves are built as they are: the clone-and-install cell Colab needs goes
+only into the notebooks published for it (scripts/colab_notebooks.py, `jeirt_book.colab_notebook`).
 
 Chapters are MyST markdown (`book/intro.md`); Colab opens only `.ipynb`, and only from GitHub.
 sphinx-book-theme links Colab to the `.md` file on the default branch, which fails. The built site
@@ -22,7 +21,7 @@ from __future__ import annotations
 
 import re
 
-from jeirt_book import build_source, repo_url
+from jeirt_book import repo_url
 
 
 def _buttons(app, config) -> None:
@@ -35,10 +34,6 @@ def _buttons(app, config) -> None:
         theme["repository_url"] = url
     else:
         theme.pop("repository_url", None)
-
-
-def _setup_cell(app, docname, source) -> None:
-    source[0] = build_source(source[0])
 
 
 def _rewrite(app, pagename, templatename, context, doctree):
@@ -60,7 +55,6 @@ def setup(app):
     app.add_config_value("jeirt_colab_prefix", "", "html")
     app.add_config_value("jeirt_colab_url", "https://colab.research.google.com", "html")
     app.connect("config-inited", _buttons)
-    app.connect("source-read", _setup_cell)
     # After sphinx-book-theme adds its launch buttons (priority 501).
     app.connect("html-page-context", _rewrite, priority=600)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -1,12 +1,11 @@
-"""The book layer: what the pages import. Not part of the core: `jeirt` never imports `jeirt_book`.
+"""The book's own package, beside its pages (book/jeirt_book): what the pages import. Not part of the
+library's wheel: `jeirt` never imports `jeirt_book`.
 
 This module holds the pages' settings, read from the environment in one place; `jeirt_book.figures` holds
 the figure style and shared plots, `jeirt_book.verdicts` the verdicts every results page computes, and
 one module per page (`jeirt_book.onboarding` for book/onboarding.md, ...) that page's analysis and figures.
 
-Every chapter of the book (`book/*.md`) starts with the same two cells: `SETUP_CELL` below (how to run
-the page locally; in a build for a published repository, `setup_cell(url)`: installs jeirt on Colab, does
-nothing elsewhere) and
+Every chapter of the book (`book/*.md`) opens its code, shown, with its imports and
 
     from jeirt_book import page_settings
     cfg = page_settings()
@@ -51,27 +50,15 @@ PROFILES = ("smoke", "full")
 DEFAULT_ENCODER = "all-MiniLM-L6-v2"
 
 
-# The first cell of every chapter, tagged remove-cell: out of sight on the site (a page opens with its
-# subject), still run on Colab and in a local notebook; tests/test_book.py checks each page has
-# `SETUP_CELL`. It cannot import jeirt: on Colab jeirt is what it installs. The pages carry the cell for a
-# project without a public repository (how to run the page locally); a build with `JEIRT_REPO_URL` set
-# puts `setup_cell(url)` in its place (`build_source`), which clones and installs on Colab: a shallow
-# clone brings the datasets (data/, not part of the package), and the install (jeirt, then the book's
-# package beside the pages, book/) is not editable, so no kernel restart is needed.
-def setup_cell(url: str | None) -> str:
-    """The first cell of every page: with the repository `url`, clone and install on Colab (elsewhere it
-    does nothing); with None (no public repository yet), how to run the page locally."""
-    if url is None:
-        return """\
-# To run this page: in a checkout of jeirt, `make setup` (README.md), then
-# `.venv/bin/pip install -e ".[lab]"` and `.venv/bin/jupyter lab`, and open
-# this page's book/*.md file (jupytext opens it as a notebook). Every page at
-# once: `JEIRT_PROFILE=smoke make book`. This cell does nothing outside Colab.
-import sys
-if "google.colab" in sys.modules:
-    raise RuntimeError("jeirt has no public repository for Colab to clone yet: "
-                       "run this page in a local checkout (README.md).")
-"""
+# The one place that knows about Colab. The pages carry no set-up cell: they run as they are in a checkout,
+# a build and the tests. The notebooks the publishing workflow pushes for the site's Colab buttons
+# (scripts/colab_notebooks.py) get `setup_cell(url)` first (`colab_notebook`): a shallow clone brings the
+# datasets (data/, not part of the package), and the install (jeirt, then the book's package beside the
+# pages, book/) is not editable, so no kernel restart is needed. It cannot import jeirt: on Colab jeirt is
+# what it installs.
+def setup_cell(url: str) -> str:
+    """The first cell of a notebook published for Colab from the repository `url`: clone and install on
+    Colab; elsewhere it does nothing."""
     return f"""\
 # On Colab: clone jeirt with its datasets, then install it.
 # Elsewhere this cell does nothing.
@@ -83,7 +70,19 @@ if "google.colab" in sys.modules:
 """
 
 
-SETUP_CELL = setup_cell(None)  # what every book/*.md carries
+def colab_notebook(notebook: dict, url: str) -> dict:
+    """A page's executed notebook (nbformat's JSON) as it is published for Colab: `setup_cell(url)` put
+    first, tagged remove-cell, the page's own cells after it as they ran (`notebook` is left as it is)."""
+    cell: dict[str, object] = {
+        "cell_type": "code",
+        "execution_count": None,
+        "metadata": {"tags": ["remove-cell"]},
+        "outputs": [],
+        "source": setup_cell(url),
+    }
+    if (notebook.get("nbformat"), notebook.get("nbformat_minor", 0)) >= (4, 5):
+        cell["id"] = "colab-setup"  # cells carry ids from nbformat 4.5 on
+    return notebook | {"cells": [cell, *notebook["cells"]]}
 
 
 def repo_url() -> str | None:
@@ -98,17 +97,6 @@ def repo_url() -> str | None:
             "(Colab opens notebooks from GitHub only), or unset it for a site without launch buttons."
         )
     return url
-
-
-def build_source(text: str) -> str:
-    """A page's MyST source as the build executes and renders it: its first cell `SETUP_CELL` replaced by
-    `setup_cell(repo_url())` (the same text while there is no public repository). Jupyter Book reads
-    pages through it (book/_ext/colab_links.py) and so does scripts/build_book.py, so both find the
-    same execution cache entries."""
-    url = repo_url()
-    if url is None or SETUP_CELL not in text:
-        return text
-    return text.replace(SETUP_CELL, setup_cell(url), 1)
 
 
 @dataclass(frozen=True)
