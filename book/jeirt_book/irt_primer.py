@@ -17,8 +17,8 @@ import seaborn as sns
 from scipy.stats import norm
 
 from jeirt.baselines import irt
-from jeirt_book.figures import PALETTE, style
 from jeirt.data import Dataset
+from jeirt_book.figures import PALETTE, style
 
 
 def as_dataset(labels: np.ndarray, name: str = "simulated", embeddings: dict | None = None) -> Dataset:

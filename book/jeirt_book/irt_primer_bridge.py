@@ -48,9 +48,7 @@ def world(
     return ax
 
 
-def slope_by_angle(
-    ax: plt.Axes, angle: np.ndarray, discrimination: np.ndarray, spread: float, flat: float
-) -> plt.Axes:
+def slope_by_angle(ax: plt.Axes, angle: np.ndarray, discrimination: np.ndarray, spread: float, flat: float) -> plt.Axes:
     """Each question's fitted 2PL discrimination against the angle between its direction and the 2PL's
     ability direction (degrees), with the curve spread * cos(angle) that the projection predicts and the
     band |a| <= flat of the flat items."""
