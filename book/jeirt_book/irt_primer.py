@@ -194,3 +194,28 @@ def guessing_profile(
     right.set_ylabel("p(correct)")
     right.legend(loc="upper left", fontsize=7)
     return right
+
+
+# Joint against marginal maximum likelihood
+def both_fits(ds: Dataset, theta_true: np.ndarray, a_true: np.ndarray, coverage: bool = True) -> dict[str, dict]:
+    """The joint (`irt.TwoPL`) and the marginal (`irt.MarginalTwoPL`) 2PL fitted to simulated answers, each
+    against the truth in its own units (the joint fit's a is per sd of these test takers' abilities, the
+    marginal fit's per sd of its N(0, 1) population, the simulation's): mean |a| over the true mean |a|,
+    the correlation with the true a and, with `coverage`, the share of 95% intervals holding the true a."""
+    fits = {"joint": irt.TwoPL().fit(ds), "marginal": irt.MarginalTwoPL().fit(ds)}
+    truth = {"joint": a_true * theta_true.std(), "marginal": a_true}
+    out = {}
+    for name, f in fits.items():
+        a_fit, a_in_units = f.discrimination_, truth[name]
+        row = {
+            "mean |a| / true": np.abs(a_fit).mean() / np.abs(a_in_units).mean(),
+            "corr with true a": np.corrcoef(a_fit, a_true)[0, 1],
+        }
+        if coverage:
+            if name == "joint":
+                se = irt.item_standard_errors(ds.labels, f.ability_, f.discrimination_, f.intercept_)
+            else:
+                se = f.standard_errors(ds)
+            row["95% coverage"] = np.mean(np.abs(a_fit - a_in_units) <= 1.96 * se["discrimination"].to_numpy())
+        out[name] = row
+    return out

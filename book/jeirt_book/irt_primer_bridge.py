@@ -29,16 +29,26 @@ def world(
     """The plane of a two-dimensional JE-IRT world: each model vector E_M (grey dot), each question
     embedding E_Q (marker and colour by the kind of its fitted 2PL item), and the direction along which
     the 2PL's one ability runs (`ability`, a unit vector, dashed arrow)."""
-    ax.scatter(*model_vectors.T, s=10, color="0.55", marker="o", linewidths=0, label="models $E_M$")
+    ax.scatter(
+        model_vectors[:, 0], model_vectors[:, 1], s=10, color="0.55", marker="o", linewidths=0, label="models $E_M$"
+    )
     for i, kind in enumerate(KINDS):
         s = style(i)
         pick = kinds == kind
-        ax.scatter(*questions[pick].T, s=9, color=s["color"], marker=s["marker"], linewidths=0, label=f"{kind} item")
+        ax.scatter(
+            questions[pick, 0],
+            questions[pick, 1],
+            s=9,
+            color=s["color"],
+            marker=s["marker"],
+            linewidths=0,
+            label=f"{kind} item",
+        )
     reach = 1.05 * np.abs(model_vectors).max()
     ax.annotate(
         "", xy=reach * ability, xytext=(0, 0), arrowprops=dict(arrowstyle="->", color="0.1", linestyle="--", lw=1.2)
     )
-    ax.text(*(1.08 * reach * ability), "2PL ability", fontsize=8, ha="center", va="center")
+    ax.text(1.08 * reach * ability[0], 1.08 * reach * ability[1], "2PL ability", fontsize=8, ha="center", va="center")
     ax.axhline(0, color="0.85", linewidth=0.6, zorder=0)
     ax.axvline(0, color="0.85", linewidth=0.6, zorder=0)
     ax.set_aspect("equal")
@@ -118,7 +128,8 @@ def projection_diagram(ax: plt.Axes, model: np.ndarray, question: np.ndarray, tu
             ax.annotate(
                 "", xy=vector, xytext=(0, 0), arrowprops=dict(arrowstyle="->", color=colour, linestyle=line, lw=1.4)
             )
-            ax.text(*(1.08 * vector), name + ("" if k == 0 else " turned"), fontsize=8, ha="center", color=colour)
+            label = name + ("" if k == 0 else " turned")
+            ax.text(1.08 * vector[0], 1.08 * vector[1], label, fontsize=8, ha="center", color=colour)
         ax.plot(*np.c_[m, foot], color="0.4", linestyle=":", marker="")
         ax.plot(*np.c_[(0, 0), foot], color="0.1", linestyle=line, linewidth=2.4, marker="", alpha=0.5)
     reach = 1.3 * max(np.abs(model).max(), np.abs(question).max())
