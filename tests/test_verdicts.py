@@ -3,6 +3,7 @@ where it is false, and inconclusive where the data is pure noise too thin to dec
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import numpy as np
@@ -64,9 +65,15 @@ def test_matches_on_planted_values(seed):
     assert result.startswith(f"{INCONCLUSIVE}: 9 questions")
     # a directional claim ('lowers accuracy, by 12 points') on 5 benchmarks: the sign beyond noise, the size not
     assert verdicts.matches(9.3, se=2.8, value=12.0, margin=2.0, limit="x", sign=1)[0].startswith(DIRECTION)
-    assert verdicts.matches(1.0, se=2.8, value=12.0, margin=2.0, limit="5 benchmarks", sign=1)[0].startswith(
+    assert verdicts.matches(5.0, se=2.8, value=12.0, margin=2.0, limit="5 benchmarks", sign=1)[0].startswith(
         f"{INCONCLUSIVE}: 5 benchmarks"
     )
+    # an interval that misses value +- margin refutes the size, however wide it is (and the sign is not shown)
+    assert word(verdicts.matches(1.0, se=2.8, value=12.0, margin=2.0, limit="5 benchmarks", sign=1)) == FAILS
+    wide_off = verdicts.matches(0.665, se=0.009, value=(0.73, 0.77), margin=0.01, limit="x", sign=1, null=0.5)[0]
+    assert wide_off.startswith(DIRECTION) and "misses the size" in wide_off and "wider" not in wide_off
+    # narrow, but straddling the margin's edge: neither shown nor refuted
+    assert verdicts.matches(0.45, se=0.05, value=0.0, margin=0.5, limit="x")[0].startswith(INCONCLUSIVE)
     auc = verdicts.matches(0.66, se=0.01, value=(0.73, 0.77), margin=0.01, limit="x", sign=1, null=0.5)
     assert auc[0].startswith(DIRECTION) and "> 0.5" in auc[1]
     # onboarding on a flat curve: 1% of the answers (the floor) matches joint training too, so no power
@@ -101,16 +108,27 @@ def test_between_null_and_perfect(seed):
     assert wide.startswith(f"{INCONCLUSIVE}: 5 starts")
 
 
-def test_peak_judges_a_flat_curve_against_its_noise():
+def test_peak_judges_a_curve_on_gaps_paired_over_seeds():
     ds = [8, 16, 32, 64, 128, 256, 512, 1024]
-    flat = dict(zip(ds, 68.3 + np.random.default_rng(0).normal(0, 0.1, 8)))
-    assert verdicts.peak(flat, at=256, se=0.2, limit="a 0.37-point curve")[0].startswith(INCONCLUSIVE)
-    peaked = {d: 70 - 0.002 * (d - 256) ** 2 / 100 for d in ds}
-    assert word(verdicts.peak(peaked, at=256, se=0.05, limit="x")) == HOLDS
-    assert word(verdicts.peak(peaked, at=8, se=0.05, limit="x")) == FAILS
-    assert word(verdicts.peak(peaked, at=128, se=3.0, limit="x")) == NOISE  # tied with the best
+    rng = np.random.default_rng(0)
+    seed_shift = rng.normal(0, 1.0, 3)  # each seed's split moves the whole curve: paired gaps cancel it
+
+    def curve(shape, noise):
+        return {d: list(shape(d) + seed_shift + rng.normal(0, noise, 3)) for d in ds}
+
+    flat = curve(lambda d: 68.3, 0.1)
+    assert verdicts.peak(flat, at=256, limit="a flat curve, 3 seeds")[0].startswith(INCONCLUSIVE)
+    peaked = curve(lambda d: 70 - 0.002 * (d - 256) ** 2 / 100, 0.01)
+    assert word(verdicts.peak(peaked, at=256, limit="x")) == HOLDS
+    assert word(verdicts.peak(peaked, at=8, limit="x")) == FAILS
+    tied = {d: [60.0, 60.5, 59.5] for d in ds} | {128: [69.9, 70.4, 69.6], 256: [70.0, 70.2, 69.9]}
+    assert word(verdicts.peak(tied, at=128, limit="x")) == NOISE  # one of two ties
+    # the same curve judged on unpaired points would be flat: the seeds' shifts (sd 1) swamp it
+    assert word(verdicts.peak(peaked, at=256, limit="x")) != INCONCLUSIVE
     with pytest.raises(ValueError, match="not a point"):
-        verdicts.peak(peaked, at=100, se=0.1, limit="x")
+        verdicts.peak(peaked, at=100, limit="x")
+    with pytest.raises(ValueError, match="one value per seed"):
+        verdicts.peak({8: [1.0, 2.0], 16: [1.0]}, at=8, limit="x")
 
 
 def test_rules_refuse_bad_input():
@@ -341,3 +359,84 @@ def test_the_readme_quotes_the_full_builds_tally():
     sentence = f"counts {sum(counts.values())} of the paper's own claims: " + ", ".join(parts[:-1])
     readme = " ".join((root / "README.md").read_text().split())
     assert f"{sentence}, {parts[-1]}" in readme, f"the README should say: {sentence}, {parts[-1]}"
+
+
+def test_every_decided_row_can_turn_on_data_of_its_shape():
+    """A row that holds can fail on data of its shape, and one that fails can hold: the rule moved along
+    its estimate (its spread and thresholds kept) reaches the opposite verdict; `show` refuses a row that
+    cannot turn."""
+    holds = verdicts.judge(
+        dict(
+            claim="a",
+            source="this book",
+            paper="p",
+            ours="o",
+            data="d",
+            setting="s",
+            rule="above",
+            estimate=0.41,
+            se=0.05,
+            df=2,
+            limit="3 seeds",
+        )
+    )
+    assert holds.inputs == {"rule": "above", "estimate": 0.41, "se": 0.05, "df": 2, "limit": "3 seeds"}
+    assert verdicts.word(holds.verdict) == HOLDS and FAILS in verdicts.reachable(holds.inputs)
+    assert verdicts.can_turn(holds)
+    equal = verdicts.judge(
+        dict(
+            claim="b",
+            source="this book",
+            paper="p",
+            ours="o",
+            data="d",
+            setting="s",
+            rule="matches",
+            estimate=-0.2,
+            se=0.05,
+            df=19,
+            value=0.0,
+            margin=0.5,
+            limit="20 seeds",
+        )
+    )
+    assert verdicts.word(equal.verdict) == HOLDS and verdicts.reachable(equal.inputs) >= {HOLDS, FAILS, INCONCLUSIVE}
+    curve = {8: [60.0, 60.5, 59.5], 16: [61.0, 61.4, 60.2], 256: [70.0, 70.2, 69.9]}
+    peaked = verdicts.judge(
+        dict(
+            claim="c",
+            source="this book",
+            paper="p",
+            ours="o",
+            data="d",
+            setting="s",
+            rule="peak",
+            curve=curve,
+            at=256,
+            limit="3 seeds",
+        )
+    )
+    assert verdicts.word(peaked.verdict) == HOLDS and FAILS in verdicts.reachable(json.loads(json.dumps(peaked.inputs)))
+    # a row whose rule can only hold: an interval given as (0, 0) on a one-sided claim with bound -1 and a
+    # width of 0 still turns; but a 'between' band narrower than the interval cannot hold, only fail or wait
+    narrow = dict(estimate=2.0, interval=[1.0, 3.0], low=1.5, high=2.5, limit="x", rule="between")
+    assert HOLDS not in verdicts.reachable(narrow)
+    failed = verdicts.judge(
+        dict(
+            claim="d",
+            source="this book",
+            paper="p",
+            ours="o",
+            data="d",
+            setting="s",
+            rule="between",
+            estimate=2.0,
+            interval=(3.2, 3.4),
+            low=1.5,
+            high=2.5,
+            limit="x",
+        )
+    )
+    assert verdicts.word(failed.verdict) == FAILS and not verdicts.can_turn(
+        verdicts.Claim(**{**dataclasses.asdict(failed), "inputs": {**failed.inputs, "interval": [0.0, 4.0]}})
+    )
