@@ -240,6 +240,8 @@ def test_prior_mean_floor_is_one_vector_for_all(sim, one_thread):
 
 
 def test_paired_table_by_hand():
+    from jeirt.book import onboarding
+
     curve = pd.DataFrame(
         {
             "seed": [0] * 6,
@@ -248,7 +250,12 @@ def test_paired_table_by_hand():
             "accuracy": [0.6, 0.7, 0.8, 0.5, 0.6, 0.8],
         }
     )
-    table = onb.paired_table(curve, ["1%"], ["0 answers", "1%"])
+    table = onboarding.paired_table(curve, ["1%"], ["0 answers", "1%"])
     assert table.loc["1%", "- 0 answers"] == pytest.approx(100 * 0.2 / 3)
     assert table.loc["1%", "- 0 answers se"] == pytest.approx(100 * np.std([0.1, 0.1, 0.0], ddof=1) / np.sqrt(3))
     assert "- 1%" not in table.columns
+    # two seeds whose held-out models share each seed's fits: the SE is the per-seed means' spread
+    two = pd.concat([curve, curve.assign(seed=1, accuracy=curve["accuracy"] + [0.05, 0.05, 0.05, 0, 0, 0])])
+    table = onboarding.paired_table(two, ["1%"], ["0 answers"])
+    per_seed = np.array([0.2 / 3, 0.2 / 3 + 0.05])
+    assert table.loc["1%", "- 0 answers se"] >= 100 * per_seed.std(ddof=1) / np.sqrt(2) - 1e-9

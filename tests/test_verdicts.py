@@ -307,8 +307,23 @@ def test_declared_table_reads_its_numbers_from_stats():
         verdicts.declare([dict(claim="e", stat="nope", rule="above")], stats)
     with pytest.raises(ValueError, match="row keys"):
         verdicts.declare([], stats, why="x")
-    with pytest.raises(ValueError, match="words only"):
+    with pytest.raises(TypeError, match="NoVerdict"):
         verdicts.declare([dict(claim="f", stat="w", rule="above")], {"w": "not fitted"})
+    # a statistic the data cannot decide turns its row, whatever its rule, into not testable or unresolved
+    words = {
+        "w": verdicts.NoVerdict("not fitted (one encoder)", "the smoke profile fits one encoder", profile="smoke"),
+        "one": verdicts.NoVerdict("gain 0.11", "one seed: no spread", limit="1 seed"),
+    }
+    base = dict(source="this book", paper="p", data="d", setting="s", rule="above", bound=0.5)
+    judged = [
+        verdicts.judge(r)
+        for r in verdicts.declare(
+            [base | dict(claim="f", stat="w"), base | dict(claim="g", stat="one")], words, limit="x"
+        )
+    ]
+    assert judged[0].verdict == "not testable in the smoke profile: the smoke profile fits one encoder"
+    assert judged[0].ours == "not fitted (one encoder)" and judged[0].inputs["rule"] == "untestable"
+    assert judged[1].verdict == "inconclusive here: 1 seed (one seed: no spread)"
     # a number without a spread decides nothing: 'unresolved' says so, with the reason
     text, _ = verdicts.unresolved("one simulated draw", "no seeds to compare")
     assert text == "inconclusive here: one simulated draw (no seeds to compare)"

@@ -295,6 +295,7 @@ def matches(
     null: float = 0.0,
     floor: float | None = None,
     floor_se: float | None = None,
+    floor_df: float | None = None,
 ) -> tuple[str, str]:
     """Two-sided claim 'estimate equals the paper's `value`' (a number, or a (low, high) range of its
     settings) within `margin`, the smallest difference that matters; `sign` +1 / -1 when the claim
@@ -316,9 +317,11 @@ def matches(
     if floor is not None:
         if floor_se is None:
             raise ValueError("floor= needs floor_se=, the standard error of the trivial method's score.")
-        f_lo, f_hi = _interval(floor, floor_se, None)
+        f_lo, f_hi = _interval(floor, floor_se, None, floor_df)
         if f_hi >= v_lo - margin and f_lo <= v_hi + margin:
-            return inconclusive(limit, f"the floor {_g(floor)} +-{_g(2 * floor_se)} matches too: no power"), rule
+            return inconclusive(
+                limit, f"the floor {_g(floor)} (interval {_g(f_lo)} to {_g(f_hi)}) matches too: no power"
+            ), rule
     if not wide and v_lo - margin <= lo and hi <= v_hi + margin:
         return HOLDS, rule
     if not wide and lo <= v_hi and hi >= v_lo:
@@ -586,6 +589,31 @@ ROW_KEYS = ("claim", "source", "paper", "ours", "data", "setting", "rule")
 
 
 @dataclass(frozen=True)
+class NoVerdict:
+    """A statistic the data cannot decide, in place of a `Stat` in a page's stats: the row that reads it
+    becomes not testable ('not testable here: why', or in the smoke `profile`), or, for a number without
+    a spread (`limit` given: one seed, one draw), inconclusive with `why` (`unresolved`)."""
+
+    words: str  # the row's 'this book' cell ('1 peak at 0.92', 'not fitted (one encoder)')
+    why: str  # why no verdict: 'one benchmark', 'one seed: no spread'
+    profile: str | None = None  # the profile that cannot carry the claim (the smoke slice), if that is why
+    limit: str | None = None  # a number measured without a spread: 'inconclusive here: <limit> (why)'
+
+    def __post_init__(self) -> None:
+        if not self.words.strip() or not self.why.strip():
+            raise ValueError("NoVerdict: give the row's words and why the data cannot decide it.")
+
+    def __str__(self) -> str:
+        return f"{self.words} (no verdict: {self.why})"
+
+    def rule_args(self) -> dict:
+        """The row's rule and its arguments: `unresolved` with `limit`, else `untestable`."""
+        if self.limit is not None:
+            return {"rule": "unresolved", "limit": self.limit, "why": self.why}
+        return {"rule": "untestable", "why": self.why} | ({"profile": self.profile} if self.profile else {})
+
+
+@dataclass(frozen=True)
 class Stat:
     """A number a declared row reads (`declare`'s `stat=`): its value, its spread (a standard error `se`
     or an `interval`) and how it prints, so the row's 'this book' cell comes from the number itself:
@@ -652,12 +680,13 @@ class Stat:
         return words + (f" ({self.note})" if self.note else "")
 
 
-def declare(rows: Sequence[Mapping], stats: Mapping[str, Stat | str] | None = None, **shared) -> list[dict]:
+def declare(rows: Sequence[Mapping], stats: Mapping[str, Stat | NoVerdict] | None = None, **shared) -> list[dict]:
     """A page's claims as declared rows, completed: a row's `stat` (a name in `stats`) gives its
     estimate, spread and 'this book' cell (`Stat.text`, unless the row has `ours`), and its data,
-    setting and `rule_args` where the row names none (a `str` stat is the text of a row with no
-    number, a not-testable one); a `paper` given as a tuple of keys is `jeirt.book.paper.quote(*keys)`;
-    `shared` (data=, setting=, limit=) fills the keys left. The rows go on to `show` (or `judge`)."""
+    setting and `rule_args` where the row names none; a `NoVerdict` stat makes the row not testable
+    (or unresolved) with its reason, whatever rule the row names; a `paper` given as a tuple of keys
+    is `jeirt.book.paper.quote(*keys)`; `shared` (data=, setting=, limit=) fills the keys left. The
+    rows go on to `show` (or `judge`)."""
     from jeirt.book import paper
 
     stats = {} if stats is None else stats
@@ -666,22 +695,23 @@ def declare(rows: Sequence[Mapping], stats: Mapping[str, Stat | str] | None = No
         raise ValueError(f"shared keys {unknown}; only row keys {ROW_KEYS} and limit can be shared across rows.")
     out = []
     for given in rows:
-        decided = given.get("rule") not in ("untestable", "unresolved")  # rules that read a number
-        row = {k: v for k, v in shared.items() if given.get("rule") != "untestable" or k != "limit"} | dict(given)
+        row = dict(given)
         name = row.pop("stat", None)
-        if name is not None:
-            if name not in stats:
-                raise KeyError(f"row {row.get('claim')!r}: stat={name!r} is not among the stats {sorted(stats)}.")
-            stat = stats[name]
-            if isinstance(stat, str):  # words only: a row the data cannot test
-                if decided:
-                    raise ValueError(f"row {row.get('claim')!r}: stat {name!r} is words only; a rule needs a Stat.")
-                row.setdefault("ours", stat)
-            else:
-                row |= {k: getattr(stat, k) for k in ("data", "setting") if getattr(stat, k) and k not in given}
-                if decided:
-                    row |= stat.spread() | {k: v for k, v in stat.rule_args.items() if k not in given}
-                row.setdefault("ours", stat.text())
+        if name is not None and name not in stats:
+            raise KeyError(f"row {row.get('claim')!r}: stat={name!r} is not among the stats {sorted(stats)}.")
+        stat = stats[name] if name is not None else None
+        if isinstance(stat, NoVerdict):  # the data cannot decide: the stat says why
+            row = {k: v for k, v in row.items() if k in ROW_KEYS} | stat.rule_args()
+            row.setdefault("ours", stat.words)
+        if isinstance(stat, str):
+            raise TypeError(f"row {row.get('claim')!r}: stat {name!r} is words; give a NoVerdict with the reason.")
+        untestable = row.get("rule") == "untestable"
+        row = {k: v for k, v in shared.items() if not (untestable and k == "limit")} | row
+        if isinstance(stat, Stat):
+            row |= {k: getattr(stat, k) for k in ("data", "setting") if getattr(stat, k) and k not in given}
+            if row.get("rule") not in ("untestable", "unresolved"):  # rules that read a number
+                row |= stat.spread() | {k: v for k, v in stat.rule_args.items() if k not in given}
+            row.setdefault("ours", stat.text())
         if isinstance(row.get("paper"), tuple):
             row["paper"] = paper.quote(*row["paper"])
         out.append(row)
