@@ -132,18 +132,20 @@ def test_results_page_opens_with_computed_paper_vs_book_table(doc):
         f"{doc}: the section must show the table with one ':::{{glue}} <prefix>_paper_vs_book' directive"
     )
     code = "\n".join(c.source for c in nb.cells if c.cell_type == "code")
-    assert re.search(rf"verdicts\.show\(\s*[\"']{glued[0]}[\"']", code), (
-        f"{doc}: build the table with verdicts.show({glued[0]!r}, claims)"
-    )
-    from jeirt.book import verdicts
+    from jeirt.book import claims, verdicts
 
     prefix = glued[0].removesuffix("_paper_vs_book")
+    assert re.search(rf"claims\.show\(\s*[\"']{prefix}[\"']", code), (
+        f"{doc}: build the table with claims.show({prefix!r}, stats, values), from its rows in claims.yml"
+    )
     assert verdicts.PAGES.get(prefix) == Path(doc).name, (
         f"{doc}: add {prefix!r}: {Path(doc).name!r} to jeirt.book.verdicts.PAGES, so the scorecard gathers its rows"
     )
-    assert re.search(r"\brule=", code) and re.search(r"\bsource=", code), (
-        f"{doc}: declare each row with its source= and a rule= of verdicts.RULES"
+    declared = claims.declared(prefix)
+    assert declared and all(row.get("rule") in verdicts.RULES and row.get("source") for row in declared), (
+        f"{doc}: declare each of its rows in jeirt/book/claims.yml with a source and a rule of verdicts.RULES"
     )
+    assert not re.search(r"\bdict\(claim=", code), f"{doc}: a claim row declared in code; declare it in claims.yml"
     assert "verdicts.Claim(" not in code and "verdicts.verdict(" not in code, (
         f"{doc}: declare rows (dicts with a rule) instead of building Claim or verdict by hand"
     )
