@@ -179,16 +179,27 @@ def test_fold_splits_test_every_question_of_the_benchmark_once(sim):
     assert (tested[in_bench] == 1).all()
     with pytest.raises(ValueError, match="fold=4"):
         ood.fold_split(ds, bench, 4, folds=4)
+    # folds of every question: each question tested once, never trained on in its fold
+    tested = np.zeros(ds.n_items, dtype=int)
+    for k in range(3):
+        s = ood.fold_split(ds, None, k, folds=3, seed=0)
+        cols = s.test.any(axis=0)
+        tested += cols
+        assert not (s.train | s.val)[:, cols].any()
+    assert (tested == 1).all()
 
 
 def test_cross_fitted_runs_score_every_question(sim, one_thread):
     ds, _ = sim
-    bench = ds.benchmarks[1]
+    benches = ds.benchmarks[:2]
     make = lambda: JEIRT(d=4, training={"max_epochs": 2}, random_state=0, progress=False)  # noqa: E731
-    run = ood.cross_fitted_runs(ds, make, bench, folds=3, seed=0)
-    assert run["questions"] == (ds.items["benchmark"] == bench).sum()
-    table = ood.question_drops({bench: run})
-    assert table.loc[bench, "questions"] == run["questions"] and np.isfinite(table.loc[bench, "se"])
+    runs = ood.cross_fitted_runs(ds, make, benches, folds=3, seed=0)
+    table = ood.question_drops(runs)
+    for bench in benches:
+        assert runs[bench]["questions"] == (ds.items["benchmark"] == bench).sum()
+        assert table.loc[bench, "questions"] == runs[bench]["questions"] and np.isfinite(table.loc[bench, "se"])
+    with pytest.raises(ValueError, match="benchmarks="):
+        ood.cross_fitted_runs(ds, make, ["nope"], folds=3)
 
 
 def test_taxonomy_labels_keep_mmlu_only_where_it_has_subjects(sim):
