@@ -71,32 +71,51 @@ MEASURES = {"purity": "purity", "inverse purity": "inverse purity", "nmi": "NMI"
 }
 
 
-def claim_stats(starts: pd.DataFrame) -> dict:
+def claim_stats(starts: pd.DataFrame, k: int, comparable: str | None) -> dict:
     """Table 5's numbers over the k-means starts (`jeirt.analysis.taxonomy.agreement_over_starts`:
-    a 'learned' and a 'random' partition's measures per start), each with its se over the starts: every
-    measure of the learned clusters (by name), and the two asymmetries beyond the random partition's,
-    homogeneity over completeness ('homogeneity gap') and purity over inverse purity ('purity gap')."""
-    from jeirt.book.verdicts import Stat
+    a 'learned' and a 'random' partition's measures per start, K = `k` clusters), each with its se
+    over the starts (starts - 1 df): every measure of the learned clusters (by name; a `NoVerdict`
+    with the reason `comparable` gives when K is not comparable with Table 5's), the NMI band of
+    partial alignment ('partial': the random partitions' mean + 2 sd as `low`), and the two
+    asymmetries beyond the random partition's, homogeneity over completeness ('homogeneity gap') and
+    purity over inverse purity ('purity gap')."""
+    from jeirt.book.verdicts import NoVerdict, Stat
 
-    mean, se = starts.mean(), starts.sem()
+    mean, se, df = starts.mean(), starts.sem(), len(starts) - 1
     null = starts["random"]["nmi"]
-    stats = {
-        col: Stat(
-            mean["learned", col],
-            se=se["learned", col],
-            label=name,
-            note=f"random {mean['random', col]:.3f}" + (f" +- {null.std():.3f} sd" if col == "nmi" else ""),
+    stats: dict = {}
+    for col, name in MEASURES.items():
+        words = (
+            f"{name} {mean['learned', col]:.3f} +- {se['learned', col]:.3f} (K = {k}; random {mean['random', col]:.3f})"
         )
-        for col, name in MEASURES.items()
-    }
+        stats[col] = (
+            NoVerdict(words, comparable)
+            if comparable
+            else Stat(
+                mean["learned", col],
+                se=se["learned", col],
+                df=df,
+                label=name,
+                note=f"K = {k}; random {mean['random', col]:.3f}",
+            )
+        )
+    stats["partial"] = Stat(
+        mean["learned", "nmi"],
+        se=se["learned", "nmi"],
+        df=df,
+        label="NMI",
+        note=f"K = {k}; random {null.mean():.3f} +- {null.std():.3f} sd",
+        rule_args={"low": float(null.mean() + 2 * null.std())},
+    )
     excess = starts["learned"] - starts["random"]  # per start
     for key, first, second in (("homogeneity", "homogeneity", "completeness"), ("purity", "purity", "inverse purity")):
         g = excess[first] - excess[second]
         stats[f"{key} gap"] = Stat(
             g.mean(),
             se=g.sem(),
+            df=df,
             spec="+.3f",
             label=f"{first} - {second}, beyond the random partition's",
-            note=f"{mean['learned', first]:.3f} vs {mean['learned', second]:.3f}",
+            note=f"K = {k}; {mean['learned', first]:.3f} vs {mean['learned', second]:.3f}",
         )
     return stats
