@@ -65,6 +65,10 @@ def declared(prefix: str, path: Path = CLAIMS_FILE) -> list[dict]:
     rows = table[prefix]
     if not isinstance(rows, list) or not all(isinstance(r, dict) for r in rows):
         raise ValueError(f"{path}, {prefix}: expected a list of rows (mappings).")
+    for row in rows:
+        odd = [k for k in row if not isinstance(k, str)]
+        if odd:
+            raise ValueError(f"{path}, {prefix}, row {row.get('claim')!r}: keys {odd} are no words (quote \"null\").")
     return rows
 
 
