@@ -141,7 +141,7 @@ def test_results_page_opens_with_computed_paper_vs_book_table(doc):
     assert verdicts.PAGES.get(prefix) == Path(doc).name, (
         f"{doc}: add {prefix!r}: {Path(doc).name!r} to jeirt.book.verdicts.PAGES, so the scorecard gathers its rows"
     )
-    declared = claims.declared(prefix)
+    declared = [row for spec in claims.declared(prefix) for row in spec.get("rows", [spec])]
     assert declared and all(row.get("rule") in verdicts.RULES and row.get("source") for row in declared), (
         f"{doc}: declare each of its rows in jeirt/book/claims.yml with a source and a rule of verdicts.RULES"
     )

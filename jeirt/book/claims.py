@@ -25,7 +25,9 @@ A row's fields, in `claims.yml`:
     data, setting, ours, why, profile, limit   as in `verdicts.declare`, where the stat or the page's
                     shared values do not give them
     for             the name of a list the page passes in `values`: the row is repeated once per
-                    item (a dict of words and numbers, e.g. one per dataset)
+                    item (a dict of words and numbers, e.g. one per dataset); with `rows:` (a list
+                    of rows) in place of the row's own fields, the group is repeated together, so
+                    a row that continues the one before ('... by about 10 points') stays beside it
 
 Any text may hold `{name}` placeholders, filled from `values` and the row's `for` item; a field that
 is exactly one placeholder takes the value itself (a number, a tuple), and `{paper: key}` in place of
@@ -65,7 +67,7 @@ def declared(prefix: str, path: Path = CLAIMS_FILE) -> list[dict]:
     rows = table[prefix]
     if not isinstance(rows, list) or not all(isinstance(r, dict) for r in rows):
         raise ValueError(f"{path}, {prefix}: expected a list of rows (mappings).")
-    for row in rows:
+    for row in [r for spec in rows for r in spec.get("rows", [spec])]:
         odd = [k for k in row if not isinstance(k, str)]
         if odd:
             raise ValueError(f"{path}, {prefix}, row {row.get('claim')!r}: keys {odd} are no words (quote \"null\").")
@@ -120,9 +122,11 @@ def rows(prefix: str, values: Mapping | None = None, path: Path = CLAIMS_FILE) -
         items = [{}] if loop is None else values.get(loop)
         if items is None:
             raise KeyError(f"{prefix}: a row repeats over {loop!r}, which the page's values do not give.")
+        group = spec.get("rows", [spec])  # a group: its rows repeated together, in order, per item
         for item in items:
             context = values | dict(item)
-            out.append({k: _fill(v, context) for k, v in spec.items() if k != "for"})
+            for row in group:
+                out.append({k: _fill(v, context) for k, v in row.items() if k not in ("for", "rows")})
     return out
 
 
