@@ -70,7 +70,7 @@ def declared(prefix: str, path: Path = CLAIMS_FILE) -> list[dict]:
     for row in [r for spec in rows for r in spec.get("rows", [spec])]:
         odd = [k for k in row if not isinstance(k, str)]
         if odd:
-            raise ValueError(f"{path}, {prefix}, row {row.get('claim')!r}: keys {odd} are no words (quote \"null\").")
+            raise ValueError(f'{path}, {prefix}, row {row.get("claim")!r}: keys {odd} are no words (quote "null").')
     return rows
 
 
