@@ -49,8 +49,9 @@ CLAIMS_FILE = Path(__file__).with_name("claims.yml")
 _ONE = re.compile(r"^\{(\w+)\}$")  # a field that is one placeholder takes the value itself
 
 
-@lru_cache(maxsize=1)
-def _load(path: str) -> dict:
+@lru_cache(maxsize=4)
+def _load(path: str, stamp: int) -> dict:
+    """The file's rows by page; `stamp` (its modification time) makes an edited file read again."""
     import yaml
 
     table = yaml.safe_load(Path(path).read_text())
@@ -61,7 +62,7 @@ def _load(path: str) -> dict:
 
 def declared(prefix: str, path: Path = CLAIMS_FILE) -> list[dict]:
     """The rows `claims.yml` declares for the page with glue prefix `prefix`, as written there."""
-    table = _load(str(path))
+    table = _load(str(path), Path(path).stat().st_mtime_ns)
     if prefix not in table:
         raise KeyError(f"no claims for {prefix!r} in {path}; the pages there are {sorted(table)}.")
     rows = table[prefix]
