@@ -21,15 +21,17 @@ vendor: $(VENV)/.installed
 	-@$(BIN)/python scripts/vendor_mathjax.py
 
 # Everything from the lock, each file checked against its hash; torch's Linux CPU wheel from PyTorch's CPU
-# index (requirements/torch.txt); then jeirt itself, editable, without dependencies (the lock has them all).
+# index (requirements/torch.txt); then jeirt itself, editable, without dependencies (the lock has them all),
+# and the book's package beside the pages (book/pyproject.toml: `jeirt_book`, not part of jeirt's wheel).
 # TORCH_INDEX= (empty) where pip finds that wheel without it (pip.conf's find-links on an offline machine);
 # --retries 1: offline, an unreachable index costs seconds a package, not minutes.
 LOCK := requirements/lock.txt
 TORCH_INDEX ?= --extra-index-url https://download.pytorch.org/whl/cpu
-$(VENV)/.installed: pyproject.toml $(LOCK)
+$(VENV)/.installed: pyproject.toml book/pyproject.toml $(LOCK)
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --retries 1 --require-hashes $(TORCH_INDEX) -r $(LOCK)
 	$(BIN)/pip install -q --no-deps -e .
+	$(BIN)/pip install -q --no-deps -e book
 	touch $@
 
 # Resolve pyproject.toml's dependencies (all extras) again, for Linux and macOS on Python 3.11, with every
@@ -43,7 +45,7 @@ lock: $(VENV)/.installed
 # Build _build/html (jupyter-book -W, cached execution), then check every page (scripts/check_html.py).
 # The full reproduction on the data the repository ships (the full profile on mmlu_pro, about 19 minutes
 # on 2 CPU cores); JEIRT_PROFILE=smoke make book for the smoke profile (minutes), JEIRT_DATASET=embedllm
-# make book for the paper's own setting (needs the Hugging Face hub). See jeirt/book/__init__.py.
+# make book for the paper's own setting (needs the Hugging Face hub). See book/jeirt_book/__init__.py.
 book: setup
 	$(BIN)/python scripts/build_book.py
 
@@ -95,9 +97,9 @@ snapshot: setup
 	$(BIN)/python scripts/glued_values.py --noise $(SNAPSHOT) $(foreach seed,$(SNAPSHOT_SEEDS),--log $(GLUE_LOG)-seed$(seed)) \
 		--seeds $(SNAPSHOT_SEEDS)
 
-# The package's types (mypy, configured in pyproject.toml).
+# The types of jeirt and of the book's package (mypy; pyproject.toml's [tool.mypy] names both).
 typecheck: setup
-	$(BIN)/mypy jeirt
+	$(BIN)/mypy
 
 clean:
 	rm -rf _build .jupyter_cache

@@ -27,9 +27,9 @@ import numpy as np
 import torch
 
 from jeirt.estimator import JEIRT
-from jeirt.experiments.new_models import metabench_held_out, training_only
 from jeirt.splits import hold_out_models, split_by_question
 from jeirt.tasks import evaluation
+from jeirt_book.experiments.new_models import metabench_held_out, training_only
 
 ROOT = Path(__file__).resolve().parents[1]
 KS = (10, 30, 100, 300)
@@ -52,8 +52,8 @@ def module_at(commit: str, path: str, name: str, replace: tuple[str, str] | None
 
 
 def one_run(ev: types.ModuleType, bank, labels: np.ndarray, rule: str, seed: int = 0) -> list:
-    """The estimates of book/efficient.md's run for one rule, every k (`jeirt.experiments.new_models.questions_asked`
-    then `estimate_scores`), with module `ev`."""
+    """The estimates of book/efficient.md's run for one rule, every k
+    (`jeirt_book.experiments.new_models.questions_asked` then `estimate_scores`), with module `ev`."""
     graded = ~np.isnan(labels)
     posteriors, nested = {}, rule in ("random", "adaptive", "adaptive-accuracy")
     if rule == "random":

@@ -31,12 +31,12 @@ import torch
 from jeirt import __version__
 from jeirt.data import load_dataset
 from jeirt.estimator import JEIRT
-from jeirt.experiments.new_models import few_question_comparison, few_question_table
 from jeirt.files import write_json
+from jeirt_book.experiments.new_models import few_question_comparison, few_question_table
 
 
 def run(dataset: str, seeds: list[int], ks: list[int], held_out: int, n_models: int | None, draws: int) -> pd.DataFrame:
-    """The protocol of `jeirt.experiments.new_models.few_question_comparison` on one dataset."""
+    """The protocol of `jeirt_book.experiments.new_models.few_question_comparison` on one dataset."""
 
     def make_model(seed: int) -> JEIRT:
         return JEIRT(random_state=seed, progress=False)

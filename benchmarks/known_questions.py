@@ -30,12 +30,12 @@ import torch
 from jeirt import __version__
 from jeirt.data import load_dataset
 from jeirt.estimator import JEIRT
-from jeirt.experiments.new_models import known_question_onboarding
 from jeirt.files import write_json
+from jeirt_book.experiments.new_models import known_question_onboarding
 
 
 def run(dataset: str, held_out: int, seeds: list[int], fractions: list[float], d: int) -> pd.DataFrame:
-    """The protocol of `jeirt.experiments.new_models.known_question_onboarding` on the whole dataset."""
+    """The protocol of `jeirt_book.experiments.new_models.known_question_onboarding` on the whole dataset."""
 
     def make_model(seed: int) -> JEIRT:
         return JEIRT(d=d, random_state=seed, progress=False)

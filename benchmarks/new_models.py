@@ -62,7 +62,6 @@ import pandas as pd
 from jeirt.baselines.irt import OnePL
 from jeirt.data import Dataset, load_dataset
 from jeirt.estimator import JEIRT
-from jeirt.experiments.new_models import NESTED, questions_asked, score_rows, training_only, true_scores
 from jeirt.files import comma_list, write_json
 from jeirt.fitcache import fit_cached
 from jeirt.questions import known_question_split
@@ -76,6 +75,7 @@ from jeirt.tasks.evaluation import (
     irt_estimates,
     plain_means,
 )
+from jeirt_book.experiments.new_models import NESTED, questions_asked, score_rows, training_only, true_scores
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))  # result_files, shared with the scripts
 from onboarding_prior import mmlu_pro_folds  # noqa: E402  (this folder's: a seeded shuffle in groups)

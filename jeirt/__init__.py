@@ -15,18 +15,18 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.1.0"
+from jeirt._version import __version__
 
 # name -> the module that defines it
 _EXPORTS = {
     "JEIRT": "jeirt.estimator",
-    "ModelFileError": "jeirt.estimator",
-    "Dataset": "jeirt.data",
+    "ModelFileError": "jeirt.modelfile",
+    "Dataset": "jeirt.data.dataset",
     "Split": "jeirt.splits",
-    "from_long": "jeirt.data",
-    "load_dataset": "jeirt.data",
-    "read_results_csv": "jeirt.data",
-    "read_items_csv": "jeirt.data",
+    "from_long": "jeirt.data.csv_tables",
+    "load_dataset": "jeirt.data.loader",
+    "read_results_csv": "jeirt.data.csv_tables",
+    "read_items_csv": "jeirt.data.csv_tables",
     "split_by_question": "jeirt.splits",
     "default_split": "jeirt.splits",
     "hold_out_models": "jeirt.splits",
@@ -52,9 +52,12 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:  # what a type checker and an IDE see; at run time `__getattr__` imports them
-    from jeirt.data import Dataset, from_long, load_dataset, read_items_csv, read_results_csv
-    from jeirt.estimator import JEIRT, ModelFileError
+    from jeirt.data.csv_tables import from_long, read_items_csv, read_results_csv
+    from jeirt.data.dataset import Dataset
+    from jeirt.data.loader import load_dataset
+    from jeirt.estimator import JEIRT
     from jeirt.metrics import evaluate, score
+    from jeirt.modelfile import ModelFileError
     from jeirt.splits import Split, default_split, hold_out_models, split_by_question
 
 

@@ -8,14 +8,10 @@ Questions can be given as a Dataset, a list of texts, or an array of frozen-enco
 from __future__ import annotations
 
 import contextlib
-import hashlib
-import json
 import os
-import time
 import warnings
-import zipfile
 from collections.abc import Sequence
-from dataclasses import asdict, replace
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
@@ -25,12 +21,13 @@ from scipy.optimize import minimize_scalar
 from sklearn.base import BaseEstimator
 from sklearn.exceptions import NotFittedError
 
-from jeirt import __version__
-from jeirt.data import Dataset, name_positions
+from jeirt._version import __version__
+from jeirt.data.dataset import Dataset, name_positions
 from jeirt.encoders import canonical_name, embed_texts
 from jeirt.files import OutputRefused, atomic_write, identity, locked, protected
 from jeirt.metrics import ece, log_loss
 from jeirt.model import INITS, JEIRTNet, jeirt_logits, probability, sigmoid
+from jeirt.modelfile import FORMAT_VERSION, ModelFileError, not_finite, read_model_file, weights_checksum
 from jeirt.onboard import (
     PRIOR_WIDTH_GRID,
     VALIDATION_PRIOR_WIDTH_GRID,
@@ -39,19 +36,11 @@ from jeirt.onboard import (
     vector_prior,
 )
 from jeirt.questions import QuestionCorrections, fit_corrections
+from jeirt.search import train_best
 from jeirt.splits import Split, split_by_question
-from jeirt.train import FAST, PAPER, TrainConfig, TrainHistory, train, training_recipe
+from jeirt.train import FAST, PAPER, TrainConfig, TrainHistory, training_recipe
 
 Questions = Dataset | Sequence[str] | np.ndarray
-
-# The layout of a model file (`JEIRT.save`). 2: the weights carry a SHA-256 checksum (`weights_checksum`).
-# 1: files written before, without one (they load with a warning). A newer number is refused.
-FORMAT_VERSION = 2
-
-
-class ModelFileError(ValueError):
-    """A model file that cannot be used: unreadable, damaged, edited, or of an unknown format version."""
-
 
 # Named recipes: (training, dropout, feature_noise, init of E_M). "fast" is the default (`jeirt.train.FAST`:
 # the paper's dropout 0.5, no feature noise, a faster schedule); "paper" is the JE-IRT authors' code at
@@ -61,18 +50,6 @@ RECIPES: dict[str, tuple[TrainConfig, float, float, str]] = {
     "fast": (FAST, 0.5, 0.0, "small"),
     "paper": (PAPER, 0.5, 0.0, "normal"),
 }
-
-# The bounded search (`JEIRT(search=True)`): candidates tried in this order, after the recipe itself,
-# until the time budget is spent; the one with the lowest validation loss is kept. Each entry changes
-# one thing of the recipe (learning rate, regularisation or d), in the order of what moved the
-# validation loss most when "fast" was chosen (DECISIONS.md).
-SEARCH_GRID: tuple[dict, ...] = (
-    {"lr": 1e-3},
-    {"lr_decay": 0.85},
-    {"d": 64},
-    {"dropout": 0.3},
-    {"weight_decay": 0.1},
-)
 
 
 _Self = TypeVar("_Self", bound="Estimator")
@@ -107,7 +84,7 @@ class JEIRT(BaseEstimator):
                   folded into the weights (E_Q and E_M divided by T, which is Eq. 3's logit over T), so
                   every use of the model sees calibrated probabilities; T is kept in `temperature_`
     search        a bounded hyperparameter search on validation labels only: after the recipe itself,
-                  the changes in `SEARCH_GRID` (lr, weight decay, dropout, feature noise, d) in order
+                  the changes in `jeirt.search.SEARCH_GRID` (lr, weight decay, dropout, feature noise, d) in order
                   until `search_budget` seconds are spent; the lowest validation loss wins
     search_budget seconds after which the search starts no new candidate
     question_correction  after training, also fit per-question corrections of the training questions
@@ -182,59 +159,30 @@ class JEIRT(BaseEstimator):
     def fit(self, ds: Dataset, split: Split | None = None) -> JEIRT:
         """Learn the adapter and every model's vector on `split.train` (default: question split);
         `split.val` picks the epoch, the search candidate (with `search`) and the temperature."""
-        _check_dataset("fit", ds)
-        if split is not None and not isinstance(split, Split):
-            raise TypeError(
-                f"fit takes a jeirt.splits.Split as split, not a {type(split).__name__}; make one with "
-                "jeirt.splits.split_by_question(ds) (or split_by_model), or leave it out."
-            )
-        self._check_params()
-        split = split or split_by_question(ds, seed=self.random_state)
-        if split.train.shape != ds.labels.shape:
-            raise ValueError(
-                f"split masks have shape {split.train.shape}; the dataset's labels have "
-                f"{ds.labels.shape}. Make the split from this dataset."
-            )
-        features = _finite(ds.features(self.encoder_, progress=self.progress), ds, "fit")
-        self.benchmarks_: list[str] | None = None
-        self.benchmark_scale_ = 1.0
-        if self.benchmark_feature:  # the benchmarks that have training questions, in a fixed order
-            trained = np.asarray(split.train).any(axis=0)
-            self.benchmarks_ = sorted(set(ds.items["benchmark"].astype(str)[trained]))
-            self.benchmark_scale_ = float(np.median(np.linalg.norm(features[trained], axis=1)))
-            features = self._with_benchmarks(features, ds.items["benchmark"])
-        base = {"d": self.d_, "dropout": self.dropout_, "feature_noise": self.feature_noise_}
-        candidates = [{}] + (list(SEARCH_GRID) if self.search else [])
-        start, best = time.perf_counter(), None
-        self.search_results_: list[dict[str, Any]] = []
-        for change in candidates:
-            if self.search_results_ and time.perf_counter() - start > self.search_budget:
-                break
-            arch = base | {k: v for k, v in change.items() if k in base}
-            recipe = replace(self.training_, **{k: v for k, v in change.items() if k not in base})
-            torch.manual_seed(self.random_state)
-            net = JEIRTNet(
-                features.shape[1], ds.n_models, arch["d"], arch["dropout"], arch["feature_noise"], self.init_
-            )
-            history = train(
-                net,
-                features,
-                ds.labels,
-                split.train,
-                split.val,
-                recipe,
-                seed=self.random_state,
-                device=self.device,
-                progress=self.progress,
-            )
-            loss = min(history.val_loss)
-            self.search_results_.append({"change": change, "val_loss": loss, "seconds": history.seconds})
-            if best is None or loss < best[0]:
-                best = (loss, net, history, arch, recipe)
-        assert best is not None  # the recipe itself always runs
-        _, self.net_, self.history_, arch, self.training_ = best
-        self.d_, self.dropout_, self.feature_noise_ = arch["d"], arch["dropout"], arch["feature_noise"]
-        self.search_seconds_ = time.perf_counter() - start
+        split = self._check_fit_inputs(ds, split)
+        features = self._fit_features(ds, split)  # (n_items, feature_dim)
+        arch = {"d": self.d_, "dropout": self.dropout_, "feature_noise": self.feature_noise_}
+        found = train_best(
+            features,
+            ds.labels,
+            split,
+            arch,
+            self.training_,
+            init=self.init_,
+            search=self.search,
+            budget=self.search_budget,
+            seed=self.random_state,
+            device=self.device,
+            progress=self.progress,
+        )
+        self.net_, self.history_, self.training_ = found.net, found.history, found.training
+        self.d_, self.dropout_, self.feature_noise_ = (
+            found.arch["d"],
+            found.arch["dropout"],
+            found.arch["feature_noise"],
+        )
+        self.search_results_: list[dict[str, Any]] = found.results
+        self.search_seconds_ = found.seconds
         self.temperature_ = 1.0
         self.calibration_: dict[str, float] = {}
         if self.calibrate:
@@ -253,6 +201,36 @@ class JEIRT(BaseEstimator):
                 ds.subset(models=list(split.held_out)), split.onboard[ds.model_index(split.held_out)], replace=True
             )
         return self
+
+    def _check_fit_inputs(self, ds: Dataset, split: Split | None) -> Split:
+        """`fit`'s inputs checked and its parameters resolved; the split to train on (default: by question)."""
+        _check_dataset("fit", ds)
+        if split is not None and not isinstance(split, Split):
+            raise TypeError(
+                f"fit takes a jeirt.splits.Split as split, not a {type(split).__name__}; make one with "
+                "jeirt.splits.split_by_question(ds) (or split_by_model), or leave it out."
+            )
+        self._check_params()
+        split = split or split_by_question(ds, seed=self.random_state)
+        if split.train.shape != ds.labels.shape:
+            raise ValueError(
+                f"split masks have shape {split.train.shape}; the dataset's labels have "
+                f"{ds.labels.shape}. Make the split from this dataset."
+            )
+        return split
+
+    def _fit_features(self, ds: Dataset, split: Split) -> np.ndarray:
+        """The frozen features of `ds`'s questions, checked finite; with `benchmark_feature`, the one-hot of
+        the benchmarks that have training questions appended (their names and scale kept for later)."""
+        features = _finite(ds.features(self.encoder_, progress=self.progress), ds, "fit")
+        self.benchmarks_: list[str] | None = None
+        self.benchmark_scale_ = 1.0
+        if self.benchmark_feature:  # the benchmarks that have training questions, in a fixed order
+            trained = np.asarray(split.train).any(axis=0)
+            self.benchmarks_ = sorted(set(ds.items["benchmark"].astype(str)[trained]))
+            self.benchmark_scale_ = float(np.median(np.linalg.norm(features[trained], axis=1)))
+            features = self._with_benchmarks(features, ds.items["benchmark"])
+        return features
 
     @torch.no_grad()
     def _calibrate(self, features: np.ndarray, labels: np.ndarray, val_mask: np.ndarray) -> None:
@@ -513,6 +491,30 @@ class JEIRT(BaseEstimator):
         if path.is_dir():
             raise OutputRefused(f"not saving {path}: it is a folder; give a file name inside it.")
         path.parent.mkdir(parents=True, exist_ok=True)
+        blob = self._file_contents()
+        bad = not_finite(blob)
+        if bad:
+            raise ValueError(
+                f"not saving {path}: the model's {bad}; a fit that diverged predicts nothing. Refit "
+                "it (a smaller learning rate, or the default recipe)."
+            )
+        blob["checksum"] = weights_checksum(blob)
+        source = getattr(self, "_source", None) or (None, None)  # (real path, identity) when loaded
+        in_place = source[0] is not None and source[0] == _real(path)  # over the file this model was loaded from
+        with locked(path) if in_place else contextlib.nullcontext():  # check and write as one step
+            if in_place and identity(path) != source[1]:
+                raise ModelFileError(
+                    f"not saving {path}: another process wrote it after this model was loaded from it "
+                    "(e.g. two in-place onboardings at once); saving would lose that update. Load it "
+                    "again and redo this change."
+                )
+            atomic_write(path, lambda f: torch.save(blob, f))  # a kill mid-save leaves the old file whole
+            self._source = (_real(path), identity(path))
+        return path
+
+    def _file_contents(self) -> dict:
+        """What a model file holds (`jeirt.modelfile`), its checksum aside: the weights with the settings,
+        model names and encoder that made them, the training and calibration records."""
         # the settings that made these weights: a search's winner, not the candidates it started from
         params = self.get_params() | {
             "training": asdict(self.training_),
@@ -541,25 +543,7 @@ class JEIRT(BaseEstimator):
             blob["corrections"] = corrections.to_dict()
         if getattr(self, "benchmarks_", None) is not None:  # benchmark_feature: the one-hot's columns
             blob["benchmarks"] = {"names": self.benchmarks_, "scale": self.benchmark_scale_}
-        bad = _not_finite(blob)
-        if bad:
-            raise ValueError(
-                f"not saving {path}: the model's {bad}; a fit that diverged predicts nothing. Refit "
-                "it (a smaller learning rate, or the default recipe)."
-            )
-        blob["checksum"] = weights_checksum(blob)
-        source = getattr(self, "_source", None) or (None, None)  # (real path, identity) when loaded
-        in_place = source[0] is not None and source[0] == _real(path)  # over the file this model was loaded from
-        with locked(path) if in_place else contextlib.nullcontext():  # check and write as one step
-            if in_place and identity(path) != source[1]:
-                raise ModelFileError(
-                    f"not saving {path}: another process wrote it after this model was loaded from it "
-                    "(e.g. two in-place onboardings at once); saving would lose that update. Load it "
-                    "again and redo this change."
-                )
-            atomic_write(path, lambda f: torch.save(blob, f))  # a kill mid-save leaves the old file whole
-            self._source = (_real(path), identity(path))
-        return path
+        return blob
 
     @classmethod
     def load(cls, path: str | Path) -> JEIRT:
@@ -569,11 +553,7 @@ class JEIRT(BaseEstimator):
         their checksum, or hold NaN or inf; a part missing or of the wrong type), edited, or of a
         format this jeirt does not read; a file without a checksum (format 1) loads with a warning."""
         seen = (_real(path), identity(path))  # before reading: a write after it is found at save
-        blob = _read_model_file(path)
-        version = _check_format(path, blob)
-        _check_parts(path, blob)
-        config = _check_config(cls, path, blob)
-        _check_weights(path, blob, version)
+        blob, config = read_model_file(path, cls._get_param_names())
         try:
             self = cls(**(config | {"training": TrainConfig(**config["training"])}))
             self._check_params()
@@ -691,124 +671,6 @@ def _finite(features: np.ndarray, questions: object, method: str) -> np.ndarray:
     return features
 
 
-# ----------------------------------------------------------------------------------------------------
-# Reading a model file (`JEIRT.load`), one check a step, each naming the file and the part at fault
-
-
-def _read_model_file(path: str | Path) -> dict:
-    """The dict a model file holds, read with `weights_only` (no code runs); ModelFileError for an
-    empty, cut-short, damaged or non-torch file."""
-    if Path(path).is_file() and Path(path).stat().st_size == 0:
-        raise ModelFileError(
-            f"could not read a jeirt model from {path}: the file is empty (0 bytes); restore it or refit the model."
-        )
-    if Path(path).is_file() and not zipfile.is_zipfile(path):  # torch.save writes a zip archive
-        raise ModelFileError(
-            f"could not read a jeirt model from {path}: not a torch file, or one cut short (a "
-            "copy or save interrupted); restore it or refit the model."
-        )
-    try:
-        blob = torch.load(Path(path), map_location="cpu", weights_only=True)
-    except Exception as err:
-        # torch's own message suggests weights_only=False, i.e. running the file's code: not here.
-        reason = (
-            "it holds Python objects other than tensors and plain values, which jeirt refuses to unpickle"
-            if "weights_only" in str(err)
-            else f"the file is damaged ({type(err).__name__})"
-        )
-        raise ModelFileError(
-            f"could not read a jeirt model from {path}: {reason}. Restore the file or refit the model."
-        ) from None
-    if not isinstance(blob, dict) or blob.get("format") != "jeirt-model":
-        raise ModelFileError(f"{path} is not a model saved by jeirt (JEIRT.save).")
-    return blob
-
-
-def _check_format(path: str | Path, blob: dict) -> int:
-    """The file's format version (1 when it names none, as the files before checksums); one this jeirt
-    does not read is refused, saying whether it is older or newer and what to do."""
-    version = blob.get("format_version", 1)
-    writer = f" (written by jeirt {blob['version']})" if isinstance(blob.get("version"), str) else ""
-    if not isinstance(version, int) or isinstance(version, bool):
-        raise ModelFileError(
-            f"{path}: its format_version is {version!r}, not a number; the file is damaged or edited. "
-            "Restore it or refit the model."
-        )
-    if version < 1:
-        raise ModelFileError(
-            f"{path} is a jeirt model file of format {version}{writer}, older than any this jeirt "
-            f"({__version__}) reads (formats 1 to {FORMAT_VERSION}); refit the model with this jeirt, "
-            "or load it with the jeirt that wrote it."
-        )
-    if version > FORMAT_VERSION:
-        raise ModelFileError(
-            f"{path} is a jeirt model file of format {version}{writer}, newer than this jeirt "
-            f"({__version__}) reads (formats 1 to {FORMAT_VERSION}). Upgrade jeirt, or refit the "
-            "model with this version."
-        )
-    return version
-
-
-# The parts of a model file and their types: required first, then those later formats added.
-_PARTS: dict[str, tuple[type | tuple[type, ...], str]] = {
-    "config": (dict, "the settings"),
-    "models": (list, "the model names"),
-    "feature_dim": (int, "the question features' width"),
-    "split": ((str, type(None)), "the split's name"),
-    "history": (dict, "the training history"),
-    "state_dict": (dict, "the weights"),
-}
-_OPTIONAL_PARTS: dict[str, tuple[type | tuple[type, ...], str]] = {
-    "temperature": ((int, float), "the calibration temperature"),
-    "calibration": (dict, "the calibration record"),
-    "search_results": (list, "the search record"),
-    "corrections": (dict, "the question corrections"),
-    "benchmarks": (dict, "the benchmark one-hot's names"),
-    "checksum": (str, "the weights' checksum"),
-}
-
-
-def _check_parts(path: str | Path, blob: dict) -> None:
-    """Every part a model needs is there and of its type; the model names a list of distinct names;
-    feature_dim a positive integer; the weights tensors by name."""
-    lacking = [key for key in _PARTS if key not in blob]
-    if lacking:
-        raise ModelFileError(
-            f"{path} lacks part(s) of a jeirt model ({lacking}); the file is damaged or edited. "
-            "Restore it or refit the model."
-        )
-    for parts, required in ((_PARTS, True), (_OPTIONAL_PARTS, False)):
-        for key, (kind, what) in parts.items():
-            if (required or key in blob) and (not isinstance(blob[key], kind) or isinstance(blob[key], bool)):
-                raise ModelFileError(
-                    f"{path}: its {key!r} ({what}) is a {type(blob[key]).__name__}, not a "
-                    f"{_kind_name(kind)}; the file is damaged or edited. Restore it or refit the model."
-                )
-    models = blob["models"]
-    if not models or not all(isinstance(m, str) for m in models):
-        raise ModelFileError(f"{path}: its model names are not a list of names; the file is damaged or edited.")
-    if len(set(models)) < len(models):
-        repeated = sorted({m for m in models if models.count(m) > 1})
-        raise ModelFileError(
-            f"{path} names model(s) {repeated[:5]} more than once; the file is damaged or edited. Refit the model."
-        )
-    if blob["feature_dim"] < 1:
-        raise ModelFileError(
-            f"{path}: feature_dim={blob['feature_dim']!r} is not a positive integer; the file is damaged or edited."
-        )
-    odd = [k for k, v in blob["state_dict"].items() if not (isinstance(k, str) and isinstance(v, torch.Tensor))]
-    if odd:
-        raise ModelFileError(
-            f"{path}: its weights hold entries that are not named tensors ({odd[:3]}); the file is damaged "
-            "or edited. Restore it or refit the model."
-        )
-
-
-def _kind_name(kind: type | tuple[type, ...]) -> str:
-    kinds = kind if isinstance(kind, tuple) else (kind,)
-    return " or ".join("None" if k is type(None) else k.__name__ for k in kinds)
-
-
 def _onboard_mask(ds: Dataset, mask: np.ndarray | None) -> np.ndarray:
     """`JEIRT.onboard`'s mask (default: every label of `ds`) on observed labels, giving each model some."""
     mask = ds.observed if mask is None else np.asarray(mask, dtype=bool) & ds.observed
@@ -836,97 +698,5 @@ def _onboard_widths(
     return (PRIOR_WIDTH_GRID if val_mask is None else VALIDATION_PRIOR_WIDTH_GRID), val_mask
 
 
-def _check_config(cls: type[JEIRT], path: str | Path, blob: dict) -> dict:
-    """The settings, with a `device` this machine lacks made None; settings this jeirt does not know,
-    or a training recipe that is not a dict, are refused."""
-    config = dict(blob["config"])
-    if not isinstance(config.get("training"), dict):
-        raise ModelFileError(
-            f"{path} lacks part(s) of a jeirt model (['config']: its training recipe); the file is "
-            "damaged or edited. Restore it or refit the model."
-        )
-    config["device"] = _device_here(config.get("device"))  # fitted on CUDA, used on a CPU machine
-    unknown = set(config) - set(cls._get_param_names())
-    if unknown:
-        raise ModelFileError(
-            f"{path} holds settings this version of jeirt does not know: {sorted(unknown)}; "
-            "it was written by another version. Refit the model or use that version."
-        )
-    return config
-
-
-def _check_weights(path: str | Path, blob: dict, version: int) -> None:
-    """The weights match their checksum (format 2; format 1 has none: a warning) and are finite."""
-    if version >= 2 and blob.get("checksum") != weights_checksum(blob):
-        raise ModelFileError(
-            f"{path}: its weights do not match the checksum saved with them; the file was "
-            "damaged (on disk or in a copy) or edited. Restore it or refit the model."
-        )
-    if version == 1:
-        warnings.warn(
-            f"{path} was saved without a checksum of its weights (model file format 1, before "
-            f"jeirt's format {FORMAT_VERSION}), so damage to them cannot be detected; refit the "
-            "model, or save it again once you trust it (`jeirt onboard --in-place` does).",
-            UserWarning,
-            stacklevel=3,
-        )
-    bad = _not_finite(blob)
-    if bad:
-        raise ModelFileError(
-            f"{path}: the model's {bad}; the file is damaged or its fit diverged. Restore it or refit the model."
-        )
-
-
-def _weight_tensors(blob: dict) -> list[tuple[str, torch.Tensor]]:
-    """The tensors that predict, by name: the network's, then the per-question corrections'."""
-    state = blob.get("state_dict")
-    tensors = [(f"state_dict.{k}", v) for k, v in sorted(state.items())] if isinstance(state, dict) else []
-    corrections = blob.get("corrections")
-    if isinstance(corrections, dict):
-        tensors += [(f"corrections.{k}", corrections[k]) for k in ("shifts", "offsets") if k in corrections]
-    return tensors
-
-
-def weights_checksum(blob: dict) -> str:
-    """SHA-256 of a model file's weights: every tensor (name, dtype, shape, bytes), the model names and
-    the corrected questions' ids, so that damage to any of them, or an edit, is found at load."""
-    digest = hashlib.sha256()
-    for name, tensor in _weight_tensors(blob):
-        if not isinstance(tensor, torch.Tensor):  # edited: hashed as written, so it cannot match
-            digest.update(f"{name}:{tensor!r};".encode())
-            continue
-        flat = tensor.detach().cpu().contiguous().reshape(-1)
-        digest.update(f"{name}:{flat.dtype}:{tuple(tensor.shape)};".encode())
-        digest.update(flat.view(torch.uint8).numpy().tobytes())
-    names = [blob.get("models"), (blob.get("corrections") or {}).get("item_ids")]
-    digest.update(json.dumps(names, default=str).encode())
-    return digest.hexdigest()
-
-
-def _not_finite(blob: dict) -> str | None:
-    """Which weights hold NaN or inf (as a phrase naming the first such tensor), else None."""
-    for name, tensor in _weight_tensors(blob):
-        if isinstance(tensor, torch.Tensor) and tensor.is_floating_point() and not torch.isfinite(tensor).all():
-            count = int((~torch.isfinite(tensor)).sum())
-            return f"{name} holds {count} NaN or infinite value(s) of {tensor.numel()}"
-    return None
-
-
 def _real(path: str | Path) -> str:
     return os.path.realpath(Path(path).expanduser())
-
-
-def _device_here(device: str | None) -> str | None:
-    """`device` if this machine has it, else None (the default device): a model file records where it
-    was fitted, not where it will be used."""
-    if device is None:
-        return None
-    try:
-        dev = torch.device(device)
-    except (RuntimeError, TypeError, ValueError):
-        return None
-    if dev.type == "cuda":
-        return device if torch.cuda.is_available() and (dev.index or 0) < torch.cuda.device_count() else None
-    if dev.type == "mps":
-        return device if getattr(torch.backends, "mps", None) and torch.backends.mps.is_available() else None
-    return device

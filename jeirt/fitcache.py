@@ -7,8 +7,8 @@ depends on:
     data     the dataset's name, models, item table, labels and precomputed embeddings
     split    its name, masks, held-out models and onboarding mask
     config   the estimator's class and constructor parameters (`get_params`; `progress` aside)
-    code     the source of the `jeirt` core (every module outside `jeirt.book`), the versions of
-             jeirt, torch, numpy and scikit-learn, and the default device
+    code     the source of the whole `jeirt` package (the book's page code, `jeirt_book`, is not part of
+             it), the versions of jeirt, torch, numpy and scikit-learn, and the default device
 
 so a change to any of them (a new training recipe, another split, an edited trainer) is a different
 key and a fresh fit; stale entries are never read. Entries are whole pickled estimators (every
@@ -34,9 +34,9 @@ import sklearn
 import torch
 from sklearn.base import BaseEstimator
 
-import jeirt
 from jeirt import settings
-from jeirt.data import Dataset
+from jeirt._version import __version__
+from jeirt.data.dataset import Dataset
 from jeirt.files import atomic_write
 from jeirt.parallel import side_by_side
 from jeirt.splits import Split
@@ -45,19 +45,17 @@ if TYPE_CHECKING:
     from jeirt.estimator import Estimator
 
 E = TypeVar("E", bound="Estimator")
-_CORE = Path(jeirt.__file__).resolve().parent
+_CORE = Path(__file__).resolve().parent  # the jeirt package
 
 
 def code_version() -> str:
-    """SHA-256 of the `jeirt` core's source (outside `jeirt.book`) and the library versions it runs on."""
+    """SHA-256 of the `jeirt` package's source (all of it) and the library versions it runs on."""
     digest = hashlib.sha256()
     for path in sorted(_CORE.rglob("*.py")):
         rel = path.relative_to(_CORE)
-        if rel.parts[0] == "book":
-            continue
         digest.update(rel.as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
     versions = [
-        jeirt.__version__,
+        __version__,
         torch.__version__,
         np.__version__,
         sklearn.__version__,

@@ -15,7 +15,7 @@ import pandas as pd
 from scipy import stats
 from sklearn.metrics import roc_auc_score
 
-from jeirt.data import Dataset
+from jeirt.data.dataset import Dataset
 
 
 def accuracy(probs: np.ndarray, labels: np.ndarray) -> float:

@@ -389,6 +389,15 @@ def _bfgs_pairs(
     return pairs, rho
 
 
+# `_solve_width` takes damped quasi-Newton steps: the chord matrix data Hessian + precision I corrected by
+# BFGS updates from the gradients seen since (a step costs two passes over the questions, a Hessian about
+# thirty); a model whose step is not at most half its previous one gets an exact Hessian at its current
+# vector instead (and its corrections are dropped). Even a Hessian over a few hundred answers costs
+# several Cholesky factors (2 n d^2 against d^3 / 3 flops), so every chunk takes these steps (against
+# plain Newton: DECISIONS.md). A model stops when its next step would move no coordinate by `tol` (that
+# step is not taken), or when its last, damped, step moved none by that much; the models still moving
+# carry on alone, so a chunk costs the steps each model needs, not the slowest one's for all. A model
+# whose last Hessian was computed where it stopped needs no other for its evidence.
 def _solve_width(
     chunk: _Chunk,
     v: torch.Tensor,
@@ -401,21 +410,10 @@ def _solve_width(
     tol: float,
 ) -> tuple[torch.Tensor, torch.Tensor, int]:
     """MAP vectors at one prior precision from the start `v` (m, d), with its logits `z`, data gradients
-    `data_grad` and exact data Hessians `data_hess` there. All four are overwritten with the optimum's.
-
-    Damped quasi-Newton steps: the chord matrix data Hessian + precision I corrected by BFGS updates
-    from the gradients seen since (a step costs two passes over the questions, a Hessian about thirty);
-    a model whose step is not at most half its previous one gets an exact Hessian at its current vector
-    instead (and its corrections are dropped). Even a Hessian over a few hundred answers costs several
-    Cholesky factors (2 n d^2 against d^3 / 3 flops), so every chunk takes these steps (against plain
-    Newton: DECISIONS.md). A model stops when its
-    next step would move no coordinate by `tol` (that step is not taken), or when its last, damped,
-    step moved none by that much; the models still moving carry on alone, so a chunk costs the steps
-    each model needs, not the slowest one's for all. A model whose last Hessian was computed where it
-    stopped needs no other for its evidence.
-    Returns the objective (negative log posterior, m) at the optimum, the Cholesky factors of its
-    Hessians there (data Hessian + precision I, m x d x d: the evidence's) and the steps run.
-    """
+    `data_grad` and exact data Hessians `data_hess` there (all four overwritten with the optimum's), by
+    damped quasi-Newton steps (the comment above says how). Returns the objective (negative log
+    posterior, m) at the optimum, the Cholesky factors of its Hessians there (data Hessian + precision I,
+    m x d x d: the evidence's) and the steps run."""
     m, d = v.shape
     eye = precision * torch.eye(d, dtype=torch.float64, device=v.device)
     objective_out = torch.empty(m, dtype=torch.float64, device=v.device)
@@ -450,25 +448,38 @@ def _solve_width(
         vk, zk, gk, objective, grad = trial, z_trial, g_trial, after, new_grad  # the next step starts here
         exact = torch.zeros_like(exact)  # every model moved
         slow = torch.nonzero((size > 0.5 * previous) & (size >= tol)).flatten()
-        if len(slow):  # a stale Hessian: take exact Newton steps for these models again
-            data_hess[at[slow]] = chunk.hessian_from_logits(zk[slow], at[slow])
-            factor[slow], exact[slow] = torch.linalg.cholesky(data_hess[at[slow]] + eye), True
-            pairs[:, slow], rho[slow] = 0.0, 0.0
-            size[slow] = torch.inf
+        _exact_again(chunk, slow, at, zk, data_hess, factor, exact, pairs, rho, size, eye)
         previous = size
     # The models still here (all done, or max_iter reached); then the Hessians at the optimum not yet known.
-    for out, state in (
-        (v, vk),
-        (z, zk),
-        (data_grad, gk),
-        (objective_out, objective),
-        (factor_out, factor),
-        (exact_out, exact),
-    ):
+    outs = (v, z, data_grad, objective_out, factor_out, exact_out)
+    for out, state in zip(outs, (vk, zk, gk, objective, factor, exact)):
         if state is not out:  # (the same tensor while no model has finished, or moved)
             out[at] = state
     _refresh_stale(chunk, z, data_hess, factor_out, exact_out, eye)
     return objective_out, factor_out, steps
+
+
+def _exact_again(
+    chunk: _Chunk,
+    slow: torch.Tensor,
+    at: torch.Tensor,
+    zk: torch.Tensor,
+    data_hess: torch.Tensor,
+    factor: torch.Tensor,
+    exact: torch.Tensor,
+    pairs: torch.Tensor,
+    rho: torch.Tensor,
+    size: torch.Tensor,
+    eye: torch.Tensor,
+) -> None:
+    """A stale Hessian: for the `slow` models (rows of the moving ones), an exact Hessian at their
+    logits `zk` and its factor, their BFGS corrections dropped, and their last step forgotten (inf), so
+    that they take exact Newton steps again. Every tensor but `slow`, `at`, `zk` and `eye` in place."""
+    if len(slow):
+        data_hess[at[slow]] = chunk.hessian_from_logits(zk[slow], at[slow])
+        factor[slow], exact[slow] = torch.linalg.cholesky(data_hess[at[slow]] + eye), True
+        pairs[:, slow], rho[slow] = 0.0, 0.0
+        size[slow] = torch.inf
 
 
 def _refresh_stale(

@@ -142,18 +142,7 @@ def _solve(
     n_items = base.shape[0]
     k = X.shape[1]
     one = torch.ones((), dtype=base.dtype)
-    upper = torch.triu_indices(k, k)
-    pairs = X[:, upper[0]] * X[:, upper[1]]  # (m, k(k+1)/2): each Hessian's upper triangle is one matmul
-    position = torch.empty(k, k, dtype=torch.long)  # entry (i, j) of a Hessian is entry position[i, j] of its triangle
-    position[upper[0], upper[1]] = torch.arange(upper.shape[1])
-    position[upper[1], upper[0]] = torch.arange(upper.shape[1])
-
-    def hessian(weights: torch.Tensor) -> torch.Tensor:
-        """sum_m weights[:, m] x_m x_m^T + I for each row of weights (c, m): (c, k, k)."""
-        hess = (weights @ pairs)[:, position.flatten()].view(len(weights), k, k)
-        hess.diagonal(dim1=1, dim2=2).add_(1)  # the prior's curvature
-        return hess
-
+    hessian = _hessians(X)
     thetas, evidence = [], []
     for start in range(0, n_items, chunk):
         b, yy, ww = base[start : start + chunk], y[start : start + chunk], w[start : start + chunk]  # (c, m)
@@ -180,21 +169,49 @@ def _solve(
             hess = hessian(curvature())  # (c, k, k)
             grad = p.sub_(yy) @ X + theta  # (c, k): w (p - y) X + theta, as y = 0 where w = 0
             step = torch.linalg.solve(hess, grad.unsqueeze(-1)).squeeze(-1)
-            scale = torch.ones(len(b), 1, dtype=base.dtype)
-            for _ in range(20):  # halve the step of any question whose posterior got worse
-                after = objective(theta - scale * step)
-                worse = after > before + 1e-12
-                if not worse.any():
-                    break
-                scale[worse] *= 0.5
-            else:  # the halvings ran out: the objective and logits where theta now is
-                after = objective(theta - scale * step)
+            scale, after = _halvings(objective, theta, step, before, base.dtype)
             theta, before = theta - scale * step, after
             if float((scale * step).abs().max()) < tol:
                 break
         thetas.append(theta)
         evidence.append(-before - 0.5 * torch.linalg.slogdet(hessian(curvature())).logabsdet)
     return torch.cat(thetas), torch.cat(evidence)
+
+
+def _halvings(objective, theta: torch.Tensor, step: torch.Tensor, before: torch.Tensor, dtype: torch.dtype):
+    """The Newton step's scale (c, 1) for each question, halved (at most 20 times) while its posterior
+    got worse, and the objective (c,) at theta - scale * step, the last one `objective` was asked for (so
+    its logits are where theta moves)."""
+    scale = torch.ones(len(theta), 1, dtype=dtype)
+    for _ in range(20):  # halve the step of any question whose posterior got worse
+        after = objective(theta - scale * step)
+        worse = after > before + 1e-12
+        if not worse.any():
+            break
+        scale[worse] *= 0.5
+    else:  # the halvings ran out: the objective and logits where theta now is
+        after = objective(theta - scale * step)
+    return scale, after
+
+
+def _hessians(X: torch.Tensor):
+    """The function that gives sum_m weights[:, m] x_m x_m^T + I for each row of weights (c, m): (c, k, k),
+    with X (m, k) the models' vectors. Each Hessian's upper triangle is one matmul with the products of
+    X's columns, then spread over the matrix."""
+    k = X.shape[1]
+    upper = torch.triu_indices(k, k)
+    pairs = X[:, upper[0]] * X[:, upper[1]]  # (m, k(k+1)/2): each Hessian's upper triangle is one matmul
+    position = torch.empty(k, k, dtype=torch.long)  # entry (i, j) of a Hessian is entry position[i, j] of its triangle
+    position[upper[0], upper[1]] = torch.arange(upper.shape[1])
+    position[upper[1], upper[0]] = torch.arange(upper.shape[1])
+
+    def hessian(weights: torch.Tensor) -> torch.Tensor:
+        """sum_m weights[:, m] x_m x_m^T + I for each row of weights (c, m): (c, k, k)."""
+        hess = (weights @ pairs)[:, position.flatten()].view(len(weights), k, k)
+        hess.diagonal(dim1=1, dim2=2).add_(1)  # the prior's curvature
+        return hess
+
+    return hessian
 
 
 def _check_correction_inputs(

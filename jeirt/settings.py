@@ -24,7 +24,7 @@ if TYPE_CHECKING:  # torch is imported where a device is chosen: `jeirt --help` 
 REPO_ROOT = Path(__file__).resolve().parents[1]  # the checkout, when jeirt runs from one
 # The project's repository, where its datasets are: `JEIRT_REPO_URL`, set where the site is built for
 # publishing (.github/workflows/publish.yml); else a placeholder, as the project is not published yet
-# (the book then shows no launch buttons: `jeirt.book.repo_url`).
+# (the book then shows no launch buttons: `jeirt_book.repo_url`).
 REPO_URL_PLACEHOLDER = "https://github.com/jeirt/jeirt"
 REPO_URL = os.environ.get("JEIRT_REPO_URL", "").strip().rstrip("/") or REPO_URL_PLACEHOLDER
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from jeirt.data import Dataset
+from jeirt.data.dataset import Dataset
 
 
 @dataclass
@@ -41,36 +41,13 @@ def simulate(
     common direction plus a per-model one, so models differ by topic, not just overall skill.
     `density` < 1 leaves a random share of labels unobserved; `soft` stores probabilities as labels.
     """
-    import torch
-
-    from jeirt.model import Adapter, probability
+    from jeirt.model import probability
 
     rng = np.random.default_rng(seed)
-    centres = rng.normal(size=(n_benchmarks, feature_dim))
-    bench = rng.integers(n_benchmarks, size=n_items)
-    features = centres[bench] + 0.8 * rng.normal(size=(n_items, feature_dim))
-    features /= np.linalg.norm(features, axis=1, keepdims=True)
-    features *= rng.uniform(0.3, 1.7, size=(n_items, 1))  # feature scale -> spread of difficulties
-    torch.manual_seed(seed)
-    adapter = Adapter(feature_dim, d).eval()
-    first, last = adapter.net[0], adapter.net[-1]
-    assert isinstance(first, torch.nn.Linear) and isinstance(last, torch.nn.Linear), "Adapter's net: Linear ... Linear"
-    with torch.no_grad():
-        for layer in (first, last):  # no biases: |E_Q| then scales with |x_q|
-            layer.bias.zero_()
-        raw = adapter(torch.from_numpy(features).float())
-        scale = 1.5 / raw.norm(dim=1).mean()
-        last.weight.mul_(scale)
-        q = adapter(torch.from_numpy(features).float()).numpy()
+    features, bench = _question_features(rng, n_items, feature_dim, n_benchmarks)
+    adapter, q = _adapter(features, d, seed)  # q: (n_items, d) question embeddings
     unit = q / np.linalg.norm(q, axis=1, keepdims=True)  # (n_items, d)
-    # Model vectors: a general skill along the mean question direction, plus a topical profile built
-    # from the benchmarks' mean directions (so models rank differently on different benchmarks).
-    general = unit.mean(axis=0) / np.linalg.norm(unit.mean(axis=0))
-    topics = np.stack([unit[bench == b].mean(axis=0) for b in range(n_benchmarks)])  # (n_benchmarks, d)
-    topics -= np.outer(topics @ general, general)
-    skill = rng.uniform(1.0, 4.0, size=(n_models, 1))
-    profile = rng.normal(scale=1.5, size=(n_models, n_benchmarks)) @ topics
-    vectors = skill * general + profile + rng.normal(scale=0.5 / np.sqrt(d), size=(n_models, d))
+    vectors = _model_vectors(rng, unit, bench, n_models, n_benchmarks)
     probs = probability(unit, np.linalg.norm(q, axis=1), vectors).T  # (n_models, n_items), Eq. (3)
     labels = probs.copy() if soft else (rng.random(probs.shape) < probs).astype(np.float32)
     if density < 1:
@@ -91,6 +68,55 @@ def simulate(
         embeddings={"simulated": features.astype(np.float32)},
     )
     return ds, SimulationTruth(adapter, vectors, q, probs)
+
+
+def _question_features(
+    rng: np.random.Generator, n_items: int, feature_dim: int, n_benchmarks: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """Frozen features (n_items, feature_dim) of varied length around one centre per benchmark, and each
+    question's benchmark (n_items,)."""
+    centres = rng.normal(size=(n_benchmarks, feature_dim))
+    bench = rng.integers(n_benchmarks, size=n_items)
+    features = centres[bench] + 0.8 * rng.normal(size=(n_items, feature_dim))
+    features /= np.linalg.norm(features, axis=1, keepdims=True)
+    features *= rng.uniform(0.3, 1.7, size=(n_items, 1))  # feature scale -> spread of difficulties
+    return features, bench
+
+
+def _adapter(features: np.ndarray, d: int, seed: int):
+    """A random adapter without biases, scaled so that question norms average 1.5, and the question
+    embeddings (n_items, d) it gives."""
+    import torch
+
+    from jeirt.model import Adapter
+
+    torch.manual_seed(seed)
+    adapter = Adapter(features.shape[1], d).eval()
+    first, last = adapter.net[0], adapter.net[-1]
+    assert isinstance(first, torch.nn.Linear) and isinstance(last, torch.nn.Linear), "Adapter's net: Linear ... Linear"
+    with torch.no_grad():
+        for layer in (first, last):  # no biases: |E_Q| then scales with |x_q|
+            layer.bias.zero_()
+        raw = adapter(torch.from_numpy(features).float())
+        scale = 1.5 / raw.norm(dim=1).mean()
+        last.weight.mul_(scale)
+        q = adapter(torch.from_numpy(features).float()).numpy()
+    return adapter, q
+
+
+def _model_vectors(
+    rng: np.random.Generator, unit: np.ndarray, bench: np.ndarray, n_models: int, n_benchmarks: int
+) -> np.ndarray:
+    """Model vectors (n_models, d): a general skill along the mean question direction, plus a topical
+    profile built from the benchmarks' mean directions (so models rank differently on different
+    benchmarks)."""
+    d = unit.shape[1]
+    general = unit.mean(axis=0) / np.linalg.norm(unit.mean(axis=0))
+    topics = np.stack([unit[bench == b].mean(axis=0) for b in range(n_benchmarks)])  # (n_benchmarks, d)
+    topics -= np.outer(topics @ general, general)
+    skill = rng.uniform(1.0, 4.0, size=(n_models, 1))
+    profile = rng.normal(scale=1.5, size=(n_models, n_benchmarks)) @ topics
+    return skill * general + profile + rng.normal(scale=0.5 / np.sqrt(d), size=(n_models, d))
 
 
 def draw_labels(probabilities: np.ndarray, n_draws: int, seed: int = 0) -> np.ndarray:

@@ -18,7 +18,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from jeirt.data import EMBEDLLM, Dataset
+from jeirt.data.dataset import Dataset
+from jeirt.data.embedllm import EMBEDLLM
 
 
 @dataclass(frozen=True)

@@ -3,12 +3,13 @@
 The default is the full reproduction on the data the repository ships (`BUILD_DEFAULTS`: the full
 profile on `mmlu_pro`; pages that use `zeroeval` or `metabench` load them too): `JEIRT_PROFILE=smoke`
 builds the smoke profile (minutes; what the tests run), `JEIRT_DATASET=embedllm` the paper's own
-setting (the hub's EmbedLLM, its official split, the authors' recipe; see `jeirt.book`).
+setting (the hub's EmbedLLM, its official split, the authors' recipe; see `jeirt_book`).
 
 1. `scripts/vendor_mathjax.py`: a pinned local MathJax, so pages typeset maths offline.
 2. Clear the execution cache when what the pages compute with has changed. Jupyter Book's `cache`
    mode re-runs a page only when its code cells change; it does not notice a change to the
-   `jeirt` package, to the `JEIRT_*` settings or to the data. A fingerprint of those is kept in
+   `jeirt` package, to the book's own package beside the pages (`book/jeirt_book/`), to the
+   `JEIRT_*` settings or to the data. A fingerprint of those is kept in
    `_build/.jupyter_cache/jeirt-fingerprint.json`; a different one empties the cache and
    rebuilds every page (`--all`).
 3. Execute the pages the cache lacks and store each in the cache exactly as myst-nb would (same
@@ -50,7 +51,7 @@ import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 BUILD = ROOT / "_build"
-CLAIMS = BUILD / "claims"  # each results page's verdict rows (jeirt.book.verdicts.show), for the scorecard
+CLAIMS = BUILD / "claims"  # each results page's verdict rows (jeirt_book.verdicts.show), for the scorecard
 SCORECARD = ROOT / "book" / "reproducing.md"  # gathers every page's rows: runs after the others
 CACHE = BUILD / ".jupyter_cache"
 STAMP = CACHE / "jeirt-fingerprint.json"
@@ -67,11 +68,11 @@ from jeirt.files import write_json  # noqa: E402
 def fingerprint() -> dict:
     """What the pages' outputs depend on besides their own code."""
     from jeirt import settings as jsettings
-    from jeirt.book import page_settings, repo_url
+    from jeirt_book import page_settings, repo_url
 
     cfg = page_settings()
     code = hashlib.sha256()
-    for path in sorted((ROOT / "jeirt").rglob("*.py")):
+    for path in sorted([*(ROOT / "jeirt").rglob("*.py"), *(ROOT / "book" / "jeirt_book").rglob("*.py")]):
         code.update(path.relative_to(ROOT).as_posix().encode())
         code.update(path.read_bytes())
     data = hashlib.sha256()
@@ -121,11 +122,11 @@ def book_pages() -> list[Path]:
 
 
 def read_page(page: Path):
-    """The page as myst-nb reads it (through `jeirt.book.build_source`, as book/_ext/colab_links.py has
+    """The page as myst-nb reads it (through `jeirt_book.build_source`, as book/_ext/colab_links.py has
     Sphinx read it), so that its cache key is the one jupyter-book will look up."""
     from myst_nb.core.read import read_myst_markdown_notebook
 
-    from jeirt.book import build_source
+    from jeirt_book import build_source
 
     return read_myst_markdown_notebook(build_source(page.read_text()), add_source_map=True, path=str(page))
 

@@ -1,5 +1,5 @@
 """Print the verdict rules' calibration table: each kind of rule on planted worlds (the claim on its
-boundary, far from it, and false by as much), 200 draws each (`jeirt.book.calibration`).
+boundary, far from it, and false by as much), 200 draws each (`jeirt_book.calibration`).
 
     python scripts/calibrate_rules.py            # the table; exit 1 where a bound is missed
     python scripts/calibrate_rules.py --draws 1000 --seed 1
@@ -12,7 +12,7 @@ import sys
 
 
 def main(argv: list[str] | None = None) -> int:
-    from jeirt.book import calibration
+    from jeirt_book import calibration
 
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--draws", type=int, default=calibration.DRAWS, help="planted data sets per world")

@@ -1,6 +1,7 @@
-"""The structure figures issue reviews quote: CLI lines per module, the longest library functions, how
-many run past 60 lines, and each page's code lines, hidden (cells tagged remove-cell, remove-input or
-hide-input) and shown.
+"""The structure figures issue reviews quote: CLI lines per module, the longest functions of the library
+(jeirt/) and of the book's package (book/jeirt_book/), how many run past 60 lines, and each page's code
+lines, hidden (cells tagged remove-cell, remove-input, hide-input or hide-cell: out of sight until the
+reader asks) and shown, with the shown share.
 
     python scripts/code_stats.py [ROOT]      (default: this repository)
 
@@ -16,7 +17,7 @@ import re
 from pathlib import Path
 
 FENCE = re.compile(r"^(`{3,})\{code-cell\}")
-HIDDEN_TAGS = ("remove-cell", "remove-input", "hide-input")
+HIDDEN_TAGS = ("remove-cell", "remove-input", "hide-input", "hide-cell")
 LONG = 60
 
 
@@ -85,18 +86,21 @@ def main() -> None:
         print(f"  {len(path.read_text(encoding='utf-8').splitlines()):5d}  {path.name}")
     print(f"  {sum(len(p.read_text(encoding='utf-8').splitlines()) for p in cli):5d}  in all")
 
-    lengths = function_lengths(root / "jeirt")
-    print(f"\nLibrary functions: {len(lengths)}; over {LONG} lines: {sum(n > LONG for n, _ in lengths)}")
-    for n, name in lengths[:10]:
-        print(f"  {n:5d}  {name}")
+    for package in (root / "jeirt", root / "book" / "jeirt_book"):
+        lengths = function_lengths(package)
+        long = [(n, name) for n, name in lengths if n > LONG]
+        print(f"\nFunctions of {package.name}: {len(lengths)}; over {LONG} lines: {len(long)}")
+        for n, name in long or lengths[:5]:
+            print(f"  {n:5d}  {name}")
 
     print("\nPage code lines (non-blank), hidden / shown:")
-    total_hidden = 0
+    total_hidden = total_shown = 0
     for page in sorted((root / "book").glob("*.md")):
         hidden, shown = page_code_lines(page)
-        total_hidden += hidden
+        total_hidden, total_shown = total_hidden + hidden, total_shown + shown
         print(f"  {hidden:5d} / {shown:4d}  {page.name}")
-    print(f"  {total_hidden:5d}        hidden in all")
+    share = total_shown / max(total_hidden + total_shown, 1)
+    print(f"  {total_hidden:5d} / {total_shown:4d}  in all: {share:.0%} of the pages' code is shown")
 
 
 if __name__ == "__main__":

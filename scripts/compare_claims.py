@@ -1,7 +1,7 @@
 """Compare two builds' claim rows: every row whose verdict moved category, and rows only one build has.
 
 Each argument is a build's claims folder (what `make book` writes, `_build/claims/`) or a snapshot made
-from one (`jeirt.book.verdicts.save_claims`, e.g. results/claims_full_mmlu_pro.json). Rows are matched
+from one (`jeirt_book.verdicts.save_claims`, e.g. results/claims_full_mmlu_pro.json). Rows are matched
 by page, claim, source and data (and their order where those repeat); a row's category is its
 verdict's leading words (`verdicts.word`: holds, holds in direction, ...), so a moved number with the
 same category is no move. Two builds of one commit under other CPU kernels or thread counts must give
@@ -28,7 +28,7 @@ KEY = ["page", "claim", "source", "data"]
 def rows_of(path: Path) -> pd.DataFrame:
     """A build's claim rows (`verdicts.scorecard`), with each row's category and its place among rows
     of the same page, claim, source and data."""
-    from jeirt.book import verdicts
+    from jeirt_book import verdicts
 
     card = verdicts.scorecard(path)
     card["category"] = card["verdict"].map(verdicts.word)

@@ -4,8 +4,8 @@ The pages (`book/*.md`) are MyST markdown notebooks (jupytext). Only the code of
 ```` ```{code-cell} ```` block changes: the fence, the cell's options (`:tags:` lines or the `---`
 YAML header), the markdown between cells and the front matter stay byte for byte as they are. The
 code of a page's cells goes to ruff as one notebook (so IPython magics are understood), and each
-cell's formatted code is written back in place. A page's first cell, `jeirt.book.SETUP_CELL`, is
-left as it is: the library holds that text (tests/test_book.py and `jeirt.book.build_source` find
+cell's formatted code is written back in place. A page's first cell, `jeirt_book.SETUP_CELL`, is
+left as it is: the library holds that text (tests/test_book.py and `jeirt_book.build_source` find
 it by equality), so it is formatted there.
 
 Line length 80 (`LINE_LENGTH`): the rendered code column of a 1280-pixel-wide window holds 88
@@ -28,7 +28,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from jeirt.book import SETUP_CELL
+from jeirt_book import SETUP_CELL
 
 ROOT = Path(__file__).resolve().parents[1]
 LINE_LENGTH = 80

@@ -8,9 +8,9 @@ verdict, row by row) and the SHA-256 of each PNG in cell order. Two builds compu
 their files are equal; `--compare OLD NEW` lists what differs.
 
 `make test` runs every chapter under nbval in the smoke profile with `JEIRT_GLUE_LOG` set, so each page
-writes what it glues there as it runs (`jeirt.book.glue`); `--check SNAPSHOT --log FOLDER` then holds
+writes what it glues there as it runs (`jeirt_book.glue`); `--check SNAPSHOT --log FOLDER` then holds
 those values against the committed smoke snapshot: each verdict by its category word
-(`jeirt.book.verdicts.VERDICTS`), other words exactly, each number within its own noise (the noise
+(`jeirt_book.verdicts.VERDICTS`), other words exactly, each number within its own noise (the noise
 file beside the snapshot, `noise_path`: `K` times its spread over seeds, at least `RTOL` / `ATOL`),
 glued times (`TIMES`) and figures (their bytes follow the matplotlib version) not at all.
 `--noise SNAPSHOT --log SEED1 --log SEED2 --seeds 1 2` writes that noise file from the glue logs of
@@ -33,8 +33,8 @@ import re
 import sys
 from pathlib import Path
 
-from jeirt.book import page_settings
 from jeirt.files import write_text
+from jeirt_book import page_settings
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -67,7 +67,7 @@ VARIES = "varies"  # a value whose words change from seed to seed: held for its 
 
 
 def verdicts_from_html(table: str) -> list[list[str]]:
-    """[[claim, verdict], ...] from a paper-vs-book table's HTML (`jeirt.book.verdicts.show`)."""
+    """[[claim, verdict], ...] from a paper-vs-book table's HTML (`jeirt_book.verdicts.show`)."""
 
     def cells(row: str, tag: str) -> list[str]:
         found = re.findall(rf"<{tag}[^>]*>(.*?)</{tag}>", row, re.DOTALL)
@@ -154,10 +154,10 @@ def _verdict_changes(
 
 
 def category(verdict: str) -> str:
-    """A verdict cell's category: the word of `jeirt.book.verdicts.VERDICTS` it starts with (the reason
+    """A verdict cell's category: the word of `jeirt_book.verdicts.VERDICTS` it starts with (the reason
     after it may hold numbers, which move with the machine); the whole text when it starts with none,
     so that such a cell is compared exactly."""
-    from jeirt.book import verdicts
+    from jeirt_book import verdicts
 
     try:
         return verdicts.word(verdict)

@@ -1,7 +1,7 @@
 """The onboarding page's metabench recipe against the library's, on validation loss, in both profiles.
 
 The page's "onboarding rate" section fits JE-IRT on metabench with its held-out models removed
-(`jeirt.experiments.onboarding.complete_models` and `new_models`: 200 held out of 400 models in the smoke
+(`jeirt_book.experiments.onboarding.complete_models` and `new_models`: 200 held out of 400 models in the smoke
 profile, 1,000 of all in the full one) for d = 4, 16, 64, with 64 questions a step at lr 1e-2
 instead of the library's `FAST` recipe. This fits both for each d (seed 0, the profile's epoch cap)
 and records the best validation loss, the best epoch and the epochs run. It needs the page's split,
@@ -19,10 +19,10 @@ import torch
 from result_files import run_record
 from tqdm import tqdm
 
-import jeirt.experiments.onboarding as onb
-from jeirt.book import page_settings
+import jeirt_book.experiments.onboarding as onb
 from jeirt.estimator import JEIRT
 from jeirt.files import write_json
+from jeirt_book import page_settings
 
 PAGE_RECIPE = {"batch_items": 64, "lr": 1e-2}  # what book/onboarding.md's make_small trains with
 

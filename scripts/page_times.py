@@ -174,7 +174,7 @@ def main(argv: list[str] | None = None) -> int:
             import os
             import platform
 
-            from jeirt.book import page_settings
+            from jeirt_book import page_settings
 
             info = {
                 "pages_run_alone": [_page_name(str(p.resolve()), ROOT) for p in args.run],

@@ -1,7 +1,7 @@
 """Does one change to JE-IRT's default recipe lower the validation loss on every dataset and seed?
 
 Runs JE-IRT's bounded search without a time budget (`JEIRT(search=True)`: the recipe, then each change
-in `jeirt.estimator.SEARCH_GRID` alone) on each dataset and seed of the question split (MiniLM), and
+in `jeirt.search.SEARCH_GRID` alone) on each dataset and seed of the question split (MiniLM), and
 keeps every candidate's best validation loss (before temperature scaling). The model vectors' other
 starts (`jeirt.model.INITS`, e.g. "normal", N(0, 1) as in the JE-IRT authors' code) are fitted beside
 them as one more change each. A change worth making the default would beat the recipe on all of them;
@@ -22,9 +22,10 @@ from result_files import results_parser, run_record
 from tqdm import tqdm
 
 from jeirt.data import load_dataset
-from jeirt.estimator import JEIRT, RECIPES, SEARCH_GRID
+from jeirt.estimator import JEIRT, RECIPES
 from jeirt.files import write_json
 from jeirt.model import INITS
+from jeirt.search import SEARCH_GRID
 from jeirt.splits import split_by_question
 
 

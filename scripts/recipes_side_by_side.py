@@ -28,7 +28,7 @@ from datetime import datetime, timezone
 import numpy as np
 import torch
 
-from jeirt import __version__
+from jeirt._version import __version__
 from jeirt.data import load_dataset
 from jeirt.estimator import JEIRT
 from jeirt.files import write_json

@@ -1,6 +1,6 @@
 """Run one page of the book as a notebook, outputs included, into _build/pages/<page>.ipynb (`make page`).
 
-The settings come from the environment as for the whole book (`jeirt.book`): JEIRT_PROFILE (a page on
+The settings come from the environment as for the whole book (`jeirt_book`): JEIRT_PROFILE (a page on
 its own defaults to smoke), JEIRT_DATASET, JEIRT_DEVICE, JEIRT_SEED. The kernel runs in book/, as the
 build runs it, so the page reads what it reads there; a failing cell stops the run with its traceback.
 
@@ -32,8 +32,8 @@ def main(argv: list[str] | None = None) -> int:
     import nbformat
     from nbclient import NotebookClient
 
-    from jeirt.book import build_source
     from jeirt.files import write_text
+    from jeirt_book import build_source
 
     notebook = jupytext.reads(build_source(page.read_text()), fmt="md:myst")
     out = Path(args.out) if args.out else ROOT / "_build" / "pages" / f"{page.stem}.ipynb"

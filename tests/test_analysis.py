@@ -12,9 +12,9 @@ import pytest
 from figure_checks import check_figure
 
 from jeirt.analysis import geometry, taxonomy
-from jeirt.book import figures
 from jeirt.data import from_long
 from jeirt.model import probability, unit_rows
+from jeirt_book import figures
 
 # ---------------------------------------------------------------------------------------------
 # Clustering agreement
@@ -390,9 +390,9 @@ def test_page_figures_follow_the_house_style():
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from jeirt.book import difficulty as difficulty_page
-    from jeirt.book import geometry as geometry_page
-    from jeirt.book import taxonomy as taxonomy_page
+    from jeirt_book import difficulty as difficulty_page
+    from jeirt_book import geometry as geometry_page
+    from jeirt_book import taxonomy as taxonomy_page
 
     figures.use_style()
     rng = np.random.default_rng(0)

@@ -25,9 +25,9 @@ import pandas as pd
 import pytest
 from conftest import nbval_command
 
-from jeirt import book
-from jeirt.book import figures, intro
+import jeirt_book as book
 from jeirt.splits import sample_items
+from jeirt_book import figures, intro
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "scripts"))
@@ -64,7 +64,7 @@ def test_chapter_follows_house_style(doc):
     code = [c for c in nb.cells if c.cell_type == "code"]
     first = code[0]
     assert first.source.strip() == book.SETUP_CELL.strip(), (
-        f"{doc}: the first code cell must be jeirt.book.SETUP_CELL (the Colab install cell)"
+        f"{doc}: the first code cell must be jeirt_book.SETUP_CELL (the Colab install cell)"
     )
     assert "remove-cell" in first.metadata.get("tags", []), (
         f"{doc}: tag the setup cell remove-cell (the site opens with the page's subject; Colab still runs it)"
@@ -81,9 +81,9 @@ def test_chapter_follows_house_style(doc):
     for heading in ("## Overview", "## Summary", "## Exercises"):
         assert f"\n{heading}\n" in f"\n{text}\n", f"{doc}: missing section {heading!r}"
     overview = text.split("## Overview", 1)[1].split("\n## ", 1)[0]
-    module = "jeirt.book" if doc.endswith("reproducing") else f"jeirt.book.{Path(doc).name}"
+    module = "jeirt_book" if doc.endswith("reproducing") else f"jeirt_book.{Path(doc).name}"
     assert f"`{module}`" in overview, f"{doc}: the overview must name the module that holds its code ({module})"
-    if module != "jeirt.book":
+    if module != "jeirt_book":
         __import__(module)  # and that module exists
     for cell in code:
         figure = cell.metadata.get("mystnb", {}).get("figure")
@@ -109,11 +109,11 @@ VERDICT_COLUMN = re.compile(r"^\|.*\|\s*(holds here\?|verdict)\s*\|\s*$", re.IGN
 
 
 def test_results_pages_are_listed():
-    from jeirt.book import verdicts
+    from jeirt_book import verdicts
 
     assert len(RESULTS_PAGES) >= 8, f"expected the results chapters of _toc.yml, found {RESULTS_PAGES}"
     assert sorted(verdicts.PAGES.values()) == sorted(Path(d).name for d in RESULTS_PAGES), (
-        "jeirt.book.verdicts.PAGES must list every results page of _toc.yml (the scorecard gathers them)"
+        "jeirt_book.verdicts.PAGES must list every results page of _toc.yml (the scorecard gathers them)"
     )
 
 
@@ -132,18 +132,18 @@ def test_results_page_opens_with_computed_paper_vs_book_table(doc):
         f"{doc}: the section must show the table with one ':::{{glue}} <prefix>_paper_vs_book' directive"
     )
     code = "\n".join(c.source for c in nb.cells if c.cell_type == "code")
-    from jeirt.book import claims, verdicts
+    from jeirt_book import claims, verdicts
 
     prefix = glued[0].removesuffix("_paper_vs_book")
     assert re.search(rf"claims\.show\(\s*[\"']{prefix}[\"']", code), (
         f"{doc}: build the table with claims.show({prefix!r}, stats, values), from its rows in claims.yml"
     )
     assert verdicts.PAGES.get(prefix) == Path(doc).name, (
-        f"{doc}: add {prefix!r}: {Path(doc).name!r} to jeirt.book.verdicts.PAGES, so the scorecard gathers its rows"
+        f"{doc}: add {prefix!r}: {Path(doc).name!r} to jeirt_book.verdicts.PAGES, so the scorecard gathers its rows"
     )
     declared = [row for spec in claims.declared(prefix) for row in spec.get("rows", [spec])]
     assert declared and all(row.get("rule") in verdicts.RULES and row.get("source") for row in declared), (
-        f"{doc}: declare each of its rows in jeirt/book/claims.yml with a source and a rule of verdicts.RULES"
+        f"{doc}: declare each of its rows in book/jeirt_book/claims.yml with a source and a rule of verdicts.RULES"
     )
     assert not re.search(r"\bdict\(claim=", code), f"{doc}: a claim row declared in code; declare it in claims.yml"
     assert "verdicts.Claim(" not in code and "verdicts.verdict(" not in code, (
@@ -155,7 +155,7 @@ def test_results_page_opens_with_computed_paper_vs_book_table(doc):
 
 
 def test_verdicts_are_computed_and_checked(tmp_path, monkeypatch):
-    from jeirt.book import verdicts
+    from jeirt_book import verdicts
 
     assert verdicts.VERDICTS == (
         "holds",
@@ -240,7 +240,7 @@ def test_verdicts_are_computed_and_checked(tmp_path, monkeypatch):
 
 def test_paper_values_are_the_papers_tables():
     """Spot checks against the paper's text, the derived rho of Sec. 3.4, and the guards of quote/no_number."""
-    from jeirt.book import paper
+    from jeirt_book import paper
 
     table = paper.values()
     assert table.index.is_unique and len(table) > 200
@@ -285,19 +285,19 @@ PAPER_QUOTE = re.compile(r"paper\.(quote|no_number|not_claimed|value|side_by_sid
 
 @pytest.mark.parametrize("doc", RESULTS_PAGES)
 def test_results_page_quotes_the_papers_table(doc):
-    """Every results page takes the paper's numbers from jeirt.book.paper, says 'not available' for none
+    """Every results page takes the paper's numbers from jeirt_book.paper, says 'not available' for none
     of them, and names the setting of each row."""
-    from jeirt.book import paper
+    from jeirt_book import paper
 
     nb = read_chapter(doc)
-    module = ROOT / "jeirt" / "book" / f"{Path(doc).name}.py"
+    module = ROOT / "book" / "jeirt_book" / f"{Path(doc).name}.py"
     code = "\n".join(c.source for c in nb.cells if c.cell_type == "code") + (
         module.read_text() if module.is_file() else ""
     )
     text = "\n".join(c.source for c in nb.cells)
-    assert PAPER_QUOTE.search(code), f"{doc}: quote the paper's numbers with jeirt.book.paper (paper.quote)"
+    assert PAPER_QUOTE.search(code), f"{doc}: quote the paper's numbers with jeirt_book.paper (paper.quote)"
     assert "not available" not in text.lower() and "NOT_AVAILABLE" not in code, (
-        f"{doc}: says 'not available'; quote the value from jeirt.book.paper, or paper.no_number(place)"
+        f"{doc}: says 'not available'; quote the value from jeirt_book.paper, or paper.no_number(place)"
     )
     for place in re.findall(r"no_number\(\s*[\"']([^\"']+)[\"']", code):
         paper.no_number(place)  # raises for a place whose numbers the table holds
@@ -317,7 +317,7 @@ def test_setup_cell_is_quiet_outside_colab():
 
 
 # ---------------------------------------------------------------------------------------------
-# jeirt.book settings
+# jeirt_book settings
 
 
 def test_settings_defaults_and_describe(monkeypatch):
@@ -411,8 +411,8 @@ def test_load_dataset_respects_the_profile():
 
 
 def test_your_results_csv_round_trip(tmp_path):
-    from jeirt.book import your_results
     from jeirt.data import read_results_csv
+    from jeirt_book import your_results
 
     ds = book.page_settings("smoke", max_items=60, max_models=5).load_dataset()
     newcomer = ds.models[2]
@@ -446,7 +446,7 @@ def test_front_page_box_comes_from_the_settings():
 
 
 # ---------------------------------------------------------------------------------------------
-# jeirt.book.intro
+# jeirt_book.intro
 
 
 def test_p_correct_matches_equation_and_circle():
@@ -582,7 +582,7 @@ def test_difficulty_auc_se_is_a_bootstrap_over_questions():
 def test_efficient_goal_tables_mark_every_verdict_of_the_stored_run():
     """The Efficient page's goal tables (from results/new_models_design.json): every cell filled, each goal's
     verdict one of the marks, and as many cells of each verdict as the stored run has."""
-    from jeirt.book import efficient
+    from jeirt_book import efficient
 
     stored = pd.DataFrame(efficient._stored("new_models_design")["goal_table"]["with"])
     for estimate in ("design", "model"):

@@ -117,6 +117,22 @@ def test_page_threads_share_the_cores_unless_the_user_set_them():
     assert build_book.page_threads(1, 2, {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "2"}) == {}
 
 
+def test_the_build_clears_its_cache_when_either_package_changes(tmp_path, monkeypatch):
+    """The execution cache's fingerprint follows the source of jeirt and of the book's package beside the
+    pages (book/jeirt_book): an edit to either re-runs the pages."""
+    for folder in ("jeirt", "book/jeirt_book"):
+        (tmp_path / folder).mkdir(parents=True)
+        (tmp_path / folder / "module.py").write_text("x = 1\n")
+    monkeypatch.setattr(build_book, "ROOT", tmp_path)
+    before = build_book.fingerprint()["jeirt_code"]
+    assert build_book.fingerprint()["jeirt_code"] == before
+    (tmp_path / "book" / "jeirt_book" / "module.py").write_text("x = 2\n")
+    book_edited = build_book.fingerprint()["jeirt_code"]
+    assert book_edited != before
+    (tmp_path / "jeirt" / "module.py").write_text("x = 2\n")
+    assert build_book.fingerprint()["jeirt_code"] not in (before, book_edited)
+
+
 def test_expected_seconds_count_the_workers_a_page_had(tmp_path, monkeypatch):
     """A page that ran alone with 2 workers in 160 s has up to 320 s of one-core work: over ALONE_SECONDS,
     alone again."""
@@ -254,7 +270,7 @@ def test_glued_values_reads_glue_outputs_and_figures(tmp_path):
 
 
 def verdict_table(*verdicts: str) -> str:
-    """A paper-vs-book table's HTML, as jeirt.book.verdicts.show glues it."""
+    """A paper-vs-book table's HTML, as jeirt_book.verdicts.show glues it."""
     import pandas as pd
 
     table = pd.DataFrame(
@@ -270,14 +286,14 @@ def verdict_table(*verdicts: str) -> str:
 
 
 def test_smoke_values_are_held_against_the_snapshot(tmp_path, monkeypatch):
-    """jeirt.book.glue writes each value to $JEIRT_GLUE_LOG; --check finds every moved number (beyond
+    """jeirt_book.glue writes each value to $JEIRT_GLUE_LOG; --check finds every moved number (beyond
     RTOL), changed word or verdict, lost or new value, and lets glued times vary."""
     import json
 
     import numpy as np
     from IPython.display import HTML
 
-    from jeirt import book
+    import jeirt_book as book
 
     monkeypatch.setattr("myst_nb.glue", lambda *args, **kwargs: None)  # no kernel to display to
     monkeypatch.setenv("JEIRT_GLUE_LOG", str(tmp_path / "log"))
@@ -516,7 +532,7 @@ def test_launch_buttons_only_for_a_real_repository(tmp_path):
 
     import yaml
 
-    from jeirt import book
+    import jeirt_book as book
 
     config = yaml.safe_load((ROOT / "_config.yml").read_text())
     mini = yaml.safe_load(MINI_CONFIG)
@@ -564,7 +580,8 @@ def test_launch_buttons_only_for_a_real_repository(tmp_path):
 
 
 def test_build_source_puts_the_colab_cell_first_only_for_a_real_url(monkeypatch):
-    from jeirt import book, settings
+    import jeirt_book as book
+    from jeirt import settings
 
     page = "---\nx: 1\n---\n\n```{code-cell} ipython3\n:tags: [hide-output]\n\n" + book.SETUP_CELL + "```\n\nText.\n"
     assert book.repo_url() is None and book.build_source(page) == page  # the placeholder, as the pages carry
@@ -580,7 +597,7 @@ def test_build_source_puts_the_colab_cell_first_only_for_a_real_url(monkeypatch)
 def test_one_grid_of_dimensions():
     """Every page that compares d reads the profile's one d_grid (the Reproducing page prints it); the
     full grid holds Fig. 2's 16 to 1024."""
-    from jeirt import book
+    import jeirt_book as book
 
     full = book.PROFILE_DEFAULTS["full"]["d_grid"]
     assert {16, 64, 256, 1024} <= set(full) and list(full) == sorted(full)
@@ -588,7 +605,7 @@ def test_one_grid_of_dimensions():
     assert "d_grid = cfg.d_grid\n" in pages["dimension.md"] and "set(cfg.d_grid)" in pages["geometry.md"]
     for name, text in pages.items():
         assert "D_GRID" not in text, f"book/{name} has its own grid of d; read cfg.d_grid"
-    for path in (ROOT / "jeirt" / "book").glob("*.py"):
+    for path in (ROOT / "book" / "jeirt_book").rglob("*.py"):
         assert "D_GRID" not in path.read_text(), f"{path.name} has its own grid of d; pages read cfg.d_grid"
 
 
@@ -615,15 +632,16 @@ def planted(x: torch.Tensor, net: torch.nn.Linear) -> int:
 
 
 def test_the_package_passes_mypy(tmp_path):
-    """mypy on jeirt/ ([tool.mypy] in pyproject.toml), as `make typecheck` runs it. `make test` runs it
-    here, beside the other tests: on a fresh clone (no mypy cache) it takes a quarter of a minute of one
-    core. The torch modules the configuration skips must not hide what jeirt calls: six misuses of it
-    planted in a file of their own are each reported (with the configuration's cache, seconds)."""
+    """mypy on jeirt/ and the book's package (book/jeirt_book/; [tool.mypy] in pyproject.toml names both),
+    as `make typecheck` runs it. `make test` runs it here, beside the other tests: on a fresh clone (no
+    mypy cache) it takes a quarter of a minute of one core. The torch modules the configuration skips must
+    not hide what jeirt calls: six misuses of it planted in a file of their own are each reported (with the
+    configuration's cache, seconds)."""
     import subprocess
 
     mypy = Path(sys.executable).with_name("mypy")
     assert mypy.is_file(), "mypy is missing: pip install -e '.[dev]' installs it"
-    result = subprocess.run([str(mypy), "jeirt"], cwd=ROOT, capture_output=True, text=True)
+    result = subprocess.run([str(mypy)], cwd=ROOT, capture_output=True, text=True)
     assert result.returncode == 0, f"mypy:\n{result.stdout}{result.stderr}"
     planted = tmp_path / "planted.py"
     planted.write_text(PLANTED_TORCH_MISUSES)
@@ -673,13 +691,15 @@ def test_the_workflows_pass_actionlint(tmp_path):
 
 
 def test_setup_installs_the_lock_file_with_hashes():
-    """make setup installs requirements/lock.txt with --require-hashes, then jeirt without dependencies; the
-    lock pins torch as requirements/torch.txt says, every pin carries a hash, and environment.yml follows it."""
+    """make setup installs requirements/lock.txt with --require-hashes, then jeirt and the book's package
+    without dependencies; the lock pins torch as requirements/torch.txt says, every pin carries a hash, and
+    environment.yml follows it."""
     import re
 
     makefile = (ROOT / "Makefile").read_text()
     assert "--require-hashes $(TORCH_INDEX) -r $(LOCK)" in makefile
     assert "pip install -q --no-deps -e ." in makefile
+    assert "pip install -q --no-deps -e book" in makefile  # the book's package, beside jeirt
     lock = (ROOT / "requirements" / "lock.txt").read_text()
     pins = re.findall(r"^([A-Za-z0-9_.\-]+)==([^ ;\\\n]+)(.*?)(?=^\S|\Z)", lock, re.MULTILINE | re.DOTALL)
     assert len(pins) > 100, "the lock holds every package make setup installs"
@@ -695,6 +715,7 @@ def test_setup_installs_the_lock_file_with_hashes():
     }
     assert {(pin, marker) for pin, marker in wanted} == locked and len(locked) == 2  # Linux CPU build, macOS
     assert "-r requirements/lock.txt" in (ROOT / "environment.yml").read_text()
+    assert "pip install --no-deps -e . -e book" in (ROOT / "environment.yml").read_text()
 
 
 def test_check_html_finds_links_to_the_placeholder_repository(tmp_path, capsys):
@@ -719,3 +740,30 @@ def test_make_page_names_the_pages_when_given_none_of_them():
         [sys.executable, str(ROOT / "scripts" / "run_page.py"), "no_such_page"], capture_output=True, text=True
     )
     assert run.returncode == 2 and "no page book/no_such_page.md" in run.stderr and "onboarding" in run.stderr
+
+
+def test_the_wheel_holds_jeirt_alone(tmp_path):
+    """`pip install jeirt` ships the library: the wheel built from pyproject.toml holds the package `jeirt`
+    (its modules, py.typed and prices.csv) and nothing of the book (its pages, or its own package
+    `jeirt_book`, book/pyproject.toml's). Built offline from a copy of the files the build reads."""
+    import shutil
+    import zipfile
+
+    source = tmp_path / "src"
+    ignore = shutil.ignore_patterns("__pycache__", "*.egg-info", "_build", "*.ipynb")
+    for folder in ("jeirt", "book"):
+        shutil.copytree(ROOT / folder, source / folder, ignore=ignore)
+    for name in ("pyproject.toml", "README.md", "LICENSE"):
+        shutil.copy(ROOT / name, source / name)
+    build = [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation", str(source)]
+    result = subprocess.run([*build, "-w", str(tmp_path / "wheel")], capture_output=True, text=True)
+    assert result.returncode == 0, result.stdout + result.stderr
+    (wheel,) = (tmp_path / "wheel").glob("jeirt-*.whl")
+    names = zipfile.ZipFile(wheel).namelist()
+    tops = {name.split("/")[0] for name in names if not name.split("/")[0].endswith(".dist-info")}
+    assert tops == {"jeirt"}, f"the wheel holds more than jeirt: {sorted(tops)}"
+    modules = {n.removeprefix("jeirt/") for n in names if n.endswith(".py")}
+    shipped = {p.relative_to(ROOT / "jeirt").as_posix() for p in (ROOT / "jeirt").rglob("*.py")}
+    assert modules == shipped, f"missing: {sorted(shipped - modules)}, extra: {sorted(modules - shipped)}"
+    assert {"jeirt/py.typed", "jeirt/tasks/prices.csv"} <= set(names)
+    assert not [n for n in names if "book" in n.split("/")[-1] or n.endswith(".md")], "book files in the wheel"

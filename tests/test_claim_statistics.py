@@ -13,10 +13,10 @@ import pytest
 
 from jeirt.analysis import geometry, taxonomy
 from jeirt.estimator import JEIRT
-from jeirt.experiments import dimension, ood
-from jeirt.experiments import onboarding as onb
 from jeirt.simulate import simulate
 from jeirt.splits import split_by_question
+from jeirt_book.experiments import dimension, ood
+from jeirt_book.experiments import onboarding as onb
 
 
 def directions(centres: dict[str, tuple[np.ndarray, float]], n: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
@@ -251,7 +251,7 @@ def test_prior_mean_floor_is_one_vector_for_all(sim, one_thread):
 
 
 def test_paired_table_by_hand():
-    from jeirt.book import onboarding
+    from jeirt_book import onboarding
 
     curve = pd.DataFrame(
         {

@@ -229,7 +229,7 @@ def test_suggest_marks_its_random_draws_and_estimate_learns_the_misfit_from_them
     random rule's draws); estimate reads the probabilities and passes only the random draws as the random
     sample; without them every answer is a random draw, and picks by choice without them are refused; a
     bad cell is a data error."""
-    from jeirt.tasks import evaluation
+    from jeirt.tasks.evaluation import scoring
 
     out = workdir / "suggest_marked.csv"
     for rule, drawn in (("adaptive", 5), ("random", 10), ("kmeans", 0)):
@@ -274,8 +274,8 @@ def test_suggest_marks_its_random_draws_and_estimate_learns_the_misfit_from_them
     answers.to_csv(workdir / "marked.csv", index=False)
     assert (answers.loc[answers["random"] == 0, "inclusion_probability"] == 1).all()
     seen = []
-    original = evaluation.estimate_scores
-    monkeypatch.setattr(evaluation, "estimate_scores", lambda *a, **k: seen.append(k["sampled"]) or original(*a, **k))
+    original = scoring.estimate_scores  # as `score_new_models` calls it
+    monkeypatch.setattr(scoring, "estimate_scores", lambda *a, **k: seen.append(k["sampled"]) or original(*a, **k))
     for path in (workdir / "marked.csv", workdir / "unmarked.csv"):
         answers.drop(columns=["random", "inclusion_probability"]).to_csv(workdir / "unmarked.csv", index=False)
         code, _, err = run(

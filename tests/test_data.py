@@ -128,7 +128,7 @@ def test_local_layout_loads_with_embeddings(tmp_path, mmlu_pro, monkeypatch):
 
 
 def test_a_local_dataset_is_parsed_once_then_read_back_the_same(tmp_path, monkeypatch):
-    from jeirt import data
+    from jeirt.data import local
 
     monkeypatch.setenv("JEIRT_CACHE", str(tmp_path / "cache"))
     parsed = load_local("zeroeval")
@@ -140,7 +140,7 @@ def test_a_local_dataset_is_parsed_once_then_read_back_the_same(tmp_path, monkey
         assert ds.embeddings.keys() == parsed.embeddings.keys()
 
     with monkeypatch.context() as m:  # read back: the results CSV is not parsed again
-        m.setattr(data, "from_long", lambda *a, **k: pytest.fail("parsed again"))
+        m.setattr(local, "from_long", lambda *a, **k: pytest.fail("parsed again"))
         same(load_local("zeroeval"))
     stale = entry.with_name("zeroeval-" + "0" * 24 + ".npz")
     entry.rename(stale)  # another version's entry: parsed again, and the old entry goes
@@ -416,7 +416,7 @@ def test_nul_bytes_are_found_across_chunks_with_one_look_a_line(tmp_path, monkey
     """The NUL scan reads the file in chunks: a line that spans two chunks keeps its number and its
     column (commas before the chunk's start count), and a line of NULs is looked at once, not once a
     NUL (a file of NULs, what a crash can leave, took 30 s for 400 kB when each NUL was looked at)."""
-    import jeirt.data as data
+    from jeirt.data import csv_tables
 
     text = b"model,item_id,label\nc,q1,0\nab,q1,1\x00\x00\nc,q2,1\nd,q3,0" + b"\x00" * 5000 + b"\n" + b"e,q\x00,1\n" * 9
     path = tmp_path / "results.csv"
@@ -429,7 +429,7 @@ def test_nul_bytes_are_found_across_chunks_with_one_look_a_line(tmp_path, monkey
             return super().find(sub, *args)
 
     for size in (len(text), 7, 1):  # one chunk; chunks that cut lines and cells
-        monkeypatch.setattr(data, "_read_chunk", lambda stream, size=size: Counted(stream.read(size)))
+        monkeypatch.setattr(csv_tables, "_read_chunk", lambda stream, size=size: Counted(stream.read(size)))
         looks.clear()
         with pytest.raises(ValueError, match=r"column 'label' holds NUL bytes \(data rows \[2, 4, 5, 6, 7, 8\]\)"):
             read_csv_table(path, required=["model", "item_id", "label"])

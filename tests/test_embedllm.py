@@ -177,7 +177,7 @@ def test_download_pins_the_revision_and_reads_labels_without_text(fake_hub, tmp_
     read = []
     real_read_csv = pd.read_csv
     monkeypatch.setattr(
-        jdata.pd,
+        pd,
         "read_csv",
         lambda path, **kw: read.append((Path(path).name, kw.get("usecols"))) or real_read_csv(path, **kw),
     )

@@ -65,10 +65,10 @@ def test_temperature_is_fitted_on_validation_and_folded_into_eq3(small_sim):
 
 
 def test_search_keeps_the_lowest_validation_loss_and_saves_what_it_chose(small_sim, tmp_path, monkeypatch):
-    import jeirt.estimator as est
+    import jeirt.search
 
     ds, _ = small_sim
-    monkeypatch.setattr(est, "SEARCH_GRID", ({"d": 4}, {"lr": 3e-3}))
+    monkeypatch.setattr(jeirt.search, "SEARCH_GRID", ({"d": 4}, {"lr": 3e-3}))
     model = JEIRT(d=8, encoder="simulated", training={"max_epochs": 5}, search=True, progress=False).fit(ds)
     losses = [r["val_loss"] for r in model.search_results_]
     assert len(losses) == 3 and min(losses) == min(model.history_.val_loss)

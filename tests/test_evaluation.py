@@ -15,11 +15,12 @@ import pandas as pd
 import pytest
 
 from jeirt import cli
-from jeirt.experiments import new_models
 from jeirt.model import sigmoid
 from jeirt.onboard import vector_prior
 from jeirt.simulate import simulate
 from jeirt.tasks import evaluation as ev
+from jeirt.tasks.evaluation import model_based, selection
+from jeirt_book.experiments import new_models
 
 N_TRAINED = 60  # simulated models whose vectors form the prior; the rest are "new"
 
@@ -334,7 +335,7 @@ def test_random_positions_keep_the_share_at_every_batch_end():
     drawn = ev.random_positions(300, 0.5)
     end, ends = 0, []
     while end < 300:
-        end += ev._batch(end, 300, 5, 0.25)
+        end += selection._batch(end, 300, 5, 0.25)
         ends.append(end)
     for j in ends:
         assert drawn[:j].sum() == round(0.5 * j), j
@@ -394,16 +395,16 @@ def test_estimate_with_a_wrong_model_stays_honest_under_the_adaptive_rule(sim):
 def test_misfit_width_follows_the_evidence_of_the_residuals():
     """Residuals that sum to about their noise keep the narrowest misfit width; a large sum picks a wide
     one, and the shift then follows the residuals almost fully."""
-    mean, var = ev._misfit(1.0, 10.0, (0.2, 2.0))
+    mean, var = model_based._misfit(1.0, 10.0, (0.2, 2.0))
     assert var == pytest.approx(1 / (25 + 10))
-    mean, var = ev._misfit(20.0, 10.0, (0.2, 2.0))
+    mean, var = model_based._misfit(20.0, 10.0, (0.2, 2.0))
     assert var == pytest.approx(1 / (0.25 + 10)) and mean == pytest.approx(20 / 10.25)
-    assert ev._misfit(5.0, 10.0, ()) == (0.0, 0.0)
+    assert model_based._misfit(5.0, 10.0, ()) == (0.0, 0.0)
     # Weighted residuals: the sum's noise is sum w^2 info, not info; unit weights are the plain case.
-    assert ev._misfit(20.0, 10.0, (0.2, 2.0), noise=10.0) == ev._misfit(20.0, 10.0, (0.2, 2.0))
-    mean, var = ev._misfit(20.0, 10.0, (2.0,), noise=40.0)
+    assert model_based._misfit(20.0, 10.0, (0.2, 2.0), noise=10.0) == model_based._misfit(20.0, 10.0, (0.2, 2.0))
+    mean, var = model_based._misfit(20.0, 10.0, (2.0,), noise=40.0)
     assert var == pytest.approx(1 / (0.25 + 100 / 40)) and mean == pytest.approx(20 * 10 / 40 * var)
-    assert ev._misfit(0.0, 0.0, (0.2, 2.0), noise=0.0) == (0.0, pytest.approx(0.04))
+    assert model_based._misfit(0.0, 0.0, (0.2, 2.0), noise=0.0) == (0.0, pytest.approx(0.04))
 
 
 def test_design_weights_make_a_stratified_sample_stand_for_the_targets():
@@ -413,14 +414,14 @@ def test_design_weights_make_a_stratified_sample_stand_for_the_targets():
     sampled = np.zeros(len(group), dtype=bool)
     for g in range(3):
         sampled[np.flatnonzero(group == g)[:10]] = True
-    w = ev._design_weights(group, sampled, 3)
+    w = model_based._design_weights(group, sampled, 3)
     assert w.sum() == pytest.approx(30)
     shares = np.bincount(group[sampled], weights=w) / w.sum()
     np.testing.assert_allclose(shares, [0.1, 0.3, 0.6])
     sampled[group == 2] = False
-    w = ev._design_weights(group, sampled, 3)
+    w = model_based._design_weights(group, sampled, 3)
     np.testing.assert_allclose(np.bincount(group[sampled], weights=w, minlength=3) / w.sum(), [0.25, 0.75, 0.0])
-    assert ev._design_weights(group, np.zeros(len(group), dtype=bool), 3).size == 0
+    assert model_based._design_weights(group, np.zeros(len(group), dtype=bool), 3).size == 0
 
 
 def test_estimate_refuses_sampled_questions_not_asked(sim):
@@ -471,7 +472,7 @@ def test_few_item_protocol_scores_every_rule(sim):
 
 
 # ---------------------------------------------------------------------------------------------
-# The protocols for new models and new questions (jeirt.experiments.new_models)
+# The protocols for new models and new questions (jeirt_book.experiments.new_models)
 
 
 def test_training_only_fits_the_same_questions_without_onboarding():
@@ -851,7 +852,7 @@ def test_a_sample_heavy_on_one_benchmark_is_weighted_back_to_the_targets(sim, mo
         return est[est["group"] == ev.OVERALL]["estimate"].to_numpy() - np.nanmean(labels, axis=1)
 
     weighted = errors()
-    monkeypatch.setattr(ev, "_design_weights", lambda group, sampled, n: np.ones(int(sampled.sum())))
+    monkeypatch.setattr(model_based, "_design_weights", lambda group, sampled, n: np.ones(int(sampled.sum())))
     gap = errors() - weighted
     assert gap.mean() > 4 * gap.std(ddof=1) / np.sqrt(len(gap)), gap.mean()
     assert abs(weighted.mean()) < abs((weighted + gap).mean()), (weighted.mean(), gap.mean())

@@ -1,11 +1,11 @@
-"""Tests for jeirt.book.exercises: answers are graded against what a page recorded, within the
+"""Tests for jeirt_book.exercises: answers are graded against what a page recorded, within the
 exercise's tolerance, in one printed line that never shows the answer."""
 
 from __future__ import annotations
 
 import pytest
 
-from jeirt.book.exercises import AnswerKey
+from jeirt_book.exercises import AnswerKey
 
 
 def test_answer_key_grades_without_showing_the_answer(capsys):

@@ -1,5 +1,5 @@
 """The experiments of the chapters "Embedding dimension" (Fig. 2) and "Onboarding new LLMs" (Tables
-1-2, Appendix D): their steps (`jeirt.experiments.dimension`, `jeirt.experiments.onboarding`), run here in the
+1-2, Appendix D): their steps (`jeirt_book.experiments.dimension`, `jeirt_book.experiments.onboarding`), run here in the
 loops the pages write, their tables, their seeds, the rate measurement, and the pages' figures.
 
 Everything runs on simulated data drawn from JE-IRT itself (`jeirt.simulate`), where the answer
@@ -18,15 +18,15 @@ import pandas as pd
 import pytest
 from figure_checks import check_figure
 
-import jeirt.experiments.dimension as dim
-import jeirt.experiments.onboarding as onb
+import jeirt_book.experiments.dimension as dim
+import jeirt_book.experiments.onboarding as onb
 from jeirt import encoders
-from jeirt.book import dimension, figures, onboarding
 from jeirt.estimator import JEIRT
 from jeirt.fitcache import fit_many
 from jeirt.metrics import evaluate
 from jeirt.simulate import simulate
 from jeirt.splits import split_by_question, subsample_items
+from jeirt_book import dimension, figures, onboarding
 
 ENC = "simulated"
 

@@ -1145,8 +1145,8 @@ def test_kill_during_in_place_onboard_keeps_the_old_model(work, tmp_path):
 # are refused (exit 4, the file named), a format-1 file loads with one warning line. Ctrl-C exits 130
 # with one line and no traceback while jeirt imports, works, writes and shuts down.
 
-from jeirt.estimator import FORMAT_VERSION, ModelFileError, weights_checksum  # noqa: E402
 from jeirt.interrupts import MESSAGE  # noqa: E402  (this section's own imports)
+from jeirt.modelfile import FORMAT_VERSION, ModelFileError, weights_checksum  # noqa: E402
 
 
 def _edited_model(work: Path, path: Path, edit, checksum: bool = True) -> Path:

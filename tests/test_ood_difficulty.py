@@ -11,9 +11,9 @@ import pytest
 from jeirt.analysis import difficulty
 from jeirt.analysis.alignment import alignment_range_se, directional_alignment
 from jeirt.estimator import JEIRT
-from jeirt.experiments import ood
 from jeirt.simulate import simulate
 from jeirt.splits import split_by_question
+from jeirt_book.experiments import ood
 
 nan = np.nan
 

@@ -1,6 +1,6 @@
 """What a reader sees: page code that fits the rendered column (scripts/format_pages.py), tables that
 fit it (scripts/check_html.py), figures legible at the size shown and told apart without colour
-(jeirt.book.figures), figure images with their caption as alt text (book/_ext/figure_alt.py)."""
+(jeirt_book.figures), figure images with their caption as alt text (book/_ext/figure_alt.py)."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ import pandas as pd
 import pytest
 from docutils import nodes
 
-from jeirt.book import SETUP_CELL, figures
+from jeirt_book import SETUP_CELL, figures
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "scripts"))
@@ -211,7 +211,7 @@ def styled():
 
 
 def draw_shared_plots(rng) -> dict:
-    """Each shared plot of jeirt.book.figures with three classes, in its own default-size figure."""
+    """Each shared plot of jeirt_book.figures with three classes, in its own default-size figure."""
     made = {}
     three = pd.DataFrame(rng.random((3, 4)), index=["learned", "frozen", "random"], columns=list("abcd"))
     roc = pd.DataFrame({"fpr": np.linspace(0, 1, 20), "tpr": np.linspace(0, 1, 20) ** 0.5})

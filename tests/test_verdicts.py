@@ -10,8 +10,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from jeirt.book import verdicts
-from jeirt.book.verdicts import DIRECTION, FAILS, HOLDS, INCONCLUSIVE, NOISE
+from jeirt_book import verdicts
+from jeirt_book.verdicts import DIRECTION, FAILS, HOLDS, INCONCLUSIVE, NOISE
 
 
 def planted(effect: float, n: int, seed: int) -> tuple[float, float]:
@@ -239,8 +239,8 @@ def test_the_spreads_verdicts_read():
 
     from jeirt.analysis import geometry, taxonomy
     from jeirt.baselines import irt_diagnostics as diag
-    from jeirt.book import dimension
-    from jeirt.experiments import onboarding as onb
+    from jeirt_book import dimension
+    from jeirt_book.experiments import onboarding as onb
 
     assert diag.share_gap_se(0.1, 0.1, 100) > diag.share_gap_se(0.1, 0.1, 10_000) > 0
     rng = np.random.default_rng(0)
@@ -339,7 +339,7 @@ def test_a_page_statistic_carries_its_spread_into_the_verdict():
     # Table 5's asymmetry over 8 k-means starts: homogeneity 0.05 above completeness (beyond the random
     # partition's gap, which is 0), with start-to-start noise; the page's row must hold on it, and fail
     # when the asymmetry is planted the other way
-    from jeirt.book import taxonomy
+    from jeirt_book import taxonomy
 
     rng = np.random.default_rng(0)
     cols = pd.MultiIndex.from_product([["learned", "random"], list(taxonomy.MEASURES)])
@@ -508,7 +508,7 @@ def test_the_calibration_table_meets_its_bounds():
     """Each kind of rule on planted worlds, 200 draws: "holds" at most 5% on the claim's boundary and at
     least 80% far from it, "does not hold" at least 80% where the claim is false by as much; the old
     readings (2 SE on 3 seeds, (seed, model) pairs as independent) break the boundary bound."""
-    from jeirt.book import calibration
+    from jeirt_book import calibration
 
     table = calibration.calibrate(200, seed=0)
     checked = table[table["met"].notna()]
@@ -584,7 +584,7 @@ def test_compare_claims_lists_every_row_that_moved(tmp_path, capsys):
 def test_claims_file_rows_fill_in_and_repeat():
     """claims.yml's rows: placeholders filled from the page's values (a lone one keeps its type), the
     paper's numbers read by key, a `for` row repeated per item and a `rows:` group repeated together."""
-    from jeirt.book import claims, paper
+    from jeirt_book import claims, paper
 
     text = """
 aa:

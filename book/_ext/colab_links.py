@@ -1,10 +1,10 @@
 """Sphinx extension: launch buttons that work or are absent, and a Colab button Colab can open.
 
-The repository URL is set in one place, at build time: `JEIRT_REPO_URL` (`jeirt.book.repo_url`). While
+The repository URL is set in one place, at build time: `JEIRT_REPO_URL` (`jeirt_book.repo_url`). While
 it is the placeholder the site shows no repository or launch buttons, and every page's first cell says
-how to run the page locally (`jeirt.book.SETUP_CELL`). With a real URL this extension turns the
-repository and Colab buttons on and puts the Colab setup cell (`jeirt.book.setup_cell(url)`) first on
-every page (`jeirt.book.build_source`, as the source is read, so the executed notebook has it too).
+how to run the page locally (`jeirt_book.SETUP_CELL`). With a real URL this extension turns the
+repository and Colab buttons on and puts the Colab setup cell (`jeirt_book.setup_cell(url)`) first on
+every page (`jeirt_book.build_source`, as the source is read, so the executed notebook has it too).
 
 Chapters are MyST markdown (`book/intro.md`); Colab opens only `.ipynb`, and only from GitHub.
 sphinx-book-theme links Colab to the `.md` file on the default branch, which fails. The built site
@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import re
 
-from jeirt.book import build_source, repo_url
+from jeirt_book import build_source, repo_url
 
 
 def _buttons(app, config) -> None:

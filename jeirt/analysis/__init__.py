@@ -4,4 +4,4 @@ agree with human subject labels (`taxonomy`), how question norms track difficult
 a direction of the space encodes (`probes`) and how aligned a benchmark's questions are (`alignment`).
 
 Built on the core (and `jeirt.baselines` where an IRT fit is compared); never on `jeirt.tasks`, the book
-or the command line. The book's pages call these and draw the results (`jeirt.book`)."""
+or the command line. The book's pages call these and draw the results (`jeirt_book`)."""

@@ -1,6 +1,6 @@
 """Directional alignment (Sec. 3.4, Table 4): how closely a benchmark's questions point where the
 rest of the data points. The paper reads it as the reason a benchmark left out of training is
-predicted well or badly (`jeirt.experiments.ood` runs that protocol); only directions count, so a
+predicted well or badly (`jeirt_book.experiments.ood` runs that protocol); only directions count, so a
 question's difficulty (its norm) plays no part."""
 
 from __future__ import annotations

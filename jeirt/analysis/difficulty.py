@@ -2,7 +2,7 @@
 difficulty (share of models wrong, also seen from each pair without its own answer), the ROC-like
 curve and AUC of a score over graded (model, question) pairs with a bootstrap over questions, and
 accuracy in equal-count bins of the question norm. The Difficulty page (book/difficulty.md) calls
-these; `jeirt.book.difficulty` draws the results.
+these; `jeirt_book.difficulty` draws the results.
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ apart and whether their answers differ (App. G), and the propositions' construct
 (Props. 1-3), checked against Eq. 3 through `jeirt.model.probability`.
 
 Every function takes arrays (embeddings, labels), not a fitted estimator, so it applies to any model's
-vectors; the Geometry page (book/geometry.md) calls them and `jeirt.book.geometry` draws the results.
+vectors; the Geometry page (book/geometry.md) calls them and `jeirt_book.geometry` draws the results.
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ its logit gap between marked and unmarked questions).
 
 The property here is a readable rule, "needs arithmetic" (`needs_arithmetic`), so that every
 verdict can be traced to the text; any rule `str -> bool` works with `mark`. The book's page
-"Beyond the paper" runs the probe; `jeirt.book.beyond` draws it."""
+"Beyond the paper" runs the probe; `jeirt_book.beyond` draws it."""
 
 from __future__ import annotations
 

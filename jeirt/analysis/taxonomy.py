@@ -2,7 +2,7 @@
 purity and inverse purity, the entropy-based scores (NMI, homogeneity, completeness), k-means on unit
 directions (so a question's norm, its difficulty, plays no part), a random partition with the same
 cluster sizes as the floor, and per-cluster summaries. The Taxonomy page (book/taxonomy.md) calls
-these on the learned and the frozen embeddings; `jeirt.book.taxonomy` draws the results.
+these on the learned and the frozen embeddings; `jeirt_book.taxonomy` draws the results.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import pandas as pd
 from sklearn import metrics as skm
 from sklearn.cluster import KMeans
 
-from jeirt.data import Dataset
+from jeirt.data.dataset import Dataset
 from jeirt.model import unit_rows
 
 MMLU = "mmlu"  # the benchmark whose subjects Table 5 clusters (57 of them on EmbedLLM)

@@ -10,7 +10,7 @@ import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.exceptions import NotFittedError
 
-from jeirt.data import Dataset, name_positions
+from jeirt.data.dataset import Dataset, name_positions
 from jeirt.splits import Split
 
 

@@ -70,7 +70,7 @@ from tqdm import (
 
 from jeirt import settings
 from jeirt.baselines.base import Baseline
-from jeirt.data import Dataset
+from jeirt.data.dataset import Dataset
 
 
 def sum64(x: torch.Tensor) -> torch.Tensor:
@@ -236,15 +236,7 @@ class _IRT(Baseline):
                     p.grad = (g + s * p) / n_labels
             return loss / n_labels  # float64 even when the passes run in float32
 
-        opt = torch.optim.LBFGS(
-            params,
-            lr=1.0,
-            max_iter=self.chunk,
-            history_size=50,
-            line_search_fn="strong_wolfe",
-            tolerance_grad=1e-12,
-            tolerance_change=0.0,
-        )
+        opt = _lbfgs(params, self.chunk)
 
         def closure() -> torch.Tensor:
             return objective(grad=True)
@@ -744,6 +736,20 @@ def ability_loglik(
 ABILITY_METHODS = ("ml", "map", "eap")
 
 
+def _lbfgs(params: list[torch.Tensor], steps: int) -> torch.optim.LBFGS:
+    """Full-batch L-BFGS over `params`, `steps` iterations a call, with a strong Wolfe line search; it
+    stops on its iteration count alone (the caller judges convergence on the objective)."""
+    return torch.optim.LBFGS(
+        params,
+        lr=1.0,
+        max_iter=steps,
+        history_size=50,
+        line_search_fn="strong_wolfe",
+        tolerance_grad=1e-12,
+        tolerance_change=0.0,
+    )
+
+
 def estimate_ability(
     labels: np.ndarray,
     discrimination: np.ndarray,
@@ -771,16 +777,7 @@ def estimate_ability(
         raise ValueError(f"prior_sd={prior_sd}; expected a positive standard deviation.")
     y, w, a, d = _answers(labels, discrimination, intercept)
     if method == "eap":
-        nodes, weights = np.polynomial.hermite_e.hermegauss(n_nodes)  # weight exp(-x^2 / 2)
-        nodes = prior_sd * nodes  # (K,) N(0, prior_sd^2) after normalising the weights
-        z = nodes[:, None, None] * a + d  # (K, 1, J)
-        log_like = (w * (y * z - np.logaddexp(0.0, z))).sum(axis=2)  # (K, n)
-        log_post = log_like + np.log(weights / weights.sum())[:, None]
-        post = np.exp(log_post - log_post.max(axis=0))
-        post /= post.sum(axis=0)  # (K, n) posterior over the nodes
-        mean = nodes @ post
-        sd = np.sqrt(np.maximum((nodes**2) @ post - mean**2, 0.0))
-        return pd.DataFrame({"theta": mean, "se": sd})
+        return _eap_ability(y, w, a, d, prior_sd, n_nodes)
     precision = 1.0 / prior_sd**2 if method == "map" else 0.0
     if method == "ml":
         # l' falls from l'(-inf) to l'(+inf); a finite maximum needs l'(-inf) > 0 > l'(+inf).
@@ -805,6 +802,23 @@ def estimate_ability(
     p = 1.0 / (1.0 + np.exp(-(theta[:, None] * a + d)))
     information = (w * p * (1 - p)) @ a**2 + precision
     return pd.DataFrame({"theta": theta, "se": 1.0 / np.sqrt(information)})
+
+
+def _eap_ability(
+    y: np.ndarray, w: np.ndarray, a: np.ndarray, d: np.ndarray, prior_sd: float, n_nodes: int
+) -> pd.DataFrame:
+    """`estimate_ability`'s "eap": each test taker's posterior mean and standard deviation under
+    theta ~ N(0, prior_sd^2), by Gauss-Hermite quadrature on `n_nodes` nodes."""
+    nodes, weights = np.polynomial.hermite_e.hermegauss(n_nodes)  # weight exp(-x^2 / 2)
+    nodes = prior_sd * nodes  # (K,) N(0, prior_sd^2) after normalising the weights
+    z = nodes[:, None, None] * a + d  # (K, 1, J)
+    log_like = (w * (y * z - np.logaddexp(0.0, z))).sum(axis=2)  # (K, n)
+    log_post = log_like + np.log(weights / weights.sum())[:, None]
+    post = np.exp(log_post - log_post.max(axis=0))
+    post /= post.sum(axis=0)  # (K, n) posterior over the nodes
+    mean = nodes @ post
+    sd = np.sqrt(np.maximum((nodes**2) @ post - mean**2, 0.0))
+    return pd.DataFrame({"theta": mean, "se": sd})
 
 
 def item_standard_errors(

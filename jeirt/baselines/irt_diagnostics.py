@@ -32,7 +32,7 @@ import numpy as np
 import pandas as pd
 
 from jeirt.baselines.irt import MarginalTwoPL, TwoPL, sample_labels
-from jeirt.data import Dataset
+from jeirt.data.dataset import Dataset
 from jeirt.parallel import side_by_side
 
 

@@ -13,7 +13,7 @@ from torch import nn
 from torch.nn import functional as F
 
 from jeirt.baselines.base import Baseline, _check_split, _model_rows
-from jeirt.data import Dataset
+from jeirt.data.dataset import Dataset
 from jeirt.model import Dropout
 from jeirt.splits import Split
 from jeirt.train import TrainConfig, TrainHistory, train, training_recipe

@@ -18,7 +18,7 @@ from jeirt.baselines.base import (
     _model_rows,
     _training_view,
 )
-from jeirt.data import Dataset
+from jeirt.data.dataset import Dataset
 from jeirt.metrics import log_loss
 from jeirt.model import unit_rows
 from jeirt.splits import Split

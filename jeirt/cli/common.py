@@ -19,7 +19,7 @@ from jeirt.files import finite_json, write_json, write_text
 if TYPE_CHECKING:  # pandas, torch and the library are imported where a command uses them, so that
     import pandas as pd  # `jeirt --help` and a usage error answer at once (see jeirt/__main__.py)
 
-    from jeirt.data import Dataset
+    from jeirt.data.dataset import Dataset
     from jeirt.estimator import JEIRT
 
 # ----------------------------------------------------------------------------------------------------
@@ -91,7 +91,7 @@ def load_model(path: str, quiet: bool = False) -> JEIRT:
 def read_csv(flag: str, path: str, **kwargs: Any) -> pd.DataFrame:
     """A user's CSV read by `jeirt.data.read_csv_table` (cells as text, names kept as written; keyword
     arguments go to it), its failures as DataError naming the option and the file."""
-    from jeirt.data import read_csv_table
+    from jeirt.data.csv_tables import read_csv_table
 
     try:
         return read_csv_table(path, **kwargs)
@@ -101,7 +101,7 @@ def read_csv(flag: str, path: str, **kwargs: Any) -> pd.DataFrame:
 
 def read_results(flag: str, path: str) -> pd.DataFrame:
     """A long results CSV (`jeirt.data.read_results_table`), its failures as DataError naming `flag`."""
-    from jeirt.data import read_results_table
+    from jeirt.data.csv_tables import read_results_table
 
     try:
         return read_results_table(path)
@@ -112,7 +112,7 @@ def read_results(flag: str, path: str) -> pd.DataFrame:
 def results_dataset(flag: str, path: str, table: pd.DataFrame, items: pd.DataFrame | None, **kwargs: Any) -> Dataset:
     """`jeirt.data.from_long` on one file's rows (the only judge of a results table), its failures as
     DataError naming `flag` and the file, with that file's data rows."""
-    from jeirt.data import from_long
+    from jeirt.data.csv_tables import from_long
 
     try:
         return from_long(table, items, **kwargs)
@@ -124,7 +124,7 @@ def dataset(name: str, limit_items: int | None = None, seed: int = 0) -> Dataset
     """Load a dataset by name or CSV path, optionally cut to a seeded per-benchmark item sample."""
     import pandas as pd
 
-    from jeirt.data import load_dataset
+    from jeirt.data.loader import load_dataset
     from jeirt.splits import sample_items
 
     try:

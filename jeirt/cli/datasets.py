@@ -11,7 +11,7 @@ from jeirt.cli.checks import Verb
 
 def run(args: argparse.Namespace) -> None:
     """`jeirt data`: list the datasets; `jeirt data NAME`: describe one; `jeirt data verify`: check them."""
-    from jeirt.data import local_datasets, verify_files
+    from jeirt.data.local import local_datasets, verify_files
 
     if args.dataset is None:
         names = local_datasets()

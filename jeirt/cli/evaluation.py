@@ -28,7 +28,7 @@ def _bank_and_answers(args: argparse.Namespace, results: str | None) -> tuple:
     judges the results CSV."""
     import pandas as pd
 
-    from jeirt.tasks.evaluation import QuestionBank
+    from jeirt.tasks.evaluation.bank import QuestionBank
 
     table = common.read_results("--results", results) if results else None  # a bad file is named before any work
     model = common.load_model(args.model, args.quiet)
@@ -93,7 +93,7 @@ def check_estimate(args: argparse.Namespace) -> None:
 def run_estimate(args: argparse.Namespace) -> None:
     """`jeirt estimate`: a new model's accuracy on every question of a dataset from a few answers, the
     design-based estimate reported (`score_new_models`), the model-based one beside it."""
-    from jeirt.tasks.evaluation import score_new_models
+    from jeirt.tasks.evaluation.scoring import score_new_models
 
     ds, bank, models, labels, inclusion = _bank_and_answers(args, args.results)
     scores = score_new_models(
@@ -166,7 +166,7 @@ def run_suggest(args: argparse.Namespace) -> None:
     and `inclusion_probability` columns are what `jeirt estimate` needs."""
     import pandas as pd
 
-    from jeirt.tasks.evaluation import suggest_questions
+    from jeirt.tasks.evaluation.selection import suggest_questions
 
     ds, bank, models, labels, inclusion = _bank_and_answers(args, args.results)
     drawn = None if inclusion is None else inclusion < 1

@@ -78,7 +78,7 @@ def _onboard(args: argparse.Namespace) -> None:
     """Load --model, onboard --results' models into it, save it (to --out or over --model)."""
     import pandas as pd
 
-    from jeirt.data import read_items_csv
+    from jeirt.data.csv_tables import read_items_csv
     from jeirt.metrics import score
 
     model = common.load_model(args.model, args.quiet)

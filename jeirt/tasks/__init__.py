@@ -1,6 +1,6 @@
 """Workflows for users, built on the core: `compare` (every method on the same splits), `routing` (pick a
 model per question, optionally by price) and `evaluation` (a new model's scores from a few questions);
-the command line (`jeirt.cli`) runs them. The book's experiment protocols are in `jeirt.experiments`.
+the command line (`jeirt.cli`) runs them. The book's experiment protocols are in `jeirt_book.experiments`.
 The core never imports them."""
 
 # The names the command line offers as choices, kept here (no imports) so that `jeirt --help` and a

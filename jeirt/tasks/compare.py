@@ -11,7 +11,7 @@ config that made them (methods' hyperparameters, versions, threads) and the summ
         --out results/compare_question_split.csv
 
 JE-IRT runs with its default recipe plus its bounded search on the validation labels
-(`JEIRT(search=True)`, see `jeirt.estimator.SEARCH_GRID`), as KNN chooses k and its weighting on them;
+(`JEIRT(search=True)`, see `jeirt.search.SEARCH_GRID`), as KNN chooses k and its weighting on them;
 its temperature is fitted on them too. `paired_margins` gives, per dataset and encoder, JE-IRT minus the
 best other method seed by seed: mean, sd and the seeds JE-IRT wins.
 """
@@ -34,7 +34,8 @@ import torch
 from sklearn.base import BaseEstimator
 from tqdm import tqdm
 
-from jeirt import __version__, settings
+from jeirt import settings
+from jeirt._version import __version__
 from jeirt.baselines import (
     KNN,
     MIRT,
@@ -44,7 +45,8 @@ from jeirt.baselines import (
     ModelAccuracy,
 )
 from jeirt.baselines.irt import PerQuestionIRT
-from jeirt.data import Dataset, load_dataset
+from jeirt.data.dataset import Dataset
+from jeirt.data.loader import load_dataset
 from jeirt.encoders import canonical_name
 from jeirt.estimator import JEIRT, Estimator
 from jeirt.files import atomic_write_many, finite_json, json_number, protected

@@ -50,7 +50,8 @@ import numpy as np
 import pandas as pd
 from tqdm import tqdm
 
-from jeirt.data import Dataset, read_csv_table
+from jeirt.data.csv_tables import read_csv_table
+from jeirt.data.dataset import Dataset
 from jeirt.splits import Split
 
 if TYPE_CHECKING:

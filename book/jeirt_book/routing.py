@@ -6,7 +6,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from jeirt.book.figures import style
+from jeirt_book.figures import style
 
 # Routing (chapter "Routing"; numbers from jeirt.tasks.routing)
 REFERENCE_MARKERS = {"best single model": "s", "per-benchmark best": "D", "random model": "v", "oracle": "*"}
@@ -96,7 +96,7 @@ def difficulty_vs_share(
     return ax
 
 
-# The numbers the page's claim rows read (`jeirt.book.verdicts.Stat`).
+# The numbers the page's claim rows read (`jeirt_book.verdicts.Stat`).
 
 
 def claim_stats(gaps, accuracy: pd.DataFrame, duel: pd.DataFrame, questions: dict[str, int]) -> dict:
@@ -105,7 +105,7 @@ def claim_stats(gaps, accuracy: pd.DataFrame, duel: pd.DataFrame, questions: dic
     JE-IRT ('duel <name>'), in points with the se of the paired per-question differences (`gaps(name,
     router, reference)`: mean gap and se over seeds); the headroom, the oracle less the reference
     (`accuracy`: router or reference x dataset), caps what a gap to a reference can show."""
-    from jeirt.book.verdicts import Stat
+    from jeirt_book.verdicts import Stat
 
     stats = {}
     for name, n in questions.items():

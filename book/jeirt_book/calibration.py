@@ -1,7 +1,7 @@
 """Every kind of verdict rule on planted worlds: is "holds" rare where the claim sits on its boundary,
 and common where it is far from it?
 
-Each kind of rule of `jeirt.book.verdicts` meets data shaped like the rows that use it (a gap paired
+Each kind of rule of `jeirt_book.verdicts` meets data shaped like the rows that use it (a gap paired
 over 3 or 20 seeds, (seed, model) pairs, thousands of questions, a share against 12 null redraws, a
 curve over seeds, ...), drawn 200 times in each of three worlds:
 
@@ -28,7 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from jeirt.book import verdicts
+from jeirt_book import verdicts
 
 DRAWS = 200
 WORLDS = ("far", "boundary", "opposite")

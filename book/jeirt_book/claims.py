@@ -4,7 +4,7 @@ and the one helper that turns a page's numbers into its "paper vs this book" tab
 The file holds what does not depend on a run: per page (its glue prefix: 'onb', 'dim', ...) a list of
 rows, each the claim in a few words, its source, what the paper says (a quote of its numbers, or the
 place where it prints none), the statistic it reads and the rule that judges it, with the rule's
-thresholds. A page computes its statistics (`jeirt.book.<page>`'s `*_stats`, a dict of
+thresholds. A page computes its statistics (`jeirt_book.<page>`'s `*_stats`, a dict of
 `verdicts.Stat`) and calls
 
     claims.show("onb", stats, values={...}, data=where, setting=run)
@@ -77,7 +77,7 @@ def declared(prefix: str, path: Path = CLAIMS_FILE) -> list[dict]:
 
 def _fill(value, context: Mapping):
     """A field with its placeholders filled from `context`, paper references read."""
-    from jeirt.book import paper
+    from jeirt_book import paper
 
     if isinstance(value, str):
         whole = _ONE.match(value)
@@ -135,6 +135,6 @@ def show(prefix: str, stats: Mapping, values: Mapping | None = None, **shared) -
     """The page's "paper vs this book" table: its rows from `claims.yml` (filled from `values`),
     completed from `stats` and `shared` (data=, setting=, limit=), judged, glued as
     '<prefix>_paper_vs_book' and written for the scorecard (`verdicts.show`)."""
-    from jeirt.book import verdicts
+    from jeirt_book import verdicts
 
     return verdicts.show(f"{prefix}_paper_vs_book", rows(prefix, values), stats, **shared)

@@ -13,7 +13,7 @@ import pandas as pd
 import seaborn as sns
 
 from jeirt.analysis.geometry import OTHER_FAMILY
-from jeirt.book.figures import MARKERS, PALETTE, shorten_name, style
+from jeirt_book.figures import MARKERS, PALETTE, shorten_name, style
 
 if TYPE_CHECKING:
     from jeirt.estimator import JEIRT
@@ -321,7 +321,7 @@ def benchmark_statements(multi: dict[tuple[str, str], tuple], seed: int = 0) -> 
     return directions, peaks, gaps
 
 
-# The numbers the page's claim rows read (`jeirt.book.verdicts.Stat`), one function per part of the page.
+# The numbers the page's claim rows read (`jeirt_book.verdicts.Stat`), one function per part of the page.
 
 
 def proposition_stats(n: int, n_ok: int, n_2pl: int, reversed_pairs: tuple[int, int], bounds: dict) -> dict:
@@ -329,7 +329,7 @@ def proposition_stats(n: int, n_ok: int, n_2pl: int, reversed_pairs: tuple[int, 
     over the 2^n subsets of `n` models (`n_ok` found; 2PL `n_2pl`) and the model pairs the trained
     model reverses; Props. 2 and 3's bound violations (`bounds`: '2' and '3' -> a
     `geometry.bound_summary` table)."""
-    from jeirt.book.verdicts import Stat
+    from jeirt_book.verdicts import Stat
 
     n_reversed, n_model_pairs = reversed_pairs
     stats = {
@@ -357,7 +357,7 @@ def spread_stats(spread: pd.DataFrame, floor: dict, agreement: pd.DataFrame, ali
     trained one, with both spreads); the smallest map agreement (`geometry.map_agreement` rows) with
     its shuffled null's sd as se; the encoders' largest relative rank gap (`geometry.rank_alignment`,
     a `NoVerdict` when one encoder was fitted)."""
-    from jeirt.book.verdicts import NoVerdict, Stat, multiplier
+    from jeirt_book.verdicts import NoVerdict, Stat, multiplier
 
     stats: dict[str, Stat | NoVerdict] = {}
     for name, row in spread.drop(index="untrained N(0, 1)").iterrows():
@@ -410,7 +410,7 @@ def question_stats(cfg, ds, cosines: pd.DataFrame, null_gaps: np.ndarray, peaks,
     the answer correlation (phi) of the most opposite cosine bin minus the most aligned (their se
     combined)."""
     from jeirt.analysis import geometry
-    from jeirt.book import verdicts
+    from jeirt_book import verdicts
 
     own_means = cosines.groupby("benchmark")["own benchmark"].mean()
     global_mean = cosines["global"].mean()
@@ -453,7 +453,7 @@ def peaks_stat(draws: dict[float, np.ndarray], benchmarks: int, questions: int, 
     the count at Scott's bandwidth, its interval the widest 2.5% to 97.5% range of the resamples over
     all the bandwidths (a count that a narrower kernel changes is not shown), the band of 'several
     and fewer than the benchmarks' up to `benchmarks` - 0.5."""
-    from jeirt.book import verdicts
+    from jeirt_book import verdicts
 
     lows = [float(np.quantile(d[1:], 0.025)) for d in draws.values()]
     highs = [float(np.quantile(d[1:], 0.975)) for d in draws.values()]
@@ -478,7 +478,7 @@ def benchmark_stats(cfg, multi: dict, peak_draws: dict, gaps: pd.DataFrame) -> d
     per (dataset, encoder), the peak count with its resamples' range over the bandwidths
     (`peaks_stat`; 'peaks <dataset> <encoder>') and the MMLU and GSM8K gaps with their bootstrap se
     ('<statement> <dataset> <encoder>')."""
-    from jeirt.book import verdicts
+    from jeirt_book import verdicts
 
     stats: dict = {}
     for (name, encoder), draws in peak_draws.items():
@@ -511,7 +511,7 @@ def benchmark_stats(cfg, multi: dict, peak_draws: dict, gaps: pd.DataFrame) -> d
 def paper_table6_gap() -> dict[str, float]:
     """The paper's Table 6 own-minus-global gap per encoder, in points of cosine (x 100): the mean of
     its per-benchmark means minus the global mean."""
-    from jeirt.book import paper
+    from jeirt_book import paper
 
     t6 = paper.read("Table 6")
     return {

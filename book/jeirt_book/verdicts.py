@@ -17,10 +17,10 @@ A `Stat` is a number with its spread and how it prints: the row's 'this book' ce
 ('overall drop +2.10 +- 0.40 points (benchmarks: ...)'), its estimate and se (or interval) go to
 the rule, and the measurement's own data, setting and `rule_args` (limit=, a band set by the data)
 fill what the row leaves out. A `str` in place of a Stat is the text of a row with no number (a
-not-testable one). The statistics are computed by library functions (`jeirt.book.<page>`'s
+not-testable one). The statistics are computed by library functions (`jeirt_book.<page>`'s
 `*_stats`, on `jeirt.analysis` and `jeirt.tasks`), so a page's hidden code is the table alone.
 
-Row keys: `claim` (a few words, with the place), `source`, `paper` (`jeirt.book.paper.quote` or
+Row keys: `claim` (a few words, with the place), `source`, `paper` (`jeirt_book.paper.quote` or
 `paper.no_number`, or a tuple of quote keys), `ours` (from the stat, or given), `data` (dataset
 and encoder), `setting` (`setting(cfg, ...)`), `rule` (a name in `RULES`) and that rule's arguments.
 
@@ -91,10 +91,10 @@ The rules (`RULES`; each returns the verdict text and the rule in words, which t
 the page's rows there as JSON; `scorecard` gathers them for the Reproducing page, `tally` counts the
 verdicts by source (the paper's claims alone, each other source apart, the mathematics outside), and
 
-    python -m jeirt.book.verdicts tally results/claims_full_mmlu_pro.json
+    python -m jeirt_book.verdicts tally results/claims_full_mmlu_pro.json
 
 prints that tally. tests/test_book.py checks that every results page builds its table here, quotes
-the paper through `jeirt.book.paper` and writes no verdict by hand; tests/test_verdicts.py plants data
+the paper through `jeirt_book.paper` and writes no verdict by hand; tests/test_verdicts.py plants data
 where a claim is true, false and pure noise.
 """
 
@@ -576,7 +576,7 @@ class Claim:
             )
         if "not available" in self.paper:
             raise ValueError(
-                f"Claim.paper={self.paper!r}; quote the paper with jeirt.book.paper.quote, or "
+                f"Claim.paper={self.paper!r}; quote the paper with jeirt_book.paper.quote, or "
                 "paper.no_number(place) where it prints no number."
             )
         source_kind(self.source)
@@ -712,9 +712,9 @@ def declare(rows: Sequence[Mapping], stats: Mapping[str, Stat | NoVerdict] | Non
     estimate, spread and 'this book' cell (`Stat.text`, unless the row has `ours`), and its data,
     setting and `rule_args` where the row names none; a `NoVerdict` stat makes the row not testable
     (or unresolved) with its reason, whatever rule the row names; a `paper` given as a tuple of keys
-    is `jeirt.book.paper.quote(*keys)`; `shared` (data=, setting=, limit=) fills the keys left. The
+    is `jeirt_book.paper.quote(*keys)`; `shared` (data=, setting=, limit=) fills the keys left. The
     rows go on to `show` (or `judge`)."""
-    from jeirt.book import paper
+    from jeirt_book import paper
 
     stats = {} if stats is None else stats
     unknown = [k for k in shared if k not in (*ROW_KEYS, "limit")]
@@ -904,7 +904,7 @@ def show(name: str, rows: Sequence[Claim | Mapping], stats: Mapping[str, Stat] |
     cannot fail is no test."""
     from IPython.display import HTML
 
-    from jeirt.book import glue
+    from jeirt_book import glue
 
     if not name.endswith("_paper_vs_book"):
         raise ValueError(f"name={name!r}; expected '<page prefix>_paper_vs_book'.")
@@ -953,10 +953,10 @@ def scorecard(folder: str | Path, pages: dict[str, str] | None = None) -> pd.Dat
     """Every page's claim rows from `folder` (what `show` wrote, one JSON file per page; or a
     `save_claims` snapshot file), one row per claim with the page it comes from (`pages`: glue prefix
     -> page file, default `PAGES`) and its source kind (`source_kind`), sorted into the paper's order
-    (`jeirt.book.paper.position` of the claim, a row starting '...' kept beside the one before it;
+    (`jeirt_book.paper.position` of the claim, a row starting '...' kept beside the one before it;
     within a place, page order, then row order). A page with no file there is a `FileNotFoundError`
     naming it."""
-    from jeirt.book.paper import position
+    from jeirt_book.paper import position
 
     folder, pages = Path(folder), PAGES if pages is None else pages
     if folder.is_file():  # a snapshot from save_claims
@@ -1041,10 +1041,10 @@ def tally_text(counts: dict[str, dict[str, int]]) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """`python -m jeirt.book.verdicts tally <claims folder or snapshot>`: print the tally by source."""
+    """`python -m jeirt_book.verdicts tally <claims folder or snapshot>`: print the tally by source."""
     import argparse
 
-    parser = argparse.ArgumentParser(prog="python -m jeirt.book.verdicts", description=main.__doc__)
+    parser = argparse.ArgumentParser(prog="python -m jeirt_book.verdicts", description=main.__doc__)
     parser.add_argument("command", choices=["tally"])
     parser.add_argument("claims", help="a build's claims folder or a snapshot, e.g. results/claims_full_mmlu_pro.json")
     args = parser.parse_args(argv)

@@ -6,8 +6,8 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from jeirt.book.figures import style
 from jeirt.model import probability, unit_rows
+from jeirt_book.figures import style
 
 
 # The JE-IRT geometry in two dimensions (Eq. 3)
@@ -89,7 +89,7 @@ SPLIT_WORDS = {
 def this_build(cfg, full, ds) -> pd.DataFrame:
     """The front page's box: this build's data, models, benchmarks, encoder, recipe and split (from the
     settings `cfg`, the whole dataset `full` and the profile's cut `ds`) beside the paper's setting."""
-    from jeirt.book import paper
+    from jeirt_book import paper
 
     groups = ds.items["benchmark"].unique()
     shown = ", ".join(map(str, groups[:4])) + (", ..." if len(groups) > 4 else "")
@@ -114,8 +114,8 @@ def this_build(cfg, full, ds) -> pd.DataFrame:
 def not_here(cfg, ds) -> pd.DataFrame:
     """What of the paper this build cannot reproduce, and why, from the settings `cfg` and the dataset
     `ds` (its shipped encoders): the front page's box lists it."""
-    from jeirt.book import paper
     from jeirt.data import local_datasets
+    from jeirt_book import paper
 
     rows = {}
     if cfg.dataset.lower() != "embedllm":

@@ -8,7 +8,7 @@ import matplotlib.pyplot as plt
 import pandas as pd
 import seaborn as sns
 
-from jeirt.book.figures import HATCHES, PALETTE, SEQUENTIAL
+from jeirt_book.figures import HATCHES, PALETTE, SEQUENTIAL
 
 
 def agreement_bars(ax: plt.Axes, table: pd.DataFrame, ylabel: str = "agreement with human classes") -> plt.Axes:
@@ -64,7 +64,7 @@ def cluster_mix(ax: plt.Axes, mix: pd.DataFrame, label: str = "share of the clus
     return ax
 
 
-# The numbers the page's claim rows read (`jeirt.book.verdicts.Stat`).
+# The numbers the page's claim rows read (`jeirt_book.verdicts.Stat`).
 MEASURES = {"purity": "purity", "inverse purity": "inverse purity", "nmi": "NMI"} | {
     "homogeneity": "homogeneity",
     "completeness": "completeness",
@@ -79,7 +79,7 @@ def claim_stats(starts: pd.DataFrame, k: int, comparable: str | None) -> dict:
     partial alignment ('partial': the random partitions' mean + 2 sd as `low`), and the two
     asymmetries beyond the random partition's, homogeneity over completeness ('homogeneity gap') and
     purity over inverse purity ('purity gap')."""
-    from jeirt.book.verdicts import NoVerdict, Stat
+    from jeirt_book.verdicts import NoVerdict, Stat
 
     mean, se, df = starts.mean(), starts.sem(), len(starts) - 1
     null = starts["random"]["nmi"]

@@ -1,6 +1,6 @@
 """The Efficient-evaluation page's figures: the error of the few-question estimate against the
 budget k, and one model's estimates with their intervals. The estimate is `jeirt.tasks.evaluation`'s,
-the protocol's pieces `jeirt.experiments.new_models`'.
+the protocol's pieces `jeirt_book.experiments.new_models`'.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from jeirt.book.figures import PALETTE, style
+from jeirt_book.figures import PALETTE, style
 
 
 def error_by_k(
@@ -164,8 +164,8 @@ def claim_stats(summary_at_k: pd.DataFrame, runs: pd.DataFrame, name: str, setti
     best rule's mean absolute error (the plain mean left out) and its paired gap to the plain mean, each
     with its SE clustered by held-out model (a model's error averaged over the seeds' question draws
     first; models - 1 df) and its interval widened for the best of the rules compared (`tests`)."""
-    from jeirt.book.verdicts import Stat, mean_and_se
     from jeirt.tasks.evaluation import PLAIN
+    from jeirt_book.verdicts import Stat, mean_and_se
 
     candidates = summary_at_k.drop(index=PLAIN)["mae"]
     rule = candidates.idxmin()

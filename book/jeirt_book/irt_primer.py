@@ -3,7 +3,7 @@
 The algorithms the page teaches are in the library: `jeirt.baselines.irt` (curves, information,
 abilities by ML/MAP/EAP with standard errors, item standard errors, one 3PL item, Rasch JML and MML,
 MIRT) and `jeirt.baselines.irt_diagnostics` (item fit, Q3). This module only draws and tabulates
-what the page computes with them, in the book's one figure style (`jeirt.book.figures`).
+what the page computes with them, in the book's one figure style (`jeirt_book.figures`).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import seaborn as sns
 from scipy.stats import norm
 
 from jeirt.baselines import irt
-from jeirt.book.figures import PALETTE, SEQUENTIAL, style
+from jeirt_book.figures import PALETTE, SEQUENTIAL, style
 
 
 # Curves

@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 import seaborn as sns
 
-from jeirt.book.figures import PALETTE, SEQUENTIAL
+from jeirt_book.figures import PALETTE, SEQUENTIAL
 
 
 def discrimination_scatter(
@@ -205,7 +205,7 @@ def power(alternative: Sequence[float], null: Sequence[float]) -> float:
     be judged above the `null` world's beyond its interval (`diag.excess_over_null`'s excess above
     `verdicts.multiplier` (redraws - 1 df) SE): the test's power there."""
     from jeirt.baselines import irt_diagnostics as diag
-    from jeirt.book import verdicts
+    from jeirt_book import verdicts
 
     q = verdicts.multiplier(len(null) - 1)
     hits = []
@@ -215,13 +215,13 @@ def power(alternative: Sequence[float], null: Sequence[float]) -> float:
     return float(np.mean(hits))
 
 
-# The numbers the page's claim rows read (`jeirt.book.verdicts.Stat`).
+# The numbers the page's claim rows read (`jeirt_book.verdicts.Stat`).
 
 
 def where(cfg, name: str, questions: int, model: str = "2PL (no encoder)") -> dict:
     """A row's data and setting: dataset `name` (a held-out part when its name says 'test'), the
     `questions` it rests on, the model (1PL or 2PL, no encoder)."""
-    from jeirt.book import verdicts
+    from jeirt_book import verdicts
 
     run = verdicts.setting(cfg, questions, d=f"1 ({model[:3]})", seeds=1, held_out="test" in name)
     return {"data": f"{name}, {model}", "setting": run}
@@ -238,7 +238,7 @@ def claim_stats(
     (`jeirt.baselines.irt_diagnostics`); `data`: name -> the dataset fitted; `dataset`: the name of
     the page's dataset (inclusion's 'ds' rows)."""
     from jeirt.baselines import irt_diagnostics as diag
-    from jeirt.book.verdicts import Stat
+    from jeirt_book.verdicts import Stat
 
     stats = {}
     for name, d in data.items():

@@ -309,30 +309,10 @@ def question_onboarding_experiment(
         for n in ns:
             known = np.zeros_like(observed)
             known[order[:n]] = observed[order[:n]]
-            preds = {}
-            for what, s in runs:
-                E = refine_questions(E0, V, labels, known, s * typical, what=what) if n else E0
-                preds[(what, s)] = question_probabilities(E, V)
-            if n:  # (right + 1/2) / (answers + 1): the share right, kept off 0 and 1 (Jeffreys)
-                right = np.where(known, labels, 0.0).sum(axis=0)
-                share = (right + 0.5) / (known.sum(axis=0) + 1.0)  # (n_q,)
-                preds[("known mean", np.nan)] = np.broadcast_to(share, labels.shape)
+            preds = _new_question_predictions(E0, V, labels, known, n, runs, typical)
             for (what, s), probs in preds.items():
-                pred_acc = np.array([probs[m, test[m]].mean() for m in range(ds.n_models) if test[m].any()])
-                scores = score(probs[test], labels[test])
-                rows.append(
-                    {
-                        "method": what,
-                        "question_prior_sd": s,
-                        "n": n,
-                        "seed": seed,
-                        "accuracy": scores["accuracy"],
-                        "log_loss": scores["log_loss"],
-                        "auc": scores["auc"],
-                        "acc_mae": float(np.abs(pred_acc - truth).mean()),
-                        "pairs": scores["n"],
-                    }
-                )
+                run = {"method": what, "question_prior_sd": s, "n": n, "seed": seed}
+                rows.append(run | _scored_pairs(probs, labels, test, truth))
                 bar.update()
     bar.close()
     return pd.DataFrame(rows)
@@ -342,6 +322,43 @@ def question_onboarding_experiment(
 # New models on known questions: per-question corrections and the per-question IRT baseline
 
 KNOWN_METHODS = ("plain mean", "je-irt", "je-irt + corrections", "rasch (per question)", "2pl (per question)")
+
+
+def _new_question_predictions(
+    E0: np.ndarray,
+    V: np.ndarray,
+    labels: np.ndarray,
+    known: np.ndarray,
+    n: int,
+    runs: Sequence[tuple[str, float]],
+    typical: float,
+) -> dict[tuple[str, float], np.ndarray]:
+    """`question_onboarding_experiment`'s predictions (n_models, n_q) from the answers of `n` known models
+    (`known`): each run's (what, prior sd) refinement of the text embeddings `E0`, and with n > 0 the
+    "known mean" (the known models' share right)."""
+    preds = {}
+    for what, s in runs:
+        E = refine_questions(E0, V, labels, known, s * typical, what=what) if n else E0
+        preds[(what, s)] = question_probabilities(E, V)
+    if n:  # (right + 1/2) / (answers + 1): the share right, kept off 0 and 1 (Jeffreys)
+        right = np.where(known, labels, 0.0).sum(axis=0)
+        share = (right + 0.5) / (known.sum(axis=0) + 1.0)  # (n_q,)
+        preds[("known mean", np.nan)] = np.broadcast_to(share, labels.shape)
+    return preds
+
+
+def _scored_pairs(probs: np.ndarray, labels: np.ndarray, test: np.ndarray, truth: np.ndarray) -> dict:
+    """Accuracy, log loss and AUC of `probs` on the `test` pairs, and acc_mae: the mean absolute error of
+    each scored model's predicted accuracy against its true one (`truth`)."""
+    pred_acc = np.array([probs[m, test[m]].mean() for m in range(len(probs)) if test[m].any()])
+    scores = score(probs[test], labels[test])
+    return {
+        "accuracy": scores["accuracy"],
+        "log_loss": scores["log_loss"],
+        "auc": scores["auc"],
+        "acc_mae": float(np.abs(pred_acc - truth).mean()),
+        "pairs": scores["n"],
+    }
 
 
 def known_question_onboarding(
@@ -370,21 +387,7 @@ def known_question_onboarding(
     """
     from jeirt.baselines.irt import PerQuestionIRT
 
-    helds = {int(seed): hold_out_models(ds, split_by_question(ds, seed=seed), held_out, seed) for seed in seeds}
-    knowns = {seed: known_question_split(held) for seed, held in helds.items()}
-    boths = {  # every LLM trained together, the held-out ones on their training answers
-        seed: Split(known.train | _onboarding_answers(helds[seed]), known.val, known.test, f"{known.name}-joint")
-        for seed, known in knowns.items()
-    }
-    # Every JE-IRT fit (per seed; with `joint` also the one with every LLM) is independent: made side
-    # by side on the cores and kept (`jeirt.fitcache.fit_many`); `seconds` of a fit is its training time.
-    # The known-question fit is `training_only` (the held-out LLMs are onboarded at each share): the
-    # same fit as `few_question_comparison`'s, which reads it from the cache.
-    jobs = [(seed, training_only(knowns[seed])) for seed in helds] + (
-        [(seed, boths[seed]) for seed in helds] if joint else []
-    )
-    fitted = fit_many([make_model(seed) for seed, _ in jobs], ds, [split for _, split in jobs])
-    fits = {(seed, split.name): fit for (seed, split), fit in zip(jobs, fitted)}
+    helds, knowns, boths, fits = _known_question_fits(ds, make_model, held_out, seeds, joint)
     rows = []
     for seed in tqdm([int(seed) for seed in seeds], desc="known-question onboarding", disable=not progress):
         held, known = helds[seed], knowns[seed]
@@ -415,6 +418,29 @@ def known_question_onboarding(
                 )
             )
     return pd.DataFrame(rows)
+
+
+def _known_question_fits(
+    ds: Dataset, make_model: Callable[[int], JEIRT], held_out: int, seeds: Sequence[int], joint: bool
+) -> tuple[dict, dict, dict, dict]:
+    """`known_question_onboarding`'s splits and fits, per seed: the held-out split, the known-question
+    split, the split that trains every LLM together, and the fitted JE-IRTs by (seed, split name)."""
+    helds = {int(seed): hold_out_models(ds, split_by_question(ds, seed=seed), held_out, seed) for seed in seeds}
+    knowns = {seed: known_question_split(held) for seed, held in helds.items()}
+    boths = {  # every LLM trained together, the held-out ones on their training answers
+        seed: Split(known.train | _onboarding_answers(helds[seed]), known.val, known.test, f"{known.name}-joint")
+        for seed, known in knowns.items()
+    }
+    # Every JE-IRT fit (per seed; with `joint` also the one with every LLM) is independent: made side
+    # by side on the cores and kept (`jeirt.fitcache.fit_many`); `seconds` of a fit is its training time.
+    # The known-question fit is `training_only` (the held-out LLMs are onboarded at each share): the
+    # same fit as `few_question_comparison`'s, which reads it from the cache.
+    jobs = [(seed, training_only(knowns[seed])) for seed in helds] + (
+        [(seed, boths[seed]) for seed in helds] if joint else []
+    )
+    fitted = fit_many([make_model(seed) for seed, _ in jobs], ds, [split for _, split in jobs])
+    fits = {(seed, split.name): fit for (seed, split), fit in zip(jobs, fitted)}
+    return helds, knowns, boths, fits
 
 
 def _onboarding_answers(held: Split) -> np.ndarray:

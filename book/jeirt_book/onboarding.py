@@ -1,6 +1,6 @@
 """The Onboarding page's tables and figures (Sec. 3.3, Tables 1-2, App. D): the curve over the share
 of answers, the rate at which the error falls and Table 1's layout in percent. The experiment's
-steps are in `jeirt.experiments.onboarding`.
+steps are in `jeirt_book.experiments.onboarding`.
 """
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from jeirt.book.figures import style
+from jeirt_book.figures import style
 
 
 def onboarding_curves(ax: plt.Axes, tables: dict[str, pd.DataFrame]) -> plt.Axes:
@@ -159,8 +159,8 @@ def paired_table(curve: pd.DataFrame, settings: list[str], references: list[str]
     held-out model) pairs, in points, and its SE clustered by seed and by model
     (`verdicts.clustered_se`; with one seed, the pairs' SE as if independent); a setting is not
     compared with itself. E.g. each share against the prior mean's floor and "All"."""
-    from jeirt.book import verdicts
-    from jeirt.experiments.onboarding import onboarding_gap
+    from jeirt_book import verdicts
+    from jeirt_book.experiments.onboarding import onboarding_gap
 
     rows = {}
     for setting in settings:
@@ -176,7 +176,7 @@ def paired_table(curve: pd.DataFrame, settings: list[str], references: list[str]
     return pd.DataFrame(rows).T
 
 
-# The numbers the page's claim rows read (`jeirt.book.verdicts.Stat`).
+# The numbers the page's claim rows read (`jeirt_book.verdicts.Stat`).
 
 
 def table1_stats(curve: pd.DataFrame, notes: dict[str, str], profile: str) -> dict:
@@ -187,9 +187,9 @@ def table1_stats(curve: pd.DataFrame, notes: dict[str, str], profile: str) -> di
     floor), 100% over 1% ('curve') and 1% over the prior mean ('floor'). `curve`: the onboarding rows
     with "All" and the prior mean's "0 answers"; `notes`: share -> words after the row. With one seed
     (the smoke `profile`) there is no spread over seeds: no verdict."""
-    from jeirt.book import verdicts
-    from jeirt.book.verdicts import Stat
-    from jeirt.experiments.onboarding import onboarding_gap
+    from jeirt_book import verdicts
+    from jeirt_book.experiments.onboarding import onboarding_gap
+    from jeirt_book.verdicts import Stat
 
     mean = 100 * curve.groupby("setting")["accuracy"].mean()
     seeds = curve["seed"].nunique()
@@ -250,9 +250,9 @@ def other_stats(
     ('rate'; `rate`: its SE from the fit's residuals and the budgets it rests on, df = budgets - 2;
     `slopes`: d -> slope) and onboarding's speed against retraining ('speed': the retraining time over
     the slowest and the fastest of the `timed` calls; the ratio is shown, only 'faster' is judged)."""
-    from jeirt.book import verdicts
-    from jeirt.book.verdicts import Stat
-    from jeirt.experiments.onboarding import onboarding_gap
+    from jeirt_book import verdicts
+    from jeirt_book.experiments.onboarding import onboarding_gap
+    from jeirt_book.verdicts import Stat
 
     loss = 100 * onboarding_gap(recent_curve, "100%", "1%").dropna()
     ends = 100 * recent_curve.groupby("setting")["accuracy"].mean()

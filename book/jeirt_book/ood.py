@@ -1,5 +1,5 @@
 """The Out-of-distribution page's tables: ours in the layout of the paper's Tables 3 and 4. The
-protocol is `jeirt.experiments.ood`, the alignment `jeirt.analysis.alignment`.
+protocol is `jeirt_book.experiments.ood`, the alignment `jeirt.analysis.alignment`.
 """
 
 from __future__ import annotations
@@ -8,10 +8,10 @@ import pandas as pd
 
 
 def paper_layout(table: pd.DataFrame, alignment: pd.Series, encoder: str = "sent") -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Our `jeirt.experiments.ood.left_out_table` and alignment in the layout of the paper's Tables 3 and 4 (in %,
+    """Our `jeirt_book.experiments.ood.left_out_table` and alignment in the layout of the paper's Tables 3 and 4 (in %,
     x 100; Table 3's diff is the drop, all - leave-out, as the paper prints it), under the paper's row
     label `encoder` ("sent": a sentence-transformer, as our MiniLM and mpnet are), for
-    `jeirt.book.paper.side_by_side`."""
+    `jeirt_book.paper.side_by_side`."""
     t3 = 100 * table[["leave-out", "all"]].T
     t3.loc["diff"] = t3.loc["all"] - t3.loc["leave-out"]
     t3.index = pd.MultiIndex.from_product([[encoder], t3.index], names=["encoder", "setting"])
@@ -19,7 +19,7 @@ def paper_layout(table: pd.DataFrame, alignment: pd.Series, encoder: str = "sent
     return t3.rename_axis(columns=None), t4.rename_axis(columns=None)
 
 
-# The numbers the page's claim rows read (`jeirt.book.verdicts.Stat`).
+# The numbers the page's claim rows read (`jeirt_book.verdicts.Stat`).
 
 
 def dataset_stats(name: str, table: pd.DataFrame, alignment: pd.Series, rho: float, directions, seed: int = 0) -> dict:
@@ -32,7 +32,7 @@ def dataset_stats(name: str, table: pd.DataFrame, alignment: pd.Series, rho: flo
     import numpy as np
 
     from jeirt.analysis.alignment import alignment_range_se, random_partition_ranges
-    from jeirt.book.verdicts import Stat, rho_interval
+    from jeirt_book.verdicts import Stat, rho_interval
 
     drops = -100 * table.drop(index="overall")["diff"]
     n = len(drops)
@@ -72,8 +72,8 @@ def benchmark_stats(cfg, per_benchmark: pd.DataFrame) -> dict:
     """Per (dataset, encoder) of `per_benchmark` (drop and se per benchmark left out, points): the drop
     of the least sure benchmark (smallest drop / se), every benchmark's beside it ('each <dataset>
     <encoder>')."""
-    from jeirt.book import verdicts
-    from jeirt.book.verdicts import Stat
+    from jeirt_book import verdicts
+    from jeirt_book.verdicts import Stat
 
     stats = {}
     for (name, encoder), each in per_benchmark.groupby(level=["dataset", "encoder"], sort=False):
@@ -105,8 +105,8 @@ def mmlu_stats(
     alignment and drop ranks among `n`."""
     import numpy as np
 
-    from jeirt.book import verdicts
-    from jeirt.book.verdicts import Stat
+    from jeirt_book import verdicts
+    from jeirt_book.verdicts import Stat
 
     said = f"ranks {ranks['align_rank']} in alignment, {ranks['drop_rank']} in drop of {ranks['n']}"  # 1 = most
     if mmlu_all is not None:
@@ -145,7 +145,7 @@ def encoder_stats(per_benchmark: pd.DataFrame, name: str, encoders: list[str], p
     largest of that many (`tests`); a `NoVerdict` with one encoder (the smoke `profile` fits one)."""
     import numpy as np
 
-    from jeirt.book.verdicts import NoVerdict, Stat
+    from jeirt_book.verdicts import NoVerdict, Stat
 
     if len(encoders) < 2 or (name, encoders[1]) not in per_benchmark.index.droplevel("benchmark"):
         if profile == "smoke":

@@ -1,5 +1,5 @@
 """The Known-answers page's figure: a new benchmark's predictions against the number of models whose
-answers are known. The protocols are `jeirt.experiments.new_models`', the refinement of a new question
+answers are known. The protocols are `jeirt_book.experiments.new_models`', the refinement of a new question
 `jeirt.questions.refine_questions`.
 """
 
@@ -8,7 +8,7 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 import pandas as pd
 
-from jeirt.book.figures import LINESTYLES, style
+from jeirt_book.figures import LINESTYLES, style
 
 
 def curves_by_n(
@@ -46,7 +46,7 @@ def curves_by_n(
     return ax
 
 
-# The numbers the page's claim rows read (`jeirt.book.verdicts.Stat`).
+# The numbers the page's claim rows read (`jeirt_book.verdicts.Stat`).
 OTHERS = ("je-irt", "rasch (per question)", "2pl (per question)")
 
 
@@ -60,8 +60,8 @@ def claim_stats(
     the answers over the best of `OTHERS` ('all answers', binomial se over `n_test` test questions at
     its widest); what 10 models' answers add to a new question's accuracy ('few', paired over the seeds
     of `gains`, seeds - 1 df; a `NoVerdict` with one seed; `emb`: accuracy by number of models)."""
-    from jeirt.book import verdicts
-    from jeirt.book.verdicts import Stat
+    from jeirt_book import verdicts
+    from jeirt_book.verdicts import Stat
 
     stats: dict[str, Stat | verdicts.NoVerdict] = {}
     for name in at100.index.unique("dataset"):

@@ -1,6 +1,6 @@
 """The Dimension page's tables and figures (Sec. 3.2, Fig. 2): test accuracy against d per encoder,
 with the baselines as reference lines, and the sweep's summary formatted for people. The
-experiment's parts are in `jeirt.experiments.dimension`.
+experiment's parts are in `jeirt_book.experiments.dimension`.
 """
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 import pandas as pd
 
-from jeirt.book import verdicts
-from jeirt.book.figures import LINESTYLES, style
+from jeirt_book import verdicts
+from jeirt_book.figures import LINESTYLES, style
 
 
 def accuracy_vs_dimension(ax: plt.Axes, summary: pd.DataFrame, baselines: pd.DataFrame | None = None) -> plt.Axes:
@@ -64,7 +64,7 @@ SUMMARY_COLUMNS = {
 
 
 def summary_table(summary: pd.DataFrame) -> pd.DataFrame:
-    """`jeirt.experiments.dimension.sweep_summary` for people: one row per (encoder, d), accuracy and its
+    """`jeirt_book.experiments.dimension.sweep_summary` for people: one row per (encoder, d), accuracy and its
     sd over seeds in percent ("–" with one seed), validation loss, AUC, fit time, rounded."""
     table = summary.set_index(["encoder", "d"])[list(SUMMARY_COLUMNS)].rename(columns=SUMMARY_COLUMNS)
     table[["accuracy (%)", "sd over seeds"]] *= 100
@@ -80,7 +80,7 @@ def per_seed(runs: pd.DataFrame, encoder: str, d: int) -> pd.Series:
     return 100 * found.set_index("seed")["accuracy"]
 
 
-# The numbers the page's claim rows read (`jeirt.book.verdicts.Stat`).
+# The numbers the page's claim rows read (`jeirt_book.verdicts.Stat`).
 
 
 def _paired(gaps: pd.Series, words: str, profile: str, **fields) -> verdicts.Stat | verdicts.NoVerdict:

@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 
 from jeirt.analysis.probes import arithmetic_evidence, needs_arithmetic, question_stem
-from jeirt.book.figures import PALETTE, style
+from jeirt_book.figures import PALETTE, style
 
 
 def probe_histograms(
@@ -104,7 +104,7 @@ def evidence_table(texts: Sequence[str], max_chars: int = 120) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-# The numbers the page's claim rows read (`jeirt.book.verdicts.Stat`).
+# The numbers the page's claim rows read (`jeirt_book.verdicts.Stat`).
 
 
 def probe_stats(reports: dict, groups: str, partial: float, n_models: int) -> dict:
@@ -113,8 +113,8 @@ def probe_stats(reports: dict, groups: str, partial: float, n_models: int) -> di
     projection and relative strength ('models', Fisher-z interval over `n_models`); `reports`: the
     probe reports of 'JE-IRT' and 'frozen encoder'. 'within' and 'versus' rest on groups - 1 df, and are a
     `NoVerdict` where fewer than two groups have an AUC (no spread to judge)."""
-    from jeirt.book import verdicts
-    from jeirt.book.verdicts import Stat
+    from jeirt_book import verdicts
+    from jeirt_book.verdicts import Stat
 
     je, fr = reports["JE-IRT"], reports["frozen encoder"]
     per_je, per_fr = je["per group"]["auc"].dropna(), fr["per group"]["auc"]
@@ -163,8 +163,8 @@ def soft_label_stats(soft_runs: pd.DataFrame, merged: pd.Series, delta: pd.Serie
     minus one on one grading ('simulated', per seed of `soft_runs`, seeds - 1 df; a `NoVerdict` with one
     seed: no se), and on zeroeval the log loss of one grading minus the pass rate ('zeroeval', se over
     the splits of `delta`, splits - 1 df; `merged`: the mean log loss per policy)."""
-    from jeirt.book import verdicts
-    from jeirt.book.verdicts import Stat
+    from jeirt_book import verdicts
+    from jeirt_book.verdicts import Stat
 
     kl = soft_runs.set_index("seed")["excess log loss"]
     one = kl[soft_runs["gradings"].eq(1).to_numpy()]

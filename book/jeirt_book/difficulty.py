@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import seaborn as sns
 
-from jeirt.book.figures import MARKERS, PALETTE
+from jeirt_book.figures import MARKERS, PALETTE
 
 NORM_LABEL = r"norm $\Vert E_Q \Vert$"
 
@@ -57,11 +57,11 @@ def norm_vs_difficulty(
 def claim_stats(
     dataset: str, rank_corr: pd.Series, n_bins: int, auc: pd.Series, auc_se: dict, all_auc: pd.Series
 ) -> dict:
-    """The numbers the page's claim rows read (`jeirt.book.verdicts.Stat`): the weaker of the encoders'
+    """The numbers the page's claim rows read (`jeirt_book.verdicts.Stat`): the weaker of the encoders'
     rank correlations of norm bin and accuracy ('trend', Fisher-z interval over `n_bins`), and each
     encoder's AUC of the norm for wrong answers on the test questions (`auc`) with its bootstrap se over
     questions (`auc_se`, by encoder), its AUC on all questions (`all_auc`) beside it."""
-    from jeirt.book.verdicts import Stat, rho_interval
+    from jeirt_book.verdicts import Stat, rho_interval
 
     stats = {
         "trend": Stat(

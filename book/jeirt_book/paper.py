@@ -165,7 +165,7 @@ def value(key: str) -> float:
     if key not in table.index:
         close = [k for k in table.index if k.startswith(key.rsplit(".", 1)[0])][:8]
         raise KeyError(
-            f"no paper value {key!r}; keys with that stem: {close or 'none'} (see jeirt.book.paper.values())."
+            f"no paper value {key!r}; keys with that stem: {close or 'none'} (see jeirt_book.paper.values())."
         )
     return float(table.at[key, "value"])
 

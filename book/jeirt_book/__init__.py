@@ -1,14 +1,14 @@
-"""The book layer: what the pages import. Not part of the core: `jeirt` never imports `jeirt.book`.
+"""The book layer: what the pages import. Not part of the core: `jeirt` never imports `jeirt_book`.
 
-This module holds the pages' settings, read from the environment in one place; `jeirt.book.figures` holds
-the figure style and shared plots, `jeirt.book.verdicts` the verdicts every results page computes, and
-one module per page (`jeirt.book.onboarding` for book/onboarding.md, ...) that page's analysis and figures.
+This module holds the pages' settings, read from the environment in one place; `jeirt_book.figures` holds
+the figure style and shared plots, `jeirt_book.verdicts` the verdicts every results page computes, and
+one module per page (`jeirt_book.onboarding` for book/onboarding.md, ...) that page's analysis and figures.
 
 Every chapter of the book (`book/*.md`) starts with the same two cells: `SETUP_CELL` below (how to run
 the page locally; in a build for a published repository, `setup_cell(url)`: installs jeirt on Colab, does
 nothing elsewhere) and
 
-    from jeirt.book import page_settings
+    from jeirt_book import page_settings
     cfg = page_settings()
     print(cfg.describe())   # profile=smoke dataset=mmlu_pro encoder=all-MiniLM-L6-v2 device=cpu seed=0
 
@@ -56,8 +56,8 @@ DEFAULT_ENCODER = "all-MiniLM-L6-v2"
 # `SETUP_CELL`. It cannot import jeirt: on Colab jeirt is what it installs. The pages carry the cell for a
 # project without a public repository (how to run the page locally); a build with `JEIRT_REPO_URL` set
 # puts `setup_cell(url)` in its place (`build_source`), which clones and installs on Colab: a shallow
-# clone brings the datasets (data/, not part of the package), and the install is not editable, so no
-# kernel restart is needed.
+# clone brings the datasets (data/, not part of the package), and the install (jeirt, then the book's
+# package beside the pages, book/) is not editable, so no kernel restart is needed.
 def setup_cell(url: str | None) -> str:
     """The first cell of every page: with the repository `url`, clone and install on Colab (elsewhere it
     does nothing); with None (no public repository yet), how to run the page locally."""
@@ -78,7 +78,7 @@ if "google.colab" in sys.modules:
 import os, sys
 if "google.colab" in sys.modules:
     !git clone --quiet --depth 1 {url} /content/jeirt
-    %pip install --quiet "/content/jeirt[book]"
+    %pip install --quiet "/content/jeirt[book]" /content/jeirt/book
     os.environ["JEIRT_DATA"] = "/content/jeirt/data"
 """
 
