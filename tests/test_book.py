@@ -295,12 +295,22 @@ def test_results_page_quotes_the_papers_table(doc):
         module.read_text() if module.is_file() else ""
     )
     text = "\n".join(c.source for c in nb.cells)
-    assert PAPER_QUOTE.search(code), f"{doc}: quote the paper's numbers with jeirt_book.paper (paper.quote)"
+    from jeirt_book import claims, verdicts
+
+    prefix = next(k for k, v in verdicts.PAGES.items() if v == Path(doc).name)
+    rows = [row for spec in claims.declared(prefix) for row in spec.get("rows", [spec])]
+    quoted = [row["paper"] for row in rows if isinstance(row.get("paper"), dict)]
+    assert PAPER_QUOTE.search(code) or quoted, f"{doc}: quote the paper's numbers with jeirt_book.paper (paper.quote)"
     assert "not available" not in text.lower() and "NOT_AVAILABLE" not in code, (
         f"{doc}: says 'not available'; quote the value from jeirt_book.paper, or paper.no_number(place)"
     )
-    for place in re.findall(r"no_number\(\s*[\"']([^\"']+)[\"']", code):
+    places = re.findall(r"no_number\(\s*[\"']([^\"']+)[\"']", code)
+    places += [q["no_number"][0] for q in quoted if "no_number" in q]
+    for place in places:
         paper.no_number(place)  # raises for a place whose numbers the table holds
+    for q in quoted:  # every key claims.yml quotes is the paper's (placeholders are filled by the page)
+        for key in [q["quote"]] if isinstance(q.get("quote"), str) else q.get("quote", []):
+            assert "{" in key or paper.value(key) is not None, (doc, key)
     assert "verdicts.setting(" in code, f"{doc}: name each row's setting with verdicts.setting(cfg, ...)"
 
 
