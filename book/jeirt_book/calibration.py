@@ -150,8 +150,8 @@ def _excess(replicates: int, df: bool = True) -> Callable[[float, np.random.Gene
         null = rng.normal(0, 1, replicates)
         share = 2 * shift * reach + rng.normal(0, 1)
         se = null.std(ddof=1) * factor
-        extra = {"df": replicates - 1} if df else {}
-        return _word(verdicts.above(share - null.mean(), se=se, **extra, limit=f"{replicates} redraws"))
+        dof = replicates - 1 if df else None
+        return _word(verdicts.above(share - null.mean(), se=se, df=dof, limit=f"{replicates} redraws"))
 
     return draw
 

@@ -104,7 +104,7 @@ import json
 import math
 import os
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
@@ -431,7 +431,7 @@ def untestable(why: str, profile: str | None = None) -> tuple[str, str]:
     return verdict(None, why=why, profile=profile), "not testable"
 
 
-RULES = {
+RULES: dict[str, Callable[..., tuple[str, str]]] = {
     "above": above,
     "below": below,
     "matches": matches,
@@ -758,7 +758,7 @@ def judge(row: Mapping) -> Claim:
         raise ValueError(f"row {row['claim']!r}: rule={name!r}; expected one of {sorted(RULES)}.")
     args = {k: v for k, v in row.items() if k not in ROW_KEYS}
     try:
-        text, rule = RULES[name](**args)  # type: ignore[operator]
+        text, rule = RULES[name](**args)
     except TypeError as err:
         raise TypeError(f"row {row['claim']!r}, rule {name!r}: {err}") from None
     keep = {k: row[k] for k in ("claim", "paper", "ours", "data", "setting", "source")}
@@ -816,11 +816,11 @@ def reachable(inputs: Mapping) -> set[str]:
                 g, se = mean_and_se([a - b for a, b in zip(curve[at], vals)])
                 edges += [-g + k * reach * se for k in (-1, 0, 1)] + [-g + k * multiplier(n - 1) * se for k in (-1, 1)]
         shifts = _between(edges)
-        moved = (
+        lifted = (
             {**inputs, "curve": {x: [v + s if x == at else v for v in vals] for x, vals in curve.items()}}
             for s in shifts
         )
-        return {word(rejudge(m)) for m in moved}
+        return {word(rejudge(m)) for m in lifted}
     estimate = float(inputs["estimate"])
     if inputs.get("interval") is not None:
         lo, hi = (float(v) for v in inputs["interval"])
