@@ -1,24 +1,23 @@
 """The verdicts results pages print about the paper's claims: one power-aware engine, rows declared as tables.
 
-A page never writes "holds" by hand. It declares its claims as a short table, one dict per row:
-the claim, its source, the paper's words, the statistic it reads (`stat=`, a name into the page's
-dict of `Stat`s) and the rule with its threshold. `show` completes the rows (`declare`) and turns
-each into a `Claim` whose verdict the named rule computed (`judge`):
+A page never writes "holds" by hand. Its claims are data: rows in `claims.yml` beside this module
+(`jeirt_book.claims` reads them), each the claim, its source, the paper's words, the statistic it
+reads (`stat:`, a name into the page's dict of `Stat`s) and the rule with its threshold. The page
+computes its statistics and calls `claims.show`, which fills the rows in and hands them to `show`;
+`show` completes them (`declare`) and turns each into a `Claim` whose verdict the named rule
+computed (`judge`):
 
-    stats = ood.dataset_stats(...)   # name -> Stat(value, se= or interval=, spec, unit, label, note)
-    verdicts.show("ood_paper_vs_book", [
-        dict(claim="leaving a benchmark out lowers its accuracy (Table 3)", source="paper: Table 3",
-             paper=("t3.modernbert.diff.overall", "t3.sent.diff.overall"), stat="drop mmlu_pro",
-             rule="matches", value=(1.8, 4.5), margin=2.0, sign=1),
-        dict(claim=..., source="v2 summary", stat="ranks", rule="untestable", why="one encoder here"),
-    ], stats, data=where, setting=run, limit="14 benchmarks")
+    stats = ood.dataset_stats(...)   # name -> Stat(value, se=, df= or interval=, spec, unit, label, note)
+    claims.show("ood", stats, values, data=where, setting=run)   # the rows of claims.yml's 'ood:'
 
 A `Stat` is a number with its spread and how it prints: the row's 'this book' cell is `Stat.text()`
-('overall drop +2.10 +- 0.40 points (benchmarks: ...)'), its estimate and se (or interval) go to
-the rule, and the measurement's own data, setting and `rule_args` (limit=, a band set by the data)
-fill what the row leaves out. A `str` in place of a Stat is the text of a row with no number (a
-not-testable one). The statistics are computed by library functions (`jeirt_book.<page>`'s
-`*_stats`, on `jeirt.analysis` and `jeirt.tasks`), so a page's hidden code is the table alone.
+('overall drop +2.10 +- 0.40 points (benchmarks: ...)'), its estimate, se and degrees of freedom
+(or interval) go to the rule, and the measurement's own data, setting and `rule_args` (limit=, a
+band set by the data) fill what the row leaves out. A `NoVerdict` in place of a Stat is a statistic
+the data cannot decide (one seed, one encoder): its row is not testable, or inconclusive for a
+number without a spread, with the reason it gives. A `Curve` is what a `peak` row reads. The
+statistics are computed by functions of the book's package (`jeirt_book.<page>`'s `*_stats`, on
+`jeirt.analysis` and `jeirt.tasks`), so a page's hidden code is the values the rows name.
 
 Row keys: `claim` (a few words, with the place), `source`, `paper` (`jeirt_book.paper.quote` or
 `paper.no_number`, or a tuple of quote keys), `ours` (from the stat, or given), `data` (dataset
@@ -93,9 +92,12 @@ verdicts by source (the paper's claims alone, each other source apart, the mathe
 
     python -m jeirt_book.verdicts tally results/claims_full_mmlu_pro.json
 
-prints that tally. tests/test_book.py checks that every results page builds its table here, quotes
-the paper through `jeirt_book.paper` and writes no verdict by hand; tests/test_verdicts.py plants data
-where a claim is true, false and pure noise.
+prints that tally; scripts/compare_claims.py lists the rows whose category moved between two builds.
+Every decided row must be able to turn (`can_turn`: its rule, moved along its estimate with its spread
+and thresholds kept, reaches the opposite verdict), or `show` refuses it. tests/test_book.py checks
+that every results page builds its table here, quotes the paper through `jeirt_book.paper` and writes
+no verdict by hand; tests/test_verdicts.py plants data where a claim is true, false and pure noise,
+and `jeirt_book.calibration` (scripts/calibrate_rules.py) plants 200 of each world per kind of rule.
 """
 
 from __future__ import annotations
