@@ -470,7 +470,7 @@ def test_clustered_se_counts_seeds_and_models_as_clusters():
     values = pd.Series(seed_effect + rng.normal(0, 0.1, 30), index=nested)
     got = verdicts.clustered_se(values)
     per_seed = values.groupby(level="seed").mean()
-    assert got["df"] == 2 and got["estimate"] == pytest.approx(values.mean())
+    assert got["df"] == pytest.approx(2, abs=0.1) and got["estimate"] == pytest.approx(values.mean())
     assert got["se"] == pytest.approx(per_seed.std(ddof=1) / np.sqrt(3), rel=1e-9)  # nested: the seeds' means
     assert got["se"] > 3 * verdicts.mean_and_se(values)[1]  # the pairs' SE misses the seeds' noise
     crossed = pd.MultiIndex.from_product([range(3), [f"m{m}" for m in range(11)]], names=["seed", "model"])
@@ -479,6 +479,8 @@ def test_clustered_se_counts_seeds_and_models_as_clusters():
     got = verdicts.clustered_se(values)
     per_model = values.groupby(level="model").mean()
     assert got["se"] >= per_model.std(ddof=1) / np.sqrt(11) - 1e-12  # the same models each seed: their spread
+    # Satterthwaite's df: a large seed part leaves the seeds' 2 df; with no seed part the models' many
+    assert got["df"] > 5  # the models' spread, no seed part: near the 11 models' 10 df
     with pytest.raises(ValueError, match="2 of each"):
         verdicts.clustered_se(values.loc[[0]])
     with pytest.raises(ValueError, match="MultiIndex"):
@@ -634,3 +636,10 @@ aa:
         for spec in claims.declared(prefix):
             for row in spec.get("rows", [spec]):
                 assert row.get("source") and row.get("rule") in verdicts.RULES, (prefix, row.get("claim"))
+
+
+def test_a_row_with_the_default_bound_can_turn():
+    """A row that holds far above the default bound of 0 (no bound= given) still reaches 'does not hold'
+    when its estimate moves: the rule's defaults are edges too."""
+    row = {"rule": "above", "estimate": 16.2, "se": 3.9, "limit": "crux: 300 questions"}
+    assert verdicts.word(verdicts.rejudge(row)) == HOLDS and FAILS in verdicts.reachable(row)

@@ -5,6 +5,7 @@ benchmark, and one opposite pair of questions. The measurements are in `jeirt.an
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 import matplotlib.pyplot as plt
@@ -228,24 +229,29 @@ MULTI_BENCHMARK = ("metabench", "zeroeval")
 
 
 def fits_on(
-    cfg, encoders: list[str], names: tuple[str, ...] = MULTI_BENCHMARK, **options
+    cfg, encoders: list[str], names: tuple[str, ...] = MULTI_BENCHMARK, seeds=None, **options
 ) -> dict[tuple[str, str], tuple]:
-    """One JE-IRT per dataset in `names` and encoder in `encoders`, with the page's settings (`cfg`'s d,
-    recipe, epoch cap, seed, slice, split) and `options` (e.g. `recipe=`), fitted side by side through
-    the cache: (dataset, encoder) -> (dataset, fitted model)."""
+    """One JE-IRT per dataset in `names`, encoder in `encoders` and seed in `seeds` (default `cfg.seed`
+    alone), with the page's settings (`cfg`'s d, recipe, epoch cap, slice, split of each seed) and
+    `options` (e.g. `recipe=`), fitted side by side through the cache: (dataset, encoder) -> (dataset,
+    [its fits, one per seed])."""
     from dataclasses import replace
 
     from jeirt.estimator import JEIRT
     from jeirt.fitcache import fit_many
 
+    seeds = [cfg.seed] if seeds is None else list(seeds)
     data = {name: replace(cfg, dataset=name).load_dataset() for name in names}
-    keys = [(name, encoder) for name in names for encoder in encoders]
-    settings = dict(d=cfg.d, recipe=cfg.recipe, random_state=cfg.seed, progress=False)
+    keys = [(name, encoder, seed) for name in names for encoder in encoders for seed in seeds]
+    settings = dict(d=cfg.d, recipe=cfg.recipe, progress=False)
     settings |= {"training": {"max_epochs": cfg.max_epochs or 200}} | options
-    models = [JEIRT(encoder=encoder, **settings) for _, encoder in keys]
-    splits = [cfg.split_for(data[name]) for name, _ in keys]
-    fitted = fit_many(models, [data[name] for name, _ in keys], splits)
-    return {key: (data[key[0]], model) for key, model in zip(keys, fitted)}
+    models = [JEIRT(encoder=encoder, random_state=seed, **settings) for _, encoder, seed in keys]
+    splits = [cfg.split_for(data[name], seed) for name, _, seed in keys]
+    fitted = fit_many(models, [data[name] for name, _, _ in keys], splits)
+    out: dict[tuple[str, str], tuple] = {}
+    for (name, encoder, _), model in zip(keys, fitted):
+        out.setdefault((name, encoder), (data[name], []))[1].append(model)
+    return out
 
 
 def spread_table(fits: dict[str, JEIRT], floor: dict[str, float], seed: int = 0) -> pd.DataFrame:
@@ -296,29 +302,50 @@ BANDWIDTHS = (1.0, 0.5, 0.25)  # multiples of Scott's bandwidth the peaks of the
 
 
 def benchmark_statements(multi: dict[tuple[str, str], tuple], seed: int = 0) -> tuple[dict, dict, pd.DataFrame]:
-    """App. E.2's benchmark statements on each fit of `fits_on` ((dataset, encoder) -> (data, fit)):
-    the per-benchmark table (`geometry.benchmark_directions`), the peak counts of the cosines to the
-    global mean for the data and 200 resamples at each of `BANDWIDTHS` (`geometry.peak_counts`:
-    (dataset, encoder) -> bandwidth -> counts), and the gaps behind "MMLU most dispersed" (its own
-    cosine against the lowest of the others) and "GSM8K isolated" (its alignment against the others'
-    median), each with its bootstrap standard error (`geometry.extreme_gap`)."""
+    """App. E.2's benchmark statements on the fits of `fits_on` ((dataset, encoder) -> (data, fits, one
+    per seed)): on the first seed's fit, the per-benchmark table (`geometry.benchmark_directions`) and
+    the peak counts of the cosines to the global mean for the data and 200 resamples at each of
+    `BANDWIDTHS` (`geometry.peak_counts`: (dataset, encoder) -> bandwidth -> counts); on every seed's
+    fit, the gaps behind "MMLU most dispersed" (its own cosine against the lowest of the others) and
+    "GSM8K isolated" (its alignment against the others' median), each with its bootstrap standard error
+    over questions (`geometry.extreme_gap`), pooled over the seeds (`over_seeds_and_questions`: the
+    fits' own training noise is in the SE)."""
     from jeirt.analysis import geometry
 
     directions, peaks, gaps = {}, {}, {}
-    for (name, encoder), (data, fit) in multi.items():
-        q_emb = fit.question_embeddings(data)  # (n_items, d)
+    for (name, encoder), (data, fits) in multi.items():
         groups = data.items["benchmark"].to_numpy()
-        directions[name, encoder] = geometry.benchmark_directions(q_emb, groups)
-        to_global = geometry.cosine_to_means(q_emb, groups)["global"].to_numpy()
+        first = fits[0].question_embeddings(data)  # (n_items, d)
+        directions[name, encoder] = geometry.benchmark_directions(first, groups)
+        to_global = geometry.cosine_to_means(first, groups)["global"].to_numpy()
         peaks[name, encoder] = {bw: geometry.peak_counts(to_global, 200, seed=seed, bandwidth=bw) for bw in BANDWIDTHS}
-        if "mmlu" in groups:
-            gaps["MMLU most dispersed", name, encoder] = geometry.extreme_gap(q_emb, groups, "mmlu", seed=seed)
         gsm = "gsm8k" if "gsm8k" in groups else "gsm"
-        gaps["GSM8K isolated", name, encoder] = geometry.extreme_gap(
-            q_emb, groups, gsm, "alignment", seed=seed, versus="median"
-        )
+        asked = {"GSM8K isolated": (gsm, "alignment", "median")}
+        if "mmlu" in groups:
+            asked = {"MMLU most dispersed": ("mmlu", "own cosine", "lowest")} | asked
+        for statement, (target, column, versus) in asked.items():
+            per_seed = [
+                geometry.extreme_gap(fit.question_embeddings(data), groups, target, column, seed=seed, versus=versus)
+                for fit in fits
+            ]
+            pooled = over_seeds_and_questions([g["gap"] for g in per_seed], [g["se"] for g in per_seed])
+            gaps[statement, name, encoder] = per_seed[0] | pooled | {"seeds": len(fits)}
     gaps = pd.DataFrame(gaps).T.rename_axis(["statement", "dataset", "encoder"])
     return directions, peaks, gaps
+
+
+def over_seeds_and_questions(values: Sequence[float], ses: Sequence[float], boot_df: int = 199) -> dict:
+    """A statistic measured on the same questions with the fits of several seeds, each with its bootstrap
+    SE over the questions: the mean over the seeds, its SE from both sources (the questions' part is
+    shared by the seeds, so it stays; the training part, the seeds' spread, shrinks with their number),
+    on Satterthwaite's df of the two parts. With one seed: its value and bootstrap SE."""
+    gap, se = np.asarray(values, dtype=float), np.asarray(ses, dtype=float)
+    questions = float(np.mean(se**2))
+    if len(gap) < 2:
+        return {"gap": float(gap[0]), "se": float(np.sqrt(questions)), "df": float(boot_df)}
+    training = float(gap.var(ddof=1) / len(gap))
+    df = (questions + training) ** 2 / (questions**2 / boot_df + training**2 / (len(gap) - 1))
+    return {"gap": float(gap.mean()), "se": float(np.sqrt(questions + training)), "df": float(df)}
 
 
 # The numbers the page's claim rows read (`jeirt_book.verdicts.Stat`), one function per part of the page.
@@ -476,8 +503,8 @@ def peaks_stat(draws: dict[float, np.ndarray], benchmarks: int, questions: int, 
 def benchmark_stats(cfg, multi: dict, peak_draws: dict, gaps: pd.DataFrame) -> dict:
     """App. E.2's benchmark statements on the datasets with several benchmarks (`benchmark_statements`):
     per (dataset, encoder), the peak count with its resamples' range over the bandwidths
-    (`peaks_stat`; 'peaks <dataset> <encoder>') and the MMLU and GSM8K gaps with their bootstrap se
-    ('<statement> <dataset> <encoder>')."""
+    (`peaks_stat`; 'peaks <dataset> <encoder>') and the MMLU and GSM8K gaps with their SE over the
+    questions and the seeds' fits ('<statement> <dataset> <encoder>')."""
     from jeirt_book import verdicts
 
     stats: dict = {}
@@ -497,12 +524,14 @@ def benchmark_stats(cfg, multi: dict, peak_draws: dict, gaps: pd.DataFrame) -> d
         stats[f"{statement} {name} {encoder}"] = verdicts.Stat(
             g["gap"],
             se=g["se"],
+            df=g["df"],
             spec="+.3f",
             label=f"{target}: gap",
-            note=f"rank {int(g['rank'])} of {int(g['benchmarks'])}, 1 = lowest "
-            + ("own cosine" if target == "mmlu" else "alignment"),
+            note=f"rank {int(g['rank'])} of {int(g['benchmarks'])} on the first fit, 1 = lowest "
+            + ("own cosine" if target == "mmlu" else "alignment")
+            + f"; SE over the questions and {int(g['seeds'])} fits",
             data=f"{name}, {encoder}",
-            setting=verdicts.setting(cfg, data.n_items, seeds=1, held_out=False),
+            setting=verdicts.setting(cfg, data.n_items, seeds=int(g["seeds"]), held_out=False),
             rule_args={"limit": f"{n_q} {target} questions, {int(g['benchmarks'])} benchmarks"},
         )
     return stats

@@ -69,7 +69,8 @@ def claim_stats(
         errors = k100.set_index(["method", "seed", "model"])["abs_error"]  # paired by seed and model
         for method in OTHERS[:2]:
             paired = errors["je-irt + corrections"] - errors[method]
-            seeds, models = (paired.index.get_level_values(i).nunique() for i in (0, 1))
+            seeds = paired.index.get_level_values(0).nunique()
+            models = paired.groupby(level=0).size().max()  # held out per seed
             note = f"error {at100[name, 'je-irt + corrections']:.4f} vs {at100[name, method]:.4f}"
             limit = f"{seeds} seeds x {models} held-out models"
             if seeds < 2:

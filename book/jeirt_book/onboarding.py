@@ -203,7 +203,7 @@ def table1_stats(curve: pd.DataFrame, notes: dict[str, str], profile: str) -> di
         if g is None:
             words = f"{label} {mean[setting] - mean[reference]:+.2f} points ({note})"
             return verdicts.NoVerdict(words, "one seed: no spread over seeds", profile=profile)
-        models = curve["model"].nunique()
+        models = curve.groupby("seed")["model"].nunique().max()  # held out per seed
         limit = f"{seeds} seeds x {models} held-out models"
         return Stat(
             g["estimate"],
