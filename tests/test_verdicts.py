@@ -643,3 +643,20 @@ def test_a_row_with_the_default_bound_can_turn():
     when its estimate moves: the rule's defaults are edges too."""
     row = {"rule": "above", "estimate": 16.2, "se": 3.9, "limit": "crux: 300 questions"}
     assert verdicts.word(verdicts.rejudge(row)) == HOLDS and FAILS in verdicts.reachable(row)
+
+
+def test_the_committed_builds_rows_turn_and_replay():
+    """Every row of the committed builds' claim files that records what its rule read (`inputs`, which
+    builds since the rules were calibrated write) gives the same verdict again from its inputs, and,
+    where it decided, its rule can return the opposite verdict on data of its shape."""
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1] / "results"
+    for path in sorted(root.glob("claims_*.json")):
+        for page in json.loads(path.read_text())["pages"].values():
+            for row in page["claims"]:
+                if not row.get("inputs"):
+                    continue  # a row from a build before its inputs were recorded
+                claim = verdicts.Claim(**row)
+                assert verdicts.word(verdicts.rejudge(row["inputs"])) == verdicts.word(row["verdict"]), row["claim"]
+                assert verdicts.can_turn(claim), f"{path.name}: {row['claim']} cannot turn"

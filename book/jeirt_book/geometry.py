@@ -484,10 +484,8 @@ def peaks_stat(draws: dict[float, np.ndarray], benchmarks: int, questions: int, 
 
     lows = [float(np.quantile(d[1:], 0.025)) for d in draws.values()]
     highs = [float(np.quantile(d[1:], 0.975)) for d in draws.values()]
-    counts = "; ".join(
-        f"{bw:g}x bandwidth: {int(d[0])} ({np.mean(d[1:] >= 2):.0%} of 200 resamples with 2 or more)"
-        for bw, d in draws.items()
-    )
+    counts = "bandwidth " + ", ".join(f"x{bw:g}: {int(d[0])} ({np.mean(d[1:] >= 2):.0%})" for bw, d in draws.items())
+    counts += " (share of 200 resamples with 2 or more)"
     note = fields.pop("note", "")
     return verdicts.Stat(
         float(draws[1.0][0]),

@@ -280,8 +280,8 @@ def claim_stats(
         got, chance = r["R above diagonal"], r["1PL expects"]
         name = dataset if r["key"] == "ds" else "metabench"
         b = boot[r["benchmark"]]
-        on = f"{b['replicates']} resamples of the questions, 1PL refitted" + (
-            f", {b['models']} of the models" if b["models"] < r["models"] else ""
+        on = f"{b['replicates']} question resamples, 1PL refitted" + (
+            f", {b['models']} models" if b["models"] < r["models"] else ""
         )
         stats[f"inclusion {r['benchmark']}"] = Stat(
             got - chance,
@@ -289,7 +289,7 @@ def claim_stats(
             df=b["replicates"] - 1,
             spec=".1%",
             label="R minus the 1PL's",
-            note=f"{got:.1%} (1PL {chance:.1%}); weakest 10%: {r['weakest 10%']:.1%} "
+            note=f"{got:.1%} (1PL {chance:.1%}); weakest 10% {r['weakest 10%']:.1%} "
             f"(1PL {r['weakest 10%, 1PL']:.1%}); SE: {on}",
             rule_args={"limit": f"{r['questions']:,} questions"},
             **where(cfg, name, r["questions"], "1PL reference"),
