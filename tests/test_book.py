@@ -142,18 +142,20 @@ def test_results_page_opens_with_computed_paper_vs_book_table(doc):
         f"{doc}: the section must show the table with one ':::{{glue}} <prefix>_paper_vs_book' directive"
     )
     code = "\n".join(c.source for c in nb.cells if c.cell_type == "code")
-    assert re.search(rf"verdicts\.show\(\s*[\"']{glued[0]}[\"']", code), (
-        f"{doc}: build the table with verdicts.show({glued[0]!r}, claims)"
-    )
-    from jeirt_book import verdicts
+    from jeirt_book import claims, verdicts
 
     prefix = glued[0].removesuffix("_paper_vs_book")
+    assert re.search(rf"claims\.show\(\s*[\"']{prefix}[\"']", code), (
+        f"{doc}: build the table with claims.show({prefix!r}, stats, values), from its rows in claims.yml"
+    )
     assert verdicts.PAGES.get(prefix) == Path(doc).name, (
         f"{doc}: add {prefix!r}: {Path(doc).name!r} to jeirt_book.verdicts.PAGES, so the scorecard gathers its rows"
     )
-    assert re.search(r"\brule=", code) and re.search(r"\bsource=", code), (
-        f"{doc}: declare each row with its source= and a rule= of verdicts.RULES"
+    declared = [row for spec in claims.declared(prefix) for row in spec.get("rows", [spec])]
+    assert declared and all(row.get("rule") in verdicts.RULES and row.get("source") for row in declared), (
+        f"{doc}: declare each of its rows in book/jeirt_book/claims.yml with a source and a rule of verdicts.RULES"
     )
+    assert not re.search(r"\bdict\(claim=", code), f"{doc}: a claim row declared in code; declare it in claims.yml"
     assert "verdicts.Claim(" not in code and "verdicts.verdict(" not in code, (
         f"{doc}: declare rows (dicts with a rule) instead of building Claim or verdict by hand"
     )
@@ -303,12 +305,22 @@ def test_results_page_quotes_the_papers_table(doc):
         module.read_text() if module.is_file() else ""
     )
     text = "\n".join(c.source for c in nb.cells)
-    assert PAPER_QUOTE.search(code), f"{doc}: quote the paper's numbers with jeirt_book.paper (paper.quote)"
+    from jeirt_book import claims, verdicts
+
+    prefix = next(k for k, v in verdicts.PAGES.items() if v == Path(doc).name)
+    rows = [row for spec in claims.declared(prefix) for row in spec.get("rows", [spec])]
+    quoted = [row["paper"] for row in rows if isinstance(row.get("paper"), dict)]
+    assert PAPER_QUOTE.search(code) or quoted, f"{doc}: quote the paper's numbers with jeirt_book.paper (paper.quote)"
     assert "not available" not in text.lower() and "NOT_AVAILABLE" not in code, (
         f"{doc}: says 'not available'; quote the value from jeirt_book.paper, or paper.no_number(place)"
     )
-    for place in re.findall(r"no_number\(\s*[\"']([^\"']+)[\"']", code):
+    places = re.findall(r"no_number\(\s*[\"']([^\"']+)[\"']", code)
+    places += [q["no_number"][0] for q in quoted if "no_number" in q]
+    for place in places:
         paper.no_number(place)  # raises for a place whose numbers the table holds
+    for q in quoted:  # every key claims.yml quotes is the paper's (placeholders are filled by the page)
+        for key in [q["quote"]] if isinstance(q.get("quote"), str) else q.get("quote", []):
+            assert "{" in key or paper.value(key) is not None, (doc, key)
     assert "verdicts.setting(" in code, f"{doc}: name each row's setting with verdicts.setting(cfg, ...)"
 
 

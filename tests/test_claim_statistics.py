@@ -179,16 +179,27 @@ def test_fold_splits_test_every_question_of_the_benchmark_once(sim):
     assert (tested[in_bench] == 1).all()
     with pytest.raises(ValueError, match="fold=4"):
         ood.fold_split(ds, bench, 4, folds=4)
+    # folds of every question: each question tested once, never trained on in its fold
+    tested = np.zeros(ds.n_items, dtype=int)
+    for k in range(3):
+        s = ood.fold_split(ds, None, k, folds=3, seed=0)
+        cols = s.test.any(axis=0)
+        tested += cols
+        assert not (s.train | s.val)[:, cols].any()
+    assert (tested == 1).all()
 
 
 def test_cross_fitted_runs_score_every_question(sim, one_thread):
     ds, _ = sim
-    bench = ds.benchmarks[1]
+    benches = ds.benchmarks[:2]
     make = lambda: JEIRT(d=4, training={"max_epochs": 2}, random_state=0, progress=False)  # noqa: E731
-    run = ood.cross_fitted_runs(ds, make, bench, folds=3, seed=0)
-    assert run["questions"] == (ds.items["benchmark"] == bench).sum()
-    table = ood.question_drops({bench: run})
-    assert table.loc[bench, "questions"] == run["questions"] and np.isfinite(table.loc[bench, "se"])
+    runs = ood.cross_fitted_runs(ds, make, benches, folds=3, seed=0)
+    table = ood.question_drops(runs)
+    for bench in benches:
+        assert runs[bench]["questions"] == (ds.items["benchmark"] == bench).sum()
+        assert table.loc[bench, "questions"] == runs[bench]["questions"] and np.isfinite(table.loc[bench, "se"])
+    with pytest.raises(ValueError, match="benchmarks="):
+        ood.cross_fitted_runs(ds, make, ["nope"], folds=3)
 
 
 def test_taxonomy_labels_keep_mmlu_only_where_it_has_subjects(sim):
@@ -240,6 +251,8 @@ def test_prior_mean_floor_is_one_vector_for_all(sim, one_thread):
 
 
 def test_paired_table_by_hand():
+    from jeirt_book import onboarding
+
     curve = pd.DataFrame(
         {
             "seed": [0] * 6,
@@ -248,7 +261,12 @@ def test_paired_table_by_hand():
             "accuracy": [0.6, 0.7, 0.8, 0.5, 0.6, 0.8],
         }
     )
-    table = onb.paired_table(curve, ["1%"], ["0 answers", "1%"])
+    table = onboarding.paired_table(curve, ["1%"], ["0 answers", "1%"])
     assert table.loc["1%", "- 0 answers"] == pytest.approx(100 * 0.2 / 3)
     assert table.loc["1%", "- 0 answers se"] == pytest.approx(100 * np.std([0.1, 0.1, 0.0], ddof=1) / np.sqrt(3))
     assert "- 1%" not in table.columns
+    # two seeds whose held-out models share each seed's fits: the SE is the per-seed means' spread
+    two = pd.concat([curve, curve.assign(seed=1, accuracy=curve["accuracy"] + [0.05, 0.05, 0.05, 0, 0, 0])])
+    table = onboarding.paired_table(two, ["1%"], ["0 answers"])
+    per_seed = np.array([0.2 / 3, 0.2 / 3 + 0.05])
+    assert table.loc["1%", "- 0 answers se"] >= 100 * per_seed.std(ddof=1) / np.sqrt(2) - 1e-9

@@ -568,9 +568,17 @@ def test_marginal_2pl_refuses_bad_arguments():
 
 def test_null_dataset_floor_and_excess_over_null(fitted):
     ds, *_, model = fitted
-    null = diag.null_dataset(model, ds, seed=0, floor=diag.NEAR_ZERO)
+    null = diag.null_dataset(model, ds, seed=0, world="clearly_negative")
     refit = irt.TwoPL().fit(null)
-    assert np.mean(refit.discrimination_ < 0) < 0.01  # no falling item left beyond noise
+    assert np.mean(refit.discrimination_ < -1) < 0.01  # no clearly falling item left beyond noise
+    # each world moves only the items that make its claim true, to the claim's boundary
+    a = np.array([-1.0, -0.3, -0.1, 0.0, 0.1, 0.3, 1.0])
+    np.testing.assert_allclose(diag.world_discrimination(a, "nonpositive"), [0, 0, 0, 0, 0.1, 0.3, 1])
+    np.testing.assert_allclose(diag.world_discrimination(a, "clearly_negative"), [-0.25, -0.25, -0.1, 0, 0.1, 0.3, 1])
+    np.testing.assert_allclose(diag.world_discrimination(a, "near_zero"), [-1, -0.3, -0.25, 0.25, 0.25, 0.3, 1])
+    np.testing.assert_allclose(diag.world_discrimination(a, "flat"), [-1, -0.3, 0, 0, 0, 0.3, 1])
+    with pytest.raises(ValueError, match="world="):
+        diag.world_discrimination(a, "floor")
     result = diag.excess_over_null(0.30, [0.10, 0.12, 0.14])
     assert result["excess"] == pytest.approx(0.18) and result["null_sd"] == pytest.approx(0.02)
     assert result["se"] == pytest.approx(0.02 * np.sqrt(4 / 3))

@@ -196,10 +196,18 @@ def test_analysis_imports_neither_tasks_book_nor_cli():
     assert not bad, "jeirt.analysis must not import jeirt_book, jeirt.tasks or jeirt.cli:\n" + "\n".join(bad)
 
 
-# The book package's shared modules (settings, figure style, verdicts, the paper's numbers, exercises) and
-# its experiment protocols; every other module of jeirt_book is one page's tables and figures, named after
-# its page.
-BOOK_SHARED = ("jeirt_book", "jeirt_book.figures", "jeirt_book.verdicts", "jeirt_book.paper", "jeirt_book.exercises")
+# The book package's shared modules (settings, figure style, verdicts, the claims file's reader, the
+# rules' calibration, the paper's numbers, exercises) and its experiment protocols; every other module
+# of jeirt_book is one page's tables and figures, named after its page.
+BOOK_SHARED = (
+    "jeirt_book",
+    "jeirt_book.figures",
+    "jeirt_book.verdicts",
+    "jeirt_book.claims",
+    "jeirt_book.calibration",
+    "jeirt_book.paper",
+    "jeirt_book.exercises",
+)
 PAGE_MODULES = [m for m in BOOK_MODULES if m not in BOOK_SHARED and not in_layer(m, EXPERIMENTS)]
 
 

@@ -111,8 +111,8 @@ def probe_stats(reports: dict, groups: str, partial: float, n_models: int) -> di
     """The probes' numbers: JE-IRT's within-group AUC ('within', se over the `groups` compared), its
     paired within-group gap to the frozen encoder ('versus'), and the models' partial Spearman of
     projection and relative strength ('models', Fisher-z interval over `n_models`); `reports`: the
-    probe reports of 'JE-IRT' and 'frozen encoder'. 'within' and 'versus' are words where fewer than two
-    groups have an AUC (no spread to judge)."""
+    probe reports of 'JE-IRT' and 'frozen encoder'. 'within' and 'versus' rest on groups - 1 df, and are a
+    `NoVerdict` where fewer than two groups have an AUC (no spread to judge)."""
     from jeirt_book import verdicts
     from jeirt_book.verdicts import Stat
 
@@ -120,22 +120,28 @@ def probe_stats(reports: dict, groups: str, partial: float, n_models: int) -> di
     per_je, per_fr = je["per group"]["auc"].dropna(), fr["per group"]["auc"]
     paired = (per_je - per_fr).dropna()
     n = int(je["groups compared"])
-    few = f"{{}} {groups}(s) with an AUC"  # words, not a Stat: a small sample of questions can leave one
+
+    def few(count: int) -> verdicts.NoVerdict:  # a small sample of questions can leave one group
+        words = f"{count} {groups}(s) with an AUC"
+        return verdicts.NoVerdict(words, "no spread", limit=words)
+
     return {
-        "within": few.format(len(per_je))
+        "within": few(len(per_je))
         if len(per_je) < 2
         else Stat(
             je["within auc"],
             se=verdicts.mean_and_se(per_je)[1],
+            df=len(per_je) - 1,
             label=f"within-{groups} AUC",
             note=f"se over {n} {groups}s",
             rule_args={"limit": f"{n} {groups}s"},
         ),
-        "versus": few.format(len(paired))
+        "versus": few(len(paired))
         if len(paired) < 2
         else Stat(
             paired.mean(),
             se=verdicts.mean_and_se(paired)[1],
+            df=len(paired) - 1,
             spec="+.3f",
             label=f"paired within-{groups} gap",
             note=f"AUC {je['auc']:.3f} vs {fr['auc']:.3f}; within {je['within auc']:.3f} vs "
@@ -154,9 +160,9 @@ def probe_stats(reports: dict, groups: str, partial: float, n_models: int) -> di
 
 def soft_label_stats(soft_runs: pd.DataFrame, merged: pd.Series, delta: pd.Series) -> dict:
     """Soft labels' numbers: in simulation, the excess log loss of a fit on the true probabilities
-    minus one on one grading ('simulated', per seed of `soft_runs`; words on the spread when one
+    minus one on one grading ('simulated', per seed of `soft_runs`, seeds - 1 df; a `NoVerdict` with one
     seed: no se), and on zeroeval the log loss of one grading minus the pass rate ('zeroeval', se over
-    the splits of `delta`; `merged`: the mean log loss per policy)."""
+    the splits of `delta`, splits - 1 df; `merged`: the mean log loss per policy)."""
     from jeirt_book import verdicts
     from jeirt_book.verdicts import Stat
 
@@ -165,17 +171,24 @@ def soft_label_stats(soft_runs: pd.DataFrame, merged: pd.Series, delta: pd.Serie
     gain = kl[soft_runs["labels"].eq("true probabilities").to_numpy()] - one
     draws = f"{len(gain)} simulated draw(s)"
     note = f"one grading {one.mean():.4f} vs truth {(one + gain).mean():.4f}; {draws}"
-    stats: dict[str, Stat | str] = {
+    one_draw = f"excess log loss, truth - one grading {gain.mean():+.4f} ({note})"
+    stats: dict[str, Stat | verdicts.NoVerdict] = {
         "simulated": Stat(
-            gain.mean(), se=verdicts.mean_and_se(gain)[1], spec="+.4f", label="truth - one grading", note=note
+            gain.mean(),
+            se=verdicts.mean_and_se(gain)[1],
+            df=len(gain) - 1,
+            spec="+.4f",
+            label="truth - one grading",
+            note=note,
         )
         if len(gain) > 1
-        else f"excess log loss, truth - one grading {gain.mean():+.4f} ({note})"
+        else verdicts.NoVerdict(one_draw, "one simulated draw has no spread", limit=draws)
     }
     m, se = verdicts.mean_and_se(delta)
     stats["zeroeval"] = Stat(
         m,
         se=se,
+        df=len(delta) - 1,
         spec="+.4f",
         label="log loss, one grading - pass rate",
         note=" vs ".join(f"{v:.4f}" for v in merged) + f"; se over {len(delta)} splits",

@@ -54,11 +54,13 @@ def norm_vs_difficulty(
     return fig
 
 
-def claim_stats(dataset: str, rank_corr: pd.Series, n_bins: int, auc: pd.Series, auc_se: dict) -> dict:
+def claim_stats(
+    dataset: str, rank_corr: pd.Series, n_bins: int, auc: pd.Series, auc_se: dict, all_auc: pd.Series
+) -> dict:
     """The numbers the page's claim rows read (`jeirt_book.verdicts.Stat`): the weaker of the encoders'
     rank correlations of norm bin and accuracy ('trend', Fisher-z interval over `n_bins`), and each
-    encoder's AUC of the norm for wrong answers (`auc`) with its bootstrap se over questions (`auc_se`,
-    by encoder)."""
+    encoder's AUC of the norm for wrong answers on the test questions (`auc`) with its bootstrap se over
+    questions (`auc_se`, by encoder), its AUC on all questions (`all_auc`) beside it."""
     from jeirt_book.verdicts import Stat, rho_interval
 
     stats = {
@@ -73,5 +75,11 @@ def claim_stats(dataset: str, rank_corr: pd.Series, n_bins: int, auc: pd.Series,
         )
     }
     for e in auc_se:
-        stats[e] = Stat(auc[e], se=auc_se[e], label="AUC", note="bootstrap over questions", data=f"{dataset}, {e}")
+        stats[e] = Stat(
+            auc[e],
+            se=auc_se[e],
+            label="AUC",
+            note=f"test questions, bootstrap over them; on all questions {all_auc[e]:.3f}",
+            data=f"{dataset}, {e}",
+        )
     return stats

@@ -80,23 +80,26 @@ def per_seed(runs: pd.DataFrame, encoder: str, d: int) -> pd.Series:
     return 100 * found.set_index("seed")["accuracy"]
 
 
-def point_se(runs: pd.DataFrame, encoder: str) -> float:
-    """The standard error over seeds of one point of the accuracy-vs-d curve (in points), averaged over d:
-    the noise a peak of that curve is judged against."""
-    by_d = runs[runs["encoder"] == encoder].groupby("d")["accuracy"]
-    return float((100 * by_d.std(ddof=1) / by_d.count() ** 0.5).mean())
-
-
 # The numbers the page's claim rows read (`jeirt_book.verdicts.Stat`).
 
 
-def _paired(gaps: pd.Series, words: str, **fields) -> verdicts.Stat | str:
-    """A paired gap over seeds (points) as a Stat with its se, or `words` alone with one seed."""
+def _paired(gaps: pd.Series, words: str, profile: str, **fields) -> verdicts.Stat | verdicts.NoVerdict:
+    """A gap paired over seeds (points) as a Stat with its SE on seeds - 1 df, or a `NoVerdict` with one
+    seed (the smoke `profile`)."""
     if len(gaps) < 2:
-        return words
-    mean, se = verdicts.mean_and_se(gaps)
+        return verdicts.NoVerdict(f"{gaps.mean():+.2f} points ({words})", "one seed: no spread", profile=profile)
+    spread = verdicts.paired_over_seeds(gaps)
     limit = {"limit": f"{len(gaps)} seeds"}
-    return verdicts.Stat(mean, se=se, spec="+.2f", unit=" points", note=words, rule_args=limit, **fields)
+    return verdicts.Stat(
+        spread["estimate"],
+        se=spread["se"],
+        df=spread["df"],
+        spec="+.2f",
+        unit=" points",
+        note=words,
+        rule_args=limit,
+        **fields,
+    )
 
 
 def claim_stats(
@@ -109,14 +112,18 @@ def claim_stats(
     crossings: dict[str, int],
     model_gain: dict,
     wins: pd.Series,
+    profile: str,
 ) -> dict:
-    """The dimension sweep's numbers, each a gap paired over seeds (words only with one seed): the
-    best d over the smallest ('rises'), JE-IRT at its best d over the better baseline ('beats'), JE-IRT
-    over EmbedLLM's factorisation at the paper's crossing d of each encoder of `crossings` (encoder ->
-    d; 'cross <encoder>', absent where not fitted), and the per-model gain without its largest part
-    ('outliers', se over the models; `model_gain`: `gain_spread`'s numbers, `wins`: per model, JE-IRT
-    best of the three). `runs`: the sweep's runs; `seeds_of`: the baselines' accuracy (points) by
-    (encoder, seed) and method; `overview`: accuracy per encoder at the smallest and best d."""
+    """The dimension sweep's numbers, one noise model for every row that reads the curve: each a gap
+    paired over seeds (a seed is one split and one initialisation, shared by every d and by the
+    baselines; seeds - 1 df; a `NoVerdict` with one seed): the best d over the smallest ('rises'), the
+    curve itself per seed for its peak ('peak'), JE-IRT at its best d over the better baseline
+    ('beats'), JE-IRT over EmbedLLM's factorisation at the paper's crossing d of each encoder of
+    `crossings` (encoder -> d; 'cross <encoder>', absent where not fitted), and the per-model gain
+    without its largest part ('outliers', se over the models, read only where the mean gain itself
+    is above 0; `model_gain`: `gain_spread`'s numbers, `wins`: per model, JE-IRT best of the three).
+    `runs`: the sweep's runs; `seeds_of`: the baselines' accuracy (points) by (encoder, seed) and
+    method; `overview`: accuracy per encoder at the smallest and best d."""
     d = int(best_d[encoder])
     top = per_seed(runs, encoder, d)
     rises = "; ".join(
@@ -126,20 +133,31 @@ def claim_stats(
     )
     row, base = overview.loc[encoder], seeds_of.loc[encoder]
     beats = top - base[["embedllm-mf", "knn"]].max(axis=1)
+    curve = 100 * runs[runs["encoder"] == encoder].pivot(index="d", columns="seed", values="accuracy")
+    span = float(curve.mean(axis=1).max() - curve.mean(axis=1).min())
     stats = {
-        "rises": _paired(top - per_seed(runs, encoder, small), rises + f" ({encoder}: paired over seeds)"),
+        "rises": _paired(top - per_seed(runs, encoder, small), rises + f" ({encoder}: paired over seeds)", profile),
         "beats": _paired(
             beats,
             f"{100 * row['best d acc']:.2f}% vs {100 * row['embedllm-mf']:.2f}% and {100 * row['knn']:.2f}% "
             f"({encoder}, d = {d}; paired gap {beats.mean():+.2f} points)",
+            profile,
             label="paired gap",
+        ),
+        "peak": verdicts.NoVerdict(f"best d = {d} ({encoder})", "one seed: no spread", profile=profile)
+        if curve.shape[1] < 2
+        else verdicts.Curve(
+            {int(x): list(v) for x, v in curve.iterrows()},
+            f"best d = {d} by validation loss ({encoder}); paired over {curve.shape[1]} seeds",
+            rule_args={"limit": f"{curve.shape[1]} seeds, a curve spanning {span:.2f} points"},
         ),
     }
     for e, at in crossings.items():
         if e in set(runs["encoder"]) and at in set(runs["d"]):
             gap = per_seed(runs, e, at) - seeds_of.loc[e, "embedllm-mf"]
-            stats[f"cross {e}"] = _paired(gap, f"{e} at d = {at}", label="JE-IRT - EmbedLLM")
+            stats[f"cross {e}"] = _paired(gap, f"{e} at d = {at}", profile, label="JE-IRT - EmbedLLM")
     mg = model_gain
+    reach = verdicts.multiplier() * mg["se"]
     stats["outliers"] = verdicts.Stat(
         mg["mean without the top"],
         se=mg["se without the top"],
@@ -148,8 +166,8 @@ def claim_stats(
         label=f"per-model gap without the {mg['dropped']} largest",
         note=f"with them {mg['mean']:+.2f} +- {mg['se']:.2f}; JE-IRT best on {int(wins.sum())} of {len(wins)} models",
         rule_args={
-            "headroom": mg["mean"] - verdicts.SE_MULTIPLIER * mg["se"],
-            "limit": f"{mg['models']} models; the mean gain itself is {mg['mean']:+.2f} +- {mg['se']:.2f} points",
+            "given": ("the mean gain itself", mg["mean"] - reach, mg["mean"] + reach),
+            "limit": f"{mg['models']} models",
         },
     )
     return stats

@@ -162,18 +162,22 @@ def adaptive_against_random(name: str = "new_models_design") -> pd.DataFrame:
 def claim_stats(summary_at_k: pd.DataFrame, runs: pd.DataFrame, name: str, setting: str, k: int = 100) -> dict:
     """The page's two statistics on one dataset at budget `k`, named '<name> error' and '<name> gap': the
     best rule's mean absolute error (the plain mean left out) and its paired gap to the plain mean, each
-    with its SE over the held-out models (a model's error averaged over seeds first)."""
+    with its SE clustered by held-out model (a model's error averaged over the seeds' question draws
+    first; models - 1 df) and its interval widened for the best of the rules compared (`tests`)."""
     from jeirt.tasks.evaluation import PLAIN
     from jeirt_book.verdicts import Stat, mean_and_se
 
-    rule = summary_at_k.drop(index=PLAIN)["mae"].idxmin()
+    candidates = summary_at_k.drop(index=PLAIN)["mae"]
+    rule = candidates.idxmin()
     per_model = runs[runs["k"] == k].groupby(["rule", "model"])["abs_error"].mean()
     gap, gap_se = mean_and_se(per_model[rule] - per_model[PLAIN])
     best, plain = summary_at_k.loc[rule, "mae"], summary_at_k.loc[PLAIN, "mae"]
     models = per_model[rule].size
     held = f"{models} held-out models"
-    where: dict = dict(setting=f"{setting}; {held}", rule_args={"limit": held})
+    where: dict = dict(setting=f"{setting}; {held}", rule_args={"limit": held}, df=models - 1, tests=len(candidates))
     return {
-        f"{name} error": Stat(best, se=mean_and_se(per_model[rule])[1], note=rule, **where),
+        f"{name} error": Stat(
+            best, se=mean_and_se(per_model[rule])[1], note=f"{rule}, the best of {len(candidates)}", **where
+        ),
         f"{name} gap": Stat(gap, se=gap_se, spec="+.3f", label="gap", note=f"{best:.3f} vs {plain:.3f}", **where),
     }

@@ -5,6 +5,7 @@ benchmark, and one opposite pair of questions. The measurements are in `jeirt.an
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 import matplotlib.pyplot as plt
@@ -228,30 +229,36 @@ MULTI_BENCHMARK = ("metabench", "zeroeval")
 
 
 def fits_on(
-    cfg, encoders: list[str], names: tuple[str, ...] = MULTI_BENCHMARK, **options
+    cfg, encoders: list[str], names: tuple[str, ...] = MULTI_BENCHMARK, seeds=None, **options
 ) -> dict[tuple[str, str], tuple]:
-    """One JE-IRT per dataset in `names` and encoder in `encoders`, with the page's settings (`cfg`'s d,
-    recipe, epoch cap, seed, slice, split) and `options` (e.g. `recipe=`), fitted side by side through
-    the cache: (dataset, encoder) -> (dataset, fitted model)."""
+    """One JE-IRT per dataset in `names`, encoder in `encoders` and seed in `seeds` (default `cfg.seed`
+    alone), with the page's settings (`cfg`'s d, recipe, epoch cap, slice, split of each seed) and
+    `options` (e.g. `recipe=`), fitted side by side through the cache: (dataset, encoder) -> (dataset,
+    [its fits, one per seed])."""
     from dataclasses import replace
 
     from jeirt.estimator import JEIRT
     from jeirt.fitcache import fit_many
 
+    seeds = [cfg.seed] if seeds is None else list(seeds)
     data = {name: replace(cfg, dataset=name).load_dataset() for name in names}
-    keys = [(name, encoder) for name in names for encoder in encoders]
-    settings = dict(d=cfg.d, recipe=cfg.recipe, random_state=cfg.seed, progress=False)
+    keys = [(name, encoder, seed) for name in names for encoder in encoders for seed in seeds]
+    settings = dict(d=cfg.d, recipe=cfg.recipe, progress=False)
     settings |= {"training": {"max_epochs": cfg.max_epochs or 200}} | options
-    models = [JEIRT(encoder=encoder, **settings) for _, encoder in keys]
-    splits = [cfg.split_for(data[name]) for name, _ in keys]
-    fitted = fit_many(models, [data[name] for name, _ in keys], splits)
-    return {key: (data[key[0]], model) for key, model in zip(keys, fitted)}
+    models = [JEIRT(encoder=encoder, random_state=seed, **settings) for _, encoder, seed in keys]
+    splits = [cfg.split_for(data[name], seed) for name, _, seed in keys]
+    fitted = fit_many(models, [data[name] for name, _, _ in keys], splits)
+    out: dict[tuple[str, str], tuple] = {}
+    for (name, encoder, _), model in zip(keys, fitted):
+        out.setdefault((name, encoder), (data[name], []))[1].append(model)
+    return out
 
 
 def spread_table(fits: dict[str, JEIRT], floor: dict[str, float], seed: int = 0) -> pd.DataFrame:
     """One row per fit (name -> fitted JE-IRT) and one for the untrained floor
-    (`geometry.untrained_floor`): Eq. 7's rank of the model vectors, its standard error (bootstrap
-    over models; the floor's: the sd of one draw) and the first principal component's share."""
+    (`geometry.untrained_floor`): Eq. 7's rank of the model vectors and the first principal
+    component's share of their variance, each with its standard error (bootstrap over models; the
+    floor's: the sd of one draw)."""
     from jeirt.analysis import geometry
 
     rows = {}
@@ -261,8 +268,14 @@ def spread_table(fits: dict[str, JEIRT], floor: dict[str, float], seed: int = 0)
             "Eq. 7 rank": geometry.covariance_effective_rank(m),
             "se": geometry.rank_se(m, seed=seed),
             "first component": float(geometry.cumulative_variance(m, 1)[0]),
+            "first component se": geometry.first_component_se(m, seed=seed),
         }
-    rows["untrained N(0, 1)"] = {"Eq. 7 rank": floor["erank"], "se": floor["erank sd"], "first component": floor["pc1"]}
+    rows["untrained N(0, 1)"] = {
+        "Eq. 7 rank": floor["erank"],
+        "se": floor["erank sd"],
+        "first component": floor["pc1"],
+        "first component se": floor["pc1 sd"],
+    }
     return pd.DataFrame(rows).T
 
 
@@ -285,30 +298,54 @@ def rank_runs(fits: dict[str, dict[int, JEIRT]], seed: int = 0) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+BANDWIDTHS = (1.0, 0.5, 0.25)  # multiples of Scott's bandwidth the peaks of the cosines are counted at
+
+
 def benchmark_statements(multi: dict[tuple[str, str], tuple], seed: int = 0) -> tuple[dict, dict, pd.DataFrame]:
-    """App. E.2's benchmark statements on each fit of `fits_on` ((dataset, encoder) -> (data, fit)):
-    the per-benchmark table (`geometry.benchmark_directions`), the peak counts of the cosines to the
-    global mean for the data and 200 resamples (`geometry.peak_counts`), and the gaps behind "MMLU
-    most dispersed" (its own cosine against the lowest of the others) and "GSM8K isolated" (its
-    alignment against the others' median), each with its bootstrap standard error
-    (`geometry.extreme_gap`)."""
+    """App. E.2's benchmark statements on the fits of `fits_on` ((dataset, encoder) -> (data, fits, one
+    per seed)): on the first seed's fit, the per-benchmark table (`geometry.benchmark_directions`) and
+    the peak counts of the cosines to the global mean for the data and 200 resamples at each of
+    `BANDWIDTHS` (`geometry.peak_counts`: (dataset, encoder) -> bandwidth -> counts); on every seed's
+    fit, the gaps behind "MMLU most dispersed" (its own cosine against the lowest of the others) and
+    "GSM8K isolated" (its alignment against the others' median), each with its bootstrap standard error
+    over questions (`geometry.extreme_gap`), pooled over the seeds (`over_seeds_and_questions`: the
+    fits' own training noise is in the SE)."""
     from jeirt.analysis import geometry
 
     directions, peaks, gaps = {}, {}, {}
-    for (name, encoder), (data, fit) in multi.items():
-        q_emb = fit.question_embeddings(data)  # (n_items, d)
+    for (name, encoder), (data, fits) in multi.items():
         groups = data.items["benchmark"].to_numpy()
-        directions[name, encoder] = geometry.benchmark_directions(q_emb, groups)
-        to_global = geometry.cosine_to_means(q_emb, groups)["global"].to_numpy()
-        peaks[name, encoder] = geometry.peak_counts(to_global, 200, seed=seed)
-        if "mmlu" in groups:
-            gaps["MMLU most dispersed", name, encoder] = geometry.extreme_gap(q_emb, groups, "mmlu", seed=seed)
+        first = fits[0].question_embeddings(data)  # (n_items, d)
+        directions[name, encoder] = geometry.benchmark_directions(first, groups)
+        to_global = geometry.cosine_to_means(first, groups)["global"].to_numpy()
+        peaks[name, encoder] = {bw: geometry.peak_counts(to_global, 200, seed=seed, bandwidth=bw) for bw in BANDWIDTHS}
         gsm = "gsm8k" if "gsm8k" in groups else "gsm"
-        gaps["GSM8K isolated", name, encoder] = geometry.extreme_gap(
-            q_emb, groups, gsm, "alignment", seed=seed, versus="median"
-        )
+        asked = {"GSM8K isolated": (gsm, "alignment", "median")}
+        if "mmlu" in groups:
+            asked = {"MMLU most dispersed": ("mmlu", "own cosine", "lowest")} | asked
+        for statement, (target, column, versus) in asked.items():
+            per_seed = [
+                geometry.extreme_gap(fit.question_embeddings(data), groups, target, column, seed=seed, versus=versus)
+                for fit in fits
+            ]
+            pooled = over_seeds_and_questions([g["gap"] for g in per_seed], [g["se"] for g in per_seed])
+            gaps[statement, name, encoder] = per_seed[0] | pooled | {"seeds": len(fits)}
     gaps = pd.DataFrame(gaps).T.rename_axis(["statement", "dataset", "encoder"])
     return directions, peaks, gaps
+
+
+def over_seeds_and_questions(values: Sequence[float], ses: Sequence[float], boot_df: int = 199) -> dict:
+    """A statistic measured on the same questions with the fits of several seeds, each with its bootstrap
+    SE over the questions: the mean over the seeds, its SE from both sources (the questions' part is
+    shared by the seeds, so it stays; the training part, the seeds' spread, shrinks with their number),
+    on Satterthwaite's df of the two parts. With one seed: its value and bootstrap SE."""
+    gap, se = np.asarray(values, dtype=float), np.asarray(ses, dtype=float)
+    questions = float(np.mean(se**2))
+    if len(gap) < 2:
+        return {"gap": float(gap[0]), "se": float(np.sqrt(questions)), "df": float(boot_df)}
+    training = float(gap.var(ddof=1) / len(gap))
+    df = (questions + training) ** 2 / (questions**2 / boot_df + training**2 / (len(gap) - 1))
+    return {"gap": float(gap.mean()), "se": float(np.sqrt(questions + training)), "df": float(df)}
 
 
 # The numbers the page's claim rows read (`jeirt_book.verdicts.Stat`), one function per part of the page.
@@ -341,21 +378,32 @@ def proposition_stats(n: int, n_ok: int, n_2pl: int, reversed_pairs: tuple[int, 
 
 
 def spread_stats(spread: pd.DataFrame, floor: dict, agreement: pd.DataFrame, aligned: pd.DataFrame | None) -> dict:
-    """App. E.1's numbers: Eq. 7's rank per recipe (rows '<name> recipe' of `spread_table`) with the
-    untrained floor beside it; the smallest map agreement (`geometry.map_agreement` rows) with its
-    shuffled null's sd as se; the encoders' largest relative rank gap (`geometry.rank_alignment`,
-    None when one encoder was fitted)."""
-    from jeirt_book.verdicts import Stat
+    """App. E.1's numbers: per recipe (rows '<name> recipe' of `spread_table`), the first principal
+    component's share of the model vectors' variance (bootstrap se over models), read only where
+    training moved Eq. 7's rank off its untrained N(0, 1) start (`given`: the start's rank minus the
+    trained one, with both spreads); the smallest map agreement (`geometry.map_agreement` rows) with
+    its shuffled null's sd as se; the encoders' largest relative rank gap (`geometry.rank_alignment`,
+    a `NoVerdict` when one encoder was fitted)."""
+    from jeirt_book.verdicts import NoVerdict, Stat, multiplier
 
-    stats: dict[str, Stat | str] = {}
+    stats: dict[str, Stat | NoVerdict] = {}
     for name, row in spread.drop(index="untrained N(0, 1)").iterrows():
+        moved = floor["erank"] - row["Eq. 7 rank"]  # how far below its start training took the rank
+        reach = multiplier() * float(np.hypot(row["se"], floor["erank sd"]))
         stats[str(name)] = Stat(
-            row["Eq. 7 rank"],
-            se=row["se"],
-            spec=".2f",
-            label="Eq. 7 rank",
-            note=f"untrained N(0, 1): {floor['erank']:.2f}, sd {floor['erank sd']:.2f}; "
-            f"first component {row['first component']:.0%}",
+            row["first component"],
+            se=row["first component se"],
+            spec=".0%",
+            label="first component",
+            note=f"Eq. 7 rank {row['Eq. 7 rank']:.2f} +- {row['se']:.2f}; untrained N(0, 1): "
+            f"{floor['erank']:.2f} (sd {floor['erank sd']:.2f}), first component {floor['pc1']:.0%}",
+            rule_args={
+                "given": (
+                    f"its rank's distance below the untrained start's {floor['erank']:.2f}",
+                    moved - reach,
+                    moved + reach,
+                )
+            },
         )
     worst = agreement["agreement"].idxmin()
     stats["maps"] = Stat(
@@ -366,7 +414,7 @@ def spread_stats(spread: pd.DataFrame, floor: dict, agreement: pd.DataFrame, ali
         rule_args={"bound": agreement.at[worst, "null mean"]},
     )
     if aligned is None:
-        stats["ranks"] = "not fitted (one encoder)"
+        stats["ranks"] = NoVerdict("not fitted (one encoder)", "the smoke profile fits one encoder", profile="smoke")
     else:  # the d where the encoders' ranks differ most, relative to their mean
         at = (aligned["relative gap"].abs() + 2 * aligned["se"]).idxmax()
         stats["ranks"] = Stat(
@@ -380,17 +428,21 @@ def spread_stats(spread: pd.DataFrame, floor: dict, agreement: pd.DataFrame, ali
     return stats
 
 
-def question_stats(cfg, ds, cosines: pd.DataFrame, table6: pd.DataFrame, peaks, by_cosine: pd.DataFrame) -> dict:
+def question_stats(cfg, ds, cosines: pd.DataFrame, null_gaps: np.ndarray, peaks, by_cosine: pd.DataFrame) -> dict:
     """App. E.2 and G's numbers on the page's data: Table 6's own-minus-global gap (points of cosine,
-    se over questions), the peaks of the cosines to the global mean (the 2.5% to 97.5% range of 200
-    resamples' counts; words only for a dataset of one benchmark) and the answer correlation (phi)
-    of the most opposite cosine bin minus the most aligned (their se combined)."""
+    se over questions), with the 97.5% point of the same gap over random partitions of the questions
+    (`null_gaps`, `geometry.random_partition_gaps`: the gap is positive by construction) as the null a
+    direction must clear; the peaks of the cosines to the global mean (the 2.5% to 97.5% range of 200
+    resamples' counts at each of `BANDWIDTHS`, pooled; a `NoVerdict` for a dataset of one benchmark); and
+    the answer correlation (phi) of the most opposite cosine bin minus the most aligned (their se
+    combined)."""
     from jeirt.analysis import geometry
     from jeirt_book import verdicts
 
-    own_means = table6.drop("all questions")[("own benchmark", "mean")]
-    global_mean = table6.loc["all questions", ("global", "mean")]
+    own_means = cosines.groupby("benchmark")["own benchmark"].mean()
+    global_mean = cosines["global"].mean()
     per_q = 100 * (cosines["own benchmark"] - cosines["global"])  # per question
+    null_band = 100 * float(np.quantile(null_gaps, 0.975))
     stats: dict = {
         "table 6": verdicts.Stat(
             100 * float(own_means.mean() - global_mean),
@@ -398,22 +450,20 @@ def question_stats(cfg, ds, cosines: pd.DataFrame, table6: pd.DataFrame, peaks, 
             spec=".1f",
             unit=" points",
             label="own-minus-global gap",
-            note=f"own {100 * own_means.mean():.1f}, global {100 * global_mean:.1f}",
+            note=f"own {100 * own_means.mean():.1f}, global {100 * global_mean:.1f}; random partitions of the "
+            f"questions {100 * float(np.mean(null_gaps)):.2f}, 97.5% {null_band:.2f} ({len(null_gaps)} partitions)",
+            rule_args={"null": null_band},
         )
     }
     at = ", ".join(f"{p:.2f}" for p in peaks)
     if ds.name in verdicts.ONE_BENCHMARK:
-        stats["peaks"] = f"{len(peaks)} peak(s) at {at}"
-    else:
-        draws = geometry.peak_counts(cosines["global"].to_numpy(), 200, cfg.seed)[1:]
-        stats["peaks"] = verdicts.Stat(
-            float(len(peaks)),
-            interval=tuple(np.quantile(draws, [0.025, 0.975])),
-            spec=".3g",
-            label="peaks",
-            note=f"at {at}; 200 resamples",
-            rule_args={"high": len(ds.benchmarks) - 0.5, "limit": f"{ds.n_items:,} questions"},
+        stats["peaks"] = verdicts.NoVerdict(
+            f"{len(peaks)} peak(s) at {at}", f"one benchmark ({ds.name}'s {len(ds.benchmarks)} categories)"
         )
+    else:
+        values = cosines["global"].to_numpy()
+        draws = {bw: geometry.peak_counts(values, 200, cfg.seed, bandwidth=bw) for bw in BANDWIDTHS}
+        stats["peaks"] = peaks_stat(draws, len(ds.benchmarks), ds.n_items, note=f"at {at}")
     filled = by_cosine.dropna()  # cosine bins with pairs in them
     stats["phi"] = verdicts.Stat(
         float(filled["mean phi"].iloc[0] - filled["mean phi"].iloc[-1]),
@@ -425,24 +475,45 @@ def question_stats(cfg, ds, cosines: pd.DataFrame, table6: pd.DataFrame, peaks, 
     return stats
 
 
+def peaks_stat(draws: dict[float, np.ndarray], benchmarks: int, questions: int, **fields):
+    """A peak count as a verdict reads it: `draws` (bandwidth -> the data's count, then 200 resamples'),
+    the count at Scott's bandwidth, its interval the widest 2.5% to 97.5% range of the resamples over
+    all the bandwidths (a count that a narrower kernel changes is not shown), the band of 'several
+    and fewer than the benchmarks' up to `benchmarks` - 0.5."""
+    from jeirt_book import verdicts
+
+    lows = [float(np.quantile(d[1:], 0.025)) for d in draws.values()]
+    highs = [float(np.quantile(d[1:], 0.975)) for d in draws.values()]
+    counts = "bandwidth " + ", ".join(f"x{bw:g}: {int(d[0])} ({np.mean(d[1:] >= 2):.0%})" for bw, d in draws.items())
+    counts += " (share of 200 resamples with 2 or more)"
+    note = fields.pop("note", "")
+    return verdicts.Stat(
+        float(draws[1.0][0]),
+        interval=(min(lows), max(highs)),
+        spec=".3g",
+        label="peaks",
+        note=(f"{note}; " if note else "") + f"{benchmarks} benchmarks; {counts}",
+        rule_args={"high": benchmarks - 0.5, "limit": f"{questions:,} questions"},
+        **fields,
+    )
+
+
 def benchmark_stats(cfg, multi: dict, peak_draws: dict, gaps: pd.DataFrame) -> dict:
     """App. E.2's benchmark statements on the datasets with several benchmarks (`benchmark_statements`):
-    per (dataset, encoder), the peak count with its resamples' 2.5% to 97.5% range ('peaks <dataset>
-    <encoder>') and the MMLU and GSM8K gaps with their bootstrap se ('<statement> <dataset> <encoder>')."""
+    per (dataset, encoder), the peak count with its resamples' range over the bandwidths
+    (`peaks_stat`; 'peaks <dataset> <encoder>') and the MMLU and GSM8K gaps with their SE over the
+    questions and the seeds' fits ('<statement> <dataset> <encoder>')."""
     from jeirt_book import verdicts
 
     stats: dict = {}
     for (name, encoder), draws in peak_draws.items():
         data = multi[name, encoder][0]
-        stats[f"peaks {name} {encoder}"] = verdicts.Stat(
-            float(draws[0]),
-            interval=tuple(np.quantile(draws[1:], [0.025, 0.975])),
-            spec=".3g",
-            label="peaks",
-            note=f"{len(data.benchmarks)} benchmarks; 2 or more in {np.mean(draws[1:] >= 2):.0%} of 200 resamples",
+        stats[f"peaks {name} {encoder}"] = peaks_stat(
+            draws,
+            len(data.benchmarks),
+            data.n_items,
             data=f"{name}, {encoder}",
             setting=verdicts.setting(cfg, data.n_items, seeds=1, held_out=False),
-            rule_args={"high": len(data.benchmarks) - 0.5, "limit": f"{data.n_items:,} questions"},
         )
     for (statement, name, encoder), g in gaps.iterrows():
         data = multi[name, encoder][0]
@@ -451,12 +522,14 @@ def benchmark_stats(cfg, multi: dict, peak_draws: dict, gaps: pd.DataFrame) -> d
         stats[f"{statement} {name} {encoder}"] = verdicts.Stat(
             g["gap"],
             se=g["se"],
+            df=g["df"],
             spec="+.3f",
             label=f"{target}: gap",
-            note=f"rank {int(g['rank'])} of {int(g['benchmarks'])}, 1 = lowest "
-            + ("own cosine" if target == "mmlu" else "alignment"),
+            note=f"rank {int(g['rank'])} of {int(g['benchmarks'])} on the first fit, 1 = lowest "
+            + ("own cosine" if target == "mmlu" else "alignment")
+            + f"; SE over the questions and {int(g['seeds'])} fits",
             data=f"{name}, {encoder}",
-            setting=verdicts.setting(cfg, data.n_items, seeds=1, held_out=False),
+            setting=verdicts.setting(cfg, data.n_items, seeds=int(g["seeds"]), held_out=False),
             rule_args={"limit": f"{n_q} {target} questions, {int(g['benchmarks'])} benchmarks"},
         )
     return stats

@@ -54,28 +54,38 @@ def claim_stats(
     kq_runs: pd.DataFrame, at100: pd.Series, accuracy: pd.Series, n_test: int, gains: pd.Series, emb: pd.Series
 ) -> dict:
     """Per dataset at k = 100 known questions, the corrected estimate's error minus JE-IRT's and the
-    Rasch model's ('<method> <dataset>', paired by seed and model; `kq_runs`: one row per run,
+    Rasch model's ('<method> <dataset>', paired by seed and model, the SE clustered by seed and by
+    model: a seed's held-out models share its fits; `kq_runs`: one row per run,
     `at100`: mean error by dataset and method); the corrected predictions' accuracy (x 100) from all
     the answers over the best of `OTHERS` ('all answers', binomial se over `n_test` test questions at
-    its widest); what 10 models' answers add to a new question's accuracy ('few', se over the seeds
-    of `gains`; words only with one seed; `emb`: accuracy by number of models)."""
+    its widest); what 10 models' answers add to a new question's accuracy ('few', paired over the seeds
+    of `gains`, seeds - 1 df; a `NoVerdict` with one seed; `emb`: accuracy by number of models)."""
     from jeirt_book import verdicts
     from jeirt_book.verdicts import Stat
 
-    stats: dict[str, Stat | str] = {}
+    stats: dict[str, Stat | verdicts.NoVerdict] = {}
     for name in at100.index.unique("dataset"):
         k100 = kq_runs[(kq_runs["dataset"] == name) & (kq_runs["k"] == 100)]
         errors = k100.set_index(["method", "seed", "model"])["abs_error"]  # paired by seed and model
         for method in OTHERS[:2]:
             paired = errors["je-irt + corrections"] - errors[method]
-            gap, se = verdicts.mean_and_se(paired)
+            seeds = paired.index.get_level_values(0).nunique()
+            models = paired.groupby(level=0).size().max()  # held out per seed
+            note = f"error {at100[name, 'je-irt + corrections']:.4f} vs {at100[name, method]:.4f}"
+            limit = f"{seeds} seeds x {models} held-out models"
+            if seeds < 2:
+                words = f"error gap {paired.mean():+.4f} ({note})"
+                stats[f"{method} {name}"] = verdicts.NoVerdict(words, "one seed: no spread over seeds", limit=limit)
+                continue
+            g = verdicts.clustered_se(paired)
             stats[f"{method} {name}"] = Stat(
-                gap,
-                se=se,
+                g["estimate"],
+                se=g["se"],
+                df=g["df"],
                 spec="+.4f",
                 label="error gap",
-                note=f"error {at100[name, 'je-irt + corrections']:.4f} vs {at100[name, method]:.4f}",
-                rule_args={"limit": f"{len(paired)} (seed, model) pairs"},
+                note=note,
+                rule_args={"limit": limit},
             )
     mine, others = accuracy["je-irt + corrections", "100%"], [accuracy[m, "100%"] for m in OTHERS]
     stats["all answers"] = Stat(
@@ -93,12 +103,13 @@ def claim_stats(
         Stat(
             gains.mean(),
             se=verdicts.mean_and_se(gains)[1],
+            df=len(gains) - 1,
             spec="+.3f",
             label="gain from 10 models' answers",
             note=words,
             rule_args={"limit": f"{len(gains)} seeds"},
         )
         if len(gains) > 1
-        else words
+        else verdicts.NoVerdict(words, "one seed: no spread", profile="smoke")
     )
     return stats

@@ -154,87 +154,139 @@ def capped(gap: pd.Series, joint: dict, cap: int) -> str:
     return f"; the joint fit stopped at the {cap}-epoch cap" if gap.mean() > 0.005 and hit else ""
 
 
+def paired_table(curve: pd.DataFrame, settings: list[str], references: list[str]) -> pd.DataFrame:
+    """One row per setting: for each reference, the mean gap setting - reference over the (seed,
+    held-out model) pairs, in points, and its SE clustered by seed and by model
+    (`verdicts.clustered_se`; with one seed, the pairs' SE as if independent); a setting is not
+    compared with itself. E.g. each share against the prior mean's floor and "All"."""
+    from jeirt_book import verdicts
+    from jeirt_book.experiments.onboarding import onboarding_gap
+
+    rows = {}
+    for setting in settings:
+        row = {}
+        for ref in references:
+            if ref != setting:
+                gap = 100 * onboarding_gap(curve, setting, ref).dropna()
+                if gap.index.get_level_values("seed").nunique() > 1:
+                    row[f"- {ref}"], row[f"- {ref} se"] = (verdicts.clustered_se(gap)[k] for k in ("estimate", "se"))
+                else:
+                    row[f"- {ref}"], row[f"- {ref} se"] = verdicts.mean_and_se(gap)
+        rows[setting] = row
+    return pd.DataFrame(rows).T
+
+
 # The numbers the page's claim rows read (`jeirt_book.verdicts.Stat`).
 
 
-def table1_stats(paired: pd.DataFrame, mean: pd.Series, floor_acc: float, notes: dict[str, str], models: int) -> dict:
-    """Table 1's rows on the held-out models' paired gaps (points; `paired`: share -> '- All', '- 0
-    answers', '- 1%' and their se): each share of `notes` against joint training ('<share>', the prior
-    mean's gap as the floor), 100% over 1% ('curve') and 1% over the prior mean ('floor'); `mean`:
-    accuracy (%) per share, `floor_acc`: the prior mean's (%), `notes`: share -> words after the row;
-    `models`: how many held-out models the gaps are paired over."""
+def table1_stats(curve: pd.DataFrame, notes: dict[str, str], profile: str) -> dict:
+    """Table 1's rows on the held-out models' gaps (points), each paired per (seed, model) and its SE
+    clustered by seed and by model (`verdicts.clustered_se`: a seed's held-out models share its two
+    fits, the joint one and the one without them, so the joint fit's own training noise is in the
+    interval): each share of `notes` against joint training ('<share>', the prior mean's gap as the
+    floor), 100% over 1% ('curve') and 1% over the prior mean ('floor'). `curve`: the onboarding rows
+    with "All" and the prior mean's "0 answers"; `notes`: share -> words after the row. With one seed
+    (the smoke `profile`) there is no spread over seeds: no verdict."""
+    from jeirt_book import verdicts
+    from jeirt_book.experiments.onboarding import onboarding_gap
     from jeirt_book.verdicts import Stat
 
-    stats: dict[str, Stat | str] = {}
-    limit = {"limit": f"{models} held-out models"}
-    for share, note in notes.items():
-        p = paired.loc[share]
-        stats[share] = Stat(
-            p["- All"],
-            se=p["- All se"],
+    mean = 100 * curve.groupby("setting")["accuracy"].mean()
+    seeds = curve["seed"].nunique()
+
+    def gap(setting: str, reference: str) -> dict | None:
+        values = 100 * onboarding_gap(curve, setting, reference).dropna()
+        return verdicts.clustered_se(values) if seeds > 1 else None
+
+    def stat(setting: str, reference: str, label: str, note: str, **rule_args) -> Stat | verdicts.NoVerdict:
+        g = gap(setting, reference)
+        if g is None:
+            words = f"{label} {mean[setting] - mean[reference]:+.2f} points ({note})"
+            return verdicts.NoVerdict(words, "one seed: no spread over seeds", profile=profile)
+        models = curve.groupby("seed")["model"].nunique().max()  # held out per seed
+        limit = f"{seeds} seeds x {models} held-out models"
+        return Stat(
+            g["estimate"],
+            se=g["se"],
+            df=g["df"],
             spec="+.2f",
             unit=" points",
-            label=f"{share} - joint",
-            note=f"{mean[share]:.2f}% vs {mean['All']:.2f}%; 0 answers {floor_acc:.2f}% ({share} - 0 answers "
-            f"{p['- 0 answers']:+.2f} +- {p['- 0 answers se']:.2f})" + note,
-            rule_args=limit
-            | {"floor": -paired.at["All", "- 0 answers"], "floor_se": paired.at["All", "- 0 answers se"]},
+            label=label,
+            note=note,
+            rule_args={"limit": limit} | rule_args,
         )
-    gap = paired.at["100%", "- 1%"]
-    stats["curve"] = Stat(
-        gap,
-        se=paired.at["100%", "- 1% se"],
-        spec="+.2f",
-        unit=" points",
-        label="100% - 1%",
-        note=f"{mean['1%']:.2f}% from 1% to {mean['100%']:.2f}% from 100%; 0 answers {floor_acc:.2f}%",
-        rule_args={"limit": f"{models} held-out models, a curve of {gap:+.2f} points from 1% to 100%"},
+
+    floor = gap("All", "0 answers")
+    stats: dict = {}
+    for share, extra in notes.items():
+        words = f"{mean[share]:.2f}% vs {mean['All']:.2f}%; 0 answers {mean['0 answers']:.2f}%" + extra
+        no_power = (
+            {} if floor is None else {"floor": -floor["estimate"], "floor_se": floor["se"], "floor_df": floor["df"]}
+        )
+        stats[share] = stat(share, "All", f"{share} - joint", words, **no_power)
+    span = mean["100%"] - mean["1%"]
+    stats["curve"] = stat(
+        "100%",
+        "1%",
+        "100% - 1%",
+        f"{mean['1%']:.2f}% from 1% to {mean['100%']:.2f}% from 100%; 0 answers {mean['0 answers']:.2f}%",
+        limit=f"{seeds} seeds, a curve of {span:+.2f} points from 1% to 100%",
     )
-    stats["floor"] = Stat(
-        paired.at["1%", "- 0 answers"],
-        se=paired.at["1%", "- 0 answers se"],
-        spec="+.2f",
-        unit=" points",
-        label="1% - 0 answers",
-        note=f"{mean['1%']:.2f}% vs {floor_acc:.2f}%",
-        rule_args=limit,
-    )
+    stats["floor"] = stat("1%", "0 answers", "1% - 0 answers", f"{mean['1%']:.2f}% vs {mean['0 answers']:.2f}%")
     return stats
 
 
 def other_stats(
-    recent_loss: pd.Series,
-    recent_accuracy: tuple[float, float],
+    recent_curve: pd.DataFrame,
+    profile: str,
     slopes: dict,
     d: int,
-    rate_se: float,
+    rate: tuple[float, int],
     timed: list[float],
     retrain: float,
 ) -> dict:
-    """The recent models' loss from 100% to 1% of the answers ('recent', points, se over the models),
-    Appendix D's log-log slope at `d` ('rate', se `rate_se`; `slopes`: d -> slope) and onboarding's
-    speed-up over retraining ('speed', read on the slowest and fastest of the `timed` calls)."""
+    """The recent models' loss from 100% to 1% of the answers ('recent', points; the same models in
+    every seed, so the SE is clustered by seed and by model), Appendix D's log-log slope at `d`
+    ('rate'; `rate`: its SE from the fit's residuals and the budgets it rests on, df = budgets - 2;
+    `slopes`: d -> slope) and onboarding's speed against retraining ('speed': the retraining time over
+    the slowest and the fastest of the `timed` calls; the ratio is shown, only 'faster' is judged)."""
     from jeirt_book import verdicts
+    from jeirt_book.experiments.onboarding import onboarding_gap
     from jeirt_book.verdicts import Stat
 
-    one = float(np.median(timed))
-    return {
-        "recent": Stat(
-            recent_loss.mean(),
-            se=verdicts.mean_and_se(recent_loss)[1],
+    loss = 100 * onboarding_gap(recent_curve, "100%", "1%").dropna()
+    ends = 100 * recent_curve.groupby("setting")["accuracy"].mean()
+    models, seeds = loss.index.get_level_values("model").nunique(), loss.index.get_level_values("seed").nunique()
+    words = f"{models} models from May 2024 on, {seeds} seed(s): {ends['1%']:.2f}% to {ends['100%']:.2f}%"
+    if seeds > 1:
+        g = verdicts.clustered_se(loss)
+        recent: Stat | verdicts.NoVerdict = Stat(
+            g["estimate"],
+            se=g["se"],
+            df=g["df"],
             spec=".2f",
             unit=" points",
             label="loss from 100% to 1%",
-            note=f"{len(recent_loss)} models from May 2024 on: {recent_accuracy[0]:.2f}% to "
-            f"{recent_accuracy[1]:.2f}%, sd {recent_loss.std():.2f}",
-            rule_args={"limit": f"{len(recent_loss)} recent models"},
-        ),
+            note=words,
+            rule_args={"limit": f"{models} recent models x {seeds} seeds"},
+        )
+    else:
+        recent = verdicts.NoVerdict(
+            f"loss from 100% to 1% {loss.mean():.2f} points ({words})",
+            "one seed: no spread over seeds",
+            profile=profile,
+        )
+    one = float(np.median(timed))
+    rate_se, budgets = rate
+    return {
+        "recent": recent,
         "rate": Stat(
             slopes[d],
             se=rate_se,
+            df=budgets - 2,
             spec=".2f",
             label=f"log-log slope at d = {d}",
-            rule_args={"limit": f"the budgets from {4 * d} to 512 answers"},
+            rule_args={"limit": f"the {budgets} budgets from {4 * d} to 512 answers"},
             note="slopes " + ", ".join(f"{v:.2f} (d = {k})" for k, v in slopes.items()),
         ),
         "speed": Stat(

@@ -6,6 +6,7 @@ discrimination shares against chance, saturation, correct-set inclusion) are in
 from __future__ import annotations
 
 import warnings
+from collections.abc import Sequence
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -199,6 +200,21 @@ def data_sentence(dataset: str) -> str:
     )
 
 
+def power(alternative: Sequence[float], null: Sequence[float]) -> float:
+    """The share of an alternative world's redraws (e.g. every |a| < 0.25 truly at 0) whose share would
+    be judged above the `null` world's beyond its interval (`diag.excess_over_null`'s excess above
+    `verdicts.multiplier` (redraws - 1 df) SE): the test's power there."""
+    from jeirt.baselines import irt_diagnostics as diag
+    from jeirt_book import verdicts
+
+    q = verdicts.multiplier(len(null) - 1)
+    hits = []
+    for share in alternative:
+        e = diag.excess_over_null(share, null)
+        hits.append(e["excess"] - q * e["se"] > 0)
+    return float(np.mean(hits))
+
+
 # The numbers the page's claim rows read (`jeirt_book.verdicts.Stat`).
 
 
@@ -211,12 +227,16 @@ def where(cfg, name: str, questions: int, model: str = "2PL (no encoder)") -> di
     return {"data": f"{name}, {model}", "setting": run}
 
 
-def claim_stats(cfg, data: dict, shares: pd.DataFrame, per_item: dict, inclusion: pd.DataFrame, dataset: str) -> dict:
-    """The shares of falling and flat questions over their null worlds ('<share> <dataset>'),
-    saturation ('saturation <dataset>': predicted near-unanimous minus twice the strictly unanimous),
-    our forecast test ('forecast <dataset>') and inclusion over the 1PL's ('inclusion <benchmark>'),
-    each with its SE (`jeirt.baselines.irt_diagnostics`); `data`: name -> the dataset fitted;
-    `dataset`: the name of the page's dataset (inclusion's 'ds' rows)."""
+def claim_stats(
+    cfg, data: dict, shares: pd.DataFrame, per_item: dict, inclusion: pd.DataFrame, dataset: str, boot: dict
+) -> dict:
+    """The shares of falling and flat questions over their null worlds on the claims' boundaries
+    ('<share> <dataset>', on the redraws less one df), saturation ('saturation <dataset>': predicted
+    near-unanimous minus twice the strictly unanimous), our forecast test ('forecast <dataset>') and
+    inclusion over the 1PL's ('inclusion <benchmark>', its SE from `boot`: benchmark ->
+    `diag.inclusion_gap_se`, a bootstrap of the questions with the 1PL refitted), each with its SE
+    (`jeirt.baselines.irt_diagnostics`); `data`: name -> the dataset fitted; `dataset`: the name of
+    the page's dataset (inclusion's 'ds' rows)."""
     from jeirt.baselines import irt_diagnostics as diag
     from jeirt_book.verdicts import Stat
 
@@ -228,6 +248,7 @@ def claim_stats(cfg, data: dict, shares: pd.DataFrame, per_item: dict, inclusion
             stats[f"{column} {name}"] = Stat(
                 r["excess"],
                 se=r["se"],
+                df=int(r["replicates"]) - 1,
                 spec=".1%",
                 label="excess over the null",
                 note=f"{r['share']:.1%} vs null {r['null_mean']:.1%}, null sd {r['null_sd']:.1%}",
@@ -258,12 +279,18 @@ def claim_stats(cfg, data: dict, shares: pd.DataFrame, per_item: dict, inclusion
     for _, r in inclusion.iterrows():
         got, chance = r["R above diagonal"], r["1PL expects"]
         name = dataset if r["key"] == "ds" else "metabench"
+        b = boot[r["benchmark"]]
+        on = f"{b['replicates']} question resamples, 1PL refitted" + (
+            f", {b['models']} models" if b["models"] < r["models"] else ""
+        )
         stats[f"inclusion {r['benchmark']}"] = Stat(
             got - chance,
-            se=diag.share_gap_se(got, chance, r["questions"]),
+            se=b["se"],
+            df=b["replicates"] - 1,
             spec=".1%",
             label="R minus the 1PL's",
-            note=f"{got:.1%} (1PL {chance:.1%}); weakest 10%: {r['weakest 10%']:.1%} (1PL {r['weakest 10%, 1PL']:.1%})",
+            note=f"{got:.1%} (1PL {chance:.1%}); weakest 10% {r['weakest 10%']:.1%} "
+            f"(1PL {r['weakest 10%, 1PL']:.1%}); SE: {on}",
             rule_args={"limit": f"{r['questions']:,} questions"},
             **where(cfg, name, r["questions"], "1PL reference"),
         )

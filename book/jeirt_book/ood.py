@@ -25,16 +25,19 @@ def paper_layout(table: pd.DataFrame, alignment: pd.Series, encoder: str = "sent
 def dataset_stats(name: str, table: pd.DataFrame, alignment: pd.Series, rho: float, directions, seed: int = 0) -> dict:
     """One dataset's numbers ('<what> <name>'): the overall drop (points; se of the mean drop over
     the benchmarks left out), the range of the alignment cosines (x 100; bootstrap se over questions,
-    `alignment_range_se` on `directions`, the questions' directions with a 'benchmark' per row) and
-    Spearman's rho of alignment and drop (Fisher-z interval, `verdicts.rho_interval`)."""
+    `alignment_range_se` on `directions`, the questions' directions with a 'benchmark' per row; the
+    97.5% point of the same range over random partitions of the questions, `random_partition_ranges`,
+    as the null its direction must clear: the range is positive by construction) and Spearman's rho
+    of alignment and drop (Fisher-z interval, `verdicts.rho_interval`)."""
     import numpy as np
 
-    from jeirt.analysis.alignment import alignment_range_se
+    from jeirt.analysis.alignment import alignment_range_se, random_partition_ranges
     from jeirt_book.verdicts import Stat, rho_interval
 
     drops = -100 * table.drop(index="overall")["diff"]
     n = len(drops)
     x, groups = directions
+    null = 100 * random_partition_ranges(x, groups, seed=seed)
     return {
         f"drop {name}": Stat(
             -100 * float(table.loc["overall", "diff"]),
@@ -50,8 +53,9 @@ def dataset_stats(name: str, table: pd.DataFrame, alignment: pd.Series, rho: flo
             se=100 * alignment_range_se(x, groups, seed=seed),
             spec=".1f",
             label="range of the cosines",
-            note=f"{100 * alignment.min():.2f} to {100 * alignment.max():.2f}; se over questions",
-            rule_args={"limit": f"{len(alignment)} benchmarks"},
+            note=f"{100 * alignment.min():.2f} to {100 * alignment.max():.2f}; se over questions; random "
+            f"partitions of the questions {null.mean():.1f}, 97.5% {np.quantile(null, 0.975):.1f}",
+            rule_args={"limit": f"{len(alignment)} benchmarks", "null": float(np.quantile(null, 0.975))},
         ),
         f"trend {name}": Stat(
             rho,
@@ -85,7 +89,7 @@ def benchmark_stats(cfg, per_benchmark: pd.DataFrame) -> dict:
             note=f"the least of {len(each)}, all on the OOD page; all - leave-out, se over questions",
             data=f"{name}, {encoder}",
             setting=verdicts.setting(cfg, int(each["questions"].sum()), seeds=1),
-            rule_args={"limit": f"{weakest}: {int(w['questions'])} test questions"},
+            rule_args={"limit": f"{weakest}: {int(w['questions'])} questions"},
         )
     return stats
 
@@ -120,7 +124,7 @@ def mmlu_stats(
         excess = 100 * float(frame.at["mmlu", "drop"] - frame["drop"].drop("mmlu").mean())
         se, note, limit = 100 * np.sqrt(2 * 0.25 / q), said, f"{q} test questions of MMLU"
     else:
-        return {"mmlu": "not left out here"}
+        return {"mmlu": verdicts.NoVerdict("not left out here", "MMLU is not left out here")}
     return {
         "mmlu": Stat(
             float(excess),
@@ -135,15 +139,18 @@ def mmlu_stats(
     }
 
 
-def encoder_stats(per_benchmark: pd.DataFrame, name: str, encoders: list[str]) -> dict:
+def encoder_stats(per_benchmark: pd.DataFrame, name: str, encoders: list[str], profile: str) -> dict:
     """'The drops depend on the encoder': on dataset `name`, the benchmark whose drops (points) differ
-    most between `encoders` (two) relative to the se of the difference; words only with one encoder."""
+    most between `encoders` (two) relative to the se of the difference, its interval widened for the
+    largest of that many (`tests`); a `NoVerdict` with one encoder (the smoke `profile` fits one)."""
     import numpy as np
 
-    from jeirt_book.verdicts import Stat
+    from jeirt_book.verdicts import NoVerdict, Stat
 
     if len(encoders) < 2 or (name, encoders[1]) not in per_benchmark.index.droplevel("benchmark"):
-        return {"encoders": f"one encoder, {encoders[0]}"}
+        if profile == "smoke":
+            return {"encoders": NoVerdict(f"one encoder, {encoders[0]}", "the smoke profile fits one encoder", profile)}
+        return {"encoders": NoVerdict(f"one encoder, {encoders[0]}", "no second encoder's features ship with the data")}
     a, b = (per_benchmark.loc[(name, e)] for e in encoders[:2])
     diff, diff_se = a["drop"] - b["drop"], np.sqrt(a["se"] ** 2 + b["se"] ** 2)
     most = (diff.abs() / diff_se).idxmax()  # the benchmark that differs most
@@ -155,6 +162,7 @@ def encoder_stats(per_benchmark: pd.DataFrame, name: str, encoders: list[str]) -
             unit=" points",
             label=f"largest difference ({most})",
             note=f"{encoders[0]} - {encoders[1]}, of {len(diff)} benchmarks",
-            rule_args={"limit": f"{len(diff)} benchmarks, the largest of them chosen (no correction for the choice)"},
+            tests=len(diff),
+            rule_args={"limit": f"{len(diff)} benchmarks, the largest difference of them"},
         )
     }

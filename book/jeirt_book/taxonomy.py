@@ -71,32 +71,45 @@ MEASURES = {"purity": "purity", "inverse purity": "inverse purity", "nmi": "NMI"
 }
 
 
-def claim_stats(starts: pd.DataFrame) -> dict:
-    """Table 5's numbers over the k-means starts (`jeirt.analysis.taxonomy.agreement_over_starts`:
-    a 'learned' and a 'random' partition's measures per start), each with its se over the starts: every
-    measure of the learned clusters (by name), and the two asymmetries beyond the random partition's,
-    homogeneity over completeness ('homogeneity gap') and purity over inverse purity ('purity gap')."""
-    from jeirt_book.verdicts import Stat
+def claim_stats(starts: pd.DataFrame, k: int, comparable: str | None) -> dict:
+    """Table 5's numbers (K = `k` clusters) from `jeirt.analysis.taxonomy.agreement_over_starts`' rows,
+    a 'learned' and a 'random' partition's measures per k-means start, for one fit or for several
+    (rows on a (seed, start) index): each a mean with its SE over the seeds' means (a fit's training
+    noise is in it; seeds - 1 df), or over the starts with one fit (starts - 1 df). Every measure of
+    the learned clusters (by name; a `NoVerdict` with the reason `comparable` gives when K is not
+    comparable with Table 5's), NMI for partial alignment ('partial'; the random partitions' spread in
+    its note), and the two asymmetries beyond the random partition's, homogeneity over completeness
+    ('homogeneity gap') and purity over inverse purity ('purity gap')."""
+    from jeirt_book.verdicts import NoVerdict, Stat, mean_and_se
 
-    mean, se = starts.mean(), starts.sem()
+    by_seed = "seed" in starts.index.names and starts.index.get_level_values("seed").nunique() > 1
+    units = starts.groupby(level="seed").mean() if by_seed else starts  # one row per fit, or per start
+    df = len(units) - 1
+    over = f"{len(units)} fits" if by_seed else f"{len(units)} k-means starts"
+
+    def spread(values: pd.Series) -> dict:
+        mean, se = mean_and_se(values)
+        return {"value": mean, "se": se, "df": df}
+
+    mean = units.mean()
     null = starts["random"]["nmi"]
-    stats = {
-        col: Stat(
-            mean["learned", col],
-            se=se["learned", col],
-            label=name,
-            note=f"random {mean['random', col]:.3f}" + (f" +- {null.std():.3f} sd" if col == "nmi" else ""),
-        )
-        for col, name in MEASURES.items()
-    }
-    excess = starts["learned"] - starts["random"]  # per start
+    stats: dict = {}
+    for col, name in MEASURES.items():
+        s = spread(units["learned", col])
+        words = f"{name} {s['value']:.3f} +- {s['se']:.3f} (K = {k}; random {mean['random', col]:.3f})"
+        note = f"K = {k}, SE over {over}; random {mean['random', col]:.3f}"
+        stats[col] = NoVerdict(words, comparable) if comparable else Stat(**s, label=name, note=note)
+    stats["partial"] = Stat(
+        **spread(units["learned", "nmi"]),
+        label="NMI",
+        note=f"K = {k}, SE over {over}; random {null.mean():.3f} +- {null.std():.3f} sd",
+    )
+    excess = units["learned"] - units["random"]  # per fit (or start)
     for key, first, second in (("homogeneity", "homogeneity", "completeness"), ("purity", "purity", "inverse purity")):
-        g = excess[first] - excess[second]
         stats[f"{key} gap"] = Stat(
-            g.mean(),
-            se=g.sem(),
+            **spread(excess[first] - excess[second]),
             spec="+.3f",
             label=f"{first} - {second}, beyond the random partition's",
-            note=f"{mean['learned', first]:.3f} vs {mean['learned', second]:.3f}",
+            note=f"K = {k}, SE over {over}; {mean['learned', first]:.3f} vs {mean['learned', second]:.3f}",
         )
     return stats

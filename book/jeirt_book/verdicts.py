@@ -1,24 +1,23 @@
 """The verdicts results pages print about the paper's claims: one power-aware engine, rows declared as tables.
 
-A page never writes "holds" by hand. It declares its claims as a short table, one dict per row:
-the claim, its source, the paper's words, the statistic it reads (`stat=`, a name into the page's
-dict of `Stat`s) and the rule with its threshold. `show` completes the rows (`declare`) and turns
-each into a `Claim` whose verdict the named rule computed (`judge`):
+A page never writes "holds" by hand. Its claims are data: rows in `claims.yml` beside this module
+(`jeirt_book.claims` reads them), each the claim, its source, the paper's words, the statistic it
+reads (`stat:`, a name into the page's dict of `Stat`s) and the rule with its threshold. The page
+computes its statistics and calls `claims.show`, which fills the rows in and hands them to `show`;
+`show` completes them (`declare`) and turns each into a `Claim` whose verdict the named rule
+computed (`judge`):
 
-    stats = ood.dataset_stats(...)   # name -> Stat(value, se= or interval=, spec, unit, label, note)
-    verdicts.show("ood_paper_vs_book", [
-        dict(claim="leaving a benchmark out lowers its accuracy (Table 3)", source="paper: Table 3",
-             paper=("t3.modernbert.diff.overall", "t3.sent.diff.overall"), stat="drop mmlu_pro",
-             rule="matches", value=(1.8, 4.5), margin=2.0, sign=1),
-        dict(claim=..., source="v2 summary", stat="ranks", rule="untestable", why="one encoder here"),
-    ], stats, data=where, setting=run, limit="14 benchmarks")
+    stats = ood.dataset_stats(...)   # name -> Stat(value, se=, df= or interval=, spec, unit, label, note)
+    claims.show("ood", stats, values, data=where, setting=run)   # the rows of claims.yml's 'ood:'
 
 A `Stat` is a number with its spread and how it prints: the row's 'this book' cell is `Stat.text()`
-('overall drop +2.10 +- 0.40 points (benchmarks: ...)'), its estimate and se (or interval) go to
-the rule, and the measurement's own data, setting and `rule_args` (limit=, a band set by the data)
-fill what the row leaves out. A `str` in place of a Stat is the text of a row with no number (a
-not-testable one). The statistics are computed by library functions (`jeirt_book.<page>`'s
-`*_stats`, on `jeirt.analysis` and `jeirt.tasks`), so a page's hidden code is the table alone.
+('overall drop +2.10 +- 0.40 points (benchmarks: ...)'), its estimate, se and degrees of freedom
+(or interval) go to the rule, and the measurement's own data, setting and `rule_args` (limit=, a
+band set by the data) fill what the row leaves out. A `NoVerdict` in place of a Stat is a statistic
+the data cannot decide (one seed, one encoder): its row is not testable, or inconclusive for a
+number without a spread, with the reason it gives. A `Curve` is what a `peak` row reads. The
+statistics are computed by functions of the book's package (`jeirt_book.<page>`'s `*_stats`, on
+`jeirt.analysis` and `jeirt.tasks`), so a page's hidden code is the values the rows name.
 
 Row keys: `claim` (a few words, with the place), `source`, `paper` (`jeirt_book.paper.quote` or
 `paper.no_number`, or a tuple of quote keys), `ours` (from the stat, or given), `data` (dataset
@@ -29,12 +28,19 @@ e.g. 'paper: Sec. 3.1, Fig. 1'), 'v2 summary' (the AI-written summary of the pap
 paper), 'IRT-Net: "<its words>"' (quoted from ../shared/paper/irt-net.md), 'this book' (the book's
 own tests) and 'mathematics' (numerical checks of the paper's propositions, listed outside the tally).
 
-The spread convention, used by every rule: an interval is the estimate +- `SE_MULTIPLIER` (= 2)
-standard errors (SE), about 95% for a normal estimate; a rule given `interval=(low, high)` in place
-of `se` (a Fisher-z rho interval, a bootstrap percentile interval) uses it as that interval.
+The spread convention, used by every rule: an interval is the estimate +- q standard errors (SE),
+q = `multiplier(df, tests)`: `SE_MULTIPLIER` (= 2, about 95%) for a normal estimate, and the t
+quantile t(0.975, df) where it is larger, for an SE from few replicates (`df`: its degrees of
+freedom, e.g. 3 seeds: df = 2, q = 4.30); `tests` > 1 widens it for the largest of that many
+comparisons (Bonferroni). A rule given `interval=(low, high)` in place of `se` (a Fisher-z rho
+interval, a bootstrap percentile interval) uses it as that interval. What the SE is made of is the
+page's: both sides' noise (a trained reference refitted over the same seeds, paired by seed:
+`paired_over_seeds`), (seed, model) rows clustered by seed and by model (`clustered_se`), and one
+noise model for all the rows that read one curve (`paired_over_seeds` on its per-seed values).
 Every rule first asks what the data can resolve (is the interval narrower than the effect, the margin
-or the headroom at stake?), then reads the estimate. Verdicts (`VERDICTS`, the leading words; reasons
-and numbers come after them, never inside):
+or the headroom at stake?), then reads the estimate; scripts/calibrate_rules.py checks each kind of
+rule on planted worlds (on the claim's boundary "holds" at most 5% of the time, far from it at least
+80%). Verdicts (`VERDICTS`, the leading words; reasons and numbers come after them, never inside):
 
     holds                  the interval excludes the claim's negation
     matches within noise   the paper's value lies inside an interval narrow enough (half-width at
@@ -51,15 +57,18 @@ The rules (`RULES`; each returns the verdict text and the rule in words, which t
     above     one-sided, estimate > bound (optionally by at least `size`): holds when low > bound
               (and > size when given); holds in direction when low > bound but high < size; does
               not hold when high < bound + margin; inconclusive otherwise, or when `headroom` (the
-              most the data allows, e.g. oracle minus best model) is below the size claimed
+              most the data allows, e.g. oracle minus best model) is below the size claimed, or
+              when `given` (what, low, high: the interval of a premise the claim rests on, e.g. the
+              mean gain whose spread over models is judged) does not lie above 0
     below     the mirror of `above`: estimate < bound
     matches   two-sided, estimate equals the paper's `value` within `margin`: holds when the interval
               lies inside value +- margin; matches within noise when it holds the value and its
-              half-width is at most the margin; `sign` (+1 or -1: the claim also says which way,
-              e.g. 'lowers accuracy, by 12 points'): holds in direction when the interval excludes
-              `null` (default 0; 0.5 for an AUC) on that side but not the size (too wide to test
-              it, or off it); else inconclusive when the half-width exceeds the margin, does not
-              hold when it excludes the value.
+              half-width is at most the margin; an interval wholly outside value +- margin refutes
+              the size, however wide it is: does not hold, or, with `sign` (+1 or -1: the claim
+              also says which way, e.g. 'lowers accuracy, by 12 points'), holds in direction when
+              it excludes `null` (default 0; 0.5 for an AUC) on that side; an interval that
+              reaches into value +- margin but is wider than the margin: holds in direction when it
+              excludes `null` on the claimed side (the size untested), else inconclusive.
               `floor` (with `floor_se`): what a trivial method scores on the same scale (1% of
               the answers, the prior mean); when the floor would match too, the test has no
               power and the verdict is inconclusive
@@ -69,10 +78,11 @@ The rules (`RULES`; each returns the verdict text and the rule in words, which t
     between   estimate strictly inside (low_band, high_band), e.g. better than a null band and
               short of perfect: holds when the interval is inside, does not hold when it is wholly
               outside, else inconclusive
-    peak      a curve peaks at `at`: inconclusive when the curve's span (max - min) is within
-              SE_MULTIPLIER x sqrt(2) x the `se` of a point (its seed spread); else holds when `at`
-              is the only point within that distance of the best, matches within noise when it is
-              one of several, does not hold when it is not among them
+    peak      a curve peaks at `at`, read on its per-seed values (x -> one value per seed, the
+              seeds in one order), each point's gap to `at` paired over the seeds (t, seeds - 1
+              df): holds when `at` is above every other point beyond q SE; does not hold when some
+              point is above `at` beyond the quantile for the largest of the k - 1 comparisons;
+              otherwise inconclusive (flat around `at` within its noise)
     unresolved  'inconclusive here: <limit> (why)' for a number without a spread (one draw, one seed)
     untestable  'not testable ...' with `why` (and `profile` for the smoke slice)
 
@@ -82,9 +92,12 @@ verdicts by source (the paper's claims alone, each other source apart, the mathe
 
     python -m jeirt_book.verdicts tally results/claims_full_mmlu_pro.json
 
-prints that tally. tests/test_book.py checks that every results page builds its table here, quotes
-the paper through `jeirt_book.paper` and writes no verdict by hand; tests/test_verdicts.py plants data
-where a claim is true, false and pure noise.
+prints that tally; scripts/compare_claims.py lists the rows whose category moved between two builds.
+Every decided row must be able to turn (`can_turn`: its rule, moved along its estimate with its spread
+and thresholds kept, reaches the opposite verdict), or `show` refuses it. tests/test_book.py checks
+that every results page builds its table here, quotes the paper through `jeirt_book.paper` and writes
+no verdict by hand; tests/test_verdicts.py plants data where a claim is true, false and pure noise,
+and `jeirt_book.calibration` (scripts/calibrate_rules.py) plants 200 of each world per kind of rule.
 """
 
 from __future__ import annotations
@@ -93,10 +106,11 @@ import json
 import math
 import os
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 HOLDS = "holds"
@@ -146,13 +160,38 @@ def _g(x: float) -> str:
     return f"{x:.3g}"
 
 
-def _interval(estimate: float, se: float | None, interval: Sequence[float] | None) -> tuple[float, float]:
-    """The interval a rule reads: `interval` as given, or estimate +- SE_MULTIPLIER x `se`."""
+def multiplier(df: float | None = None, tests: int = 1) -> float:
+    """How many SEs an interval reaches either side: `SE_MULTIPLIER` (2) for a normal estimate, or the
+    t quantile t(1 - 0.025 / tests, df) where that is larger (an SE from `df` degrees of freedom: 3
+    seeds give df = 2 and 4.30); `tests` > 1 for the largest of that many comparisons (Bonferroni:
+    the normal quantile 1 - 0.025 / tests without `df`)."""
+    from scipy import stats
+
+    if tests < 1 or int(tests) != tests:
+        raise ValueError(f"tests={tests}; expected a whole number of comparisons, at least 1.")
+    level = 1 - 0.025 / tests
+    if df is None:
+        return max(SE_MULTIPLIER, float(stats.norm.ppf(level)))
+    if not (math.isfinite(float(df)) and df > 0):
+        raise ValueError(f"df={df}; expected positive degrees of freedom (replicates - 1), or None for a normal SE.")
+    return max(SE_MULTIPLIER, float(stats.t.ppf(level, df)))
+
+
+def _interval(
+    estimate: float,
+    se: float | None,
+    interval: Sequence[float] | None,
+    df: float | None = None,
+    tests: int = 1,
+) -> tuple[float, float]:
+    """The interval a rule reads: `interval` as given, or estimate +- `multiplier(df, tests)` x `se`."""
     if not math.isfinite(float(estimate)):
         raise ValueError(f"estimate={estimate}; expected a finite number.")
     if (se is None) == (interval is None):
         raise ValueError("give the estimate's spread as se= (a standard error) or interval=(low, high), one of them.")
     if interval is not None:
+        if df is not None or tests != 1:
+            raise ValueError("df= and tests= widen an se; an interval given as interval= is read as it is.")
         lo, hi = (float(v) for v in interval)
         if not lo <= hi:
             raise ValueError(f"interval={interval}; expected (low, high) with low <= high.")
@@ -160,7 +199,17 @@ def _interval(estimate: float, se: float | None, interval: Sequence[float] | Non
     assert se is not None  # one of the two, checked above
     if not (math.isfinite(float(se)) and se >= 0):
         raise ValueError(f"se={se}; expected a finite, non-negative standard error.")
-    return float(estimate) - SE_MULTIPLIER * se, float(estimate) + SE_MULTIPLIER * se
+    q = multiplier(df, tests)
+    return float(estimate) - q * se, float(estimate) + q * se
+
+
+def _spread_words(interval: Sequence[float] | None, df: float | None = None, tests: int = 1) -> str:
+    """How a rule's interval was made, for its words: 'interval +-2 SE', '+-4.3 SE (t, 2 df)', 'given'."""
+    if interval is not None:
+        return "interval given"
+    words = f"interval +-{_g(multiplier(df, tests))} SE"
+    detail = ([f"t, {_g(df)} df"] if df is not None else []) + ([f"largest of {tests}"] if tests > 1 else [])
+    return words + (f" ({'; '.join(detail)})" if detail else "")
 
 
 def above(
@@ -170,14 +219,18 @@ def above(
     bound: float = 0.0,
     se: float | None = None,
     interval: Sequence[float] | None = None,
+    df: float | None = None,
+    tests: int = 1,
     size: float | None = None,
     margin: float = 0.0,
     headroom: float | None = None,
+    given: Sequence | None = None,
 ) -> tuple[str, str]:
     """One-sided claim 'estimate > bound' (by at least `size` when given): (verdict, rule in words).
     `margin`: the smallest excess that matters (below bound + margin the claim fails); `headroom`: the
-    largest value the data allows (a claimed size above it is inconclusive)."""
-    return _one_sided(estimate, limit, bound, se, interval, size, margin, headroom, sign=1.0)
+    largest value the data allows (a claimed size above it is inconclusive); `given`: (what, low, high),
+    the interval of a premise the claim rests on, which must lie above 0 for the claim to be read."""
+    return _one_sided(estimate, limit, bound, (se, interval, df, tests), size, margin, headroom, given, sign=1.0)
 
 
 def below(
@@ -187,29 +240,37 @@ def below(
     bound: float = 0.0,
     se: float | None = None,
     interval: Sequence[float] | None = None,
+    df: float | None = None,
+    tests: int = 1,
     size: float | None = None,
     margin: float = 0.0,
     headroom: float | None = None,
+    given: Sequence | None = None,
 ) -> tuple[str, str]:
     """One-sided claim 'estimate < bound' (by `size`, i.e. below `size`, when given): the mirror of `above`;
     `headroom` is then the lowest value the data allows."""
-    return _one_sided(estimate, limit, bound, se, interval, size, margin, headroom, sign=-1.0)
+    return _one_sided(estimate, limit, bound, (se, interval, df, tests), size, margin, headroom, given, sign=-1.0)
 
 
-def _one_sided(estimate, limit, bound, se, interval, size, margin, headroom, sign: float) -> tuple[str, str]:
-    """`above` (sign 1) and `below` (sign -1) on the flipped axis."""
+def _one_sided(estimate, limit, bound, spread, size, margin, headroom, given, sign: float) -> tuple[str, str]:
+    """`above` (sign 1) and `below` (sign -1) on the flipped axis; `spread`: (se, interval, df, tests)."""
     inconclusive(limit)  # checks the words up front, so a missing reason fails on every machine
     if margin < 0:
         raise ValueError(f"margin={margin}; expected a non-negative smallest effect that matters.")
-    lo, hi = _interval(estimate, se, interval)
+    lo, hi = _interval(estimate, *spread)
     op, lo_s, hi_s = (">", lo, hi) if sign > 0 else ("<", -hi, -lo)
     b, s = sign * bound, None if size is None else sign * size
     if s is not None and s < b:
         raise ValueError(f"size={size} lies on the wrong side of bound={bound} for a claim 'estimate {op} bound'.")
     rule = f"one-sided: estimate {op} {_g(bound)}" + (f" by at least {_g(size)}" if size is not None else "")
-    rule += f"; interval +-{_g(SE_MULTIPLIER)} SE" if interval is None else "; interval given"
+    rule += "; " + _spread_words(spread[1], *spread[2:])
     rule += f"; fails beyond a margin of {_g(margin)}" if margin else ""
     span = f"interval {_g(lo)} to {_g(hi)}"
+    if given is not None:
+        what, g_lo, g_hi = given
+        rule += f"; read only where {what} lies above 0"
+        if not float(g_lo) > 0:
+            return inconclusive(limit, f"{what} is not above 0 beyond noise: interval {_g(g_lo)} to {_g(g_hi)}"), rule
     if headroom is not None and sign * headroom <= (s if s is not None else b + margin):
         return inconclusive(limit, f"the most the data allows is {_g(headroom)}; {span}"), rule
     target = s if s is not None else b
@@ -230,10 +291,12 @@ def matches(
     limit: str,
     se: float | None = None,
     interval: Sequence[float] | None = None,
+    df: float | None = None,
     sign: int = 0,
     null: float = 0.0,
     floor: float | None = None,
     floor_se: float | None = None,
+    floor_df: float | None = None,
 ) -> tuple[str, str]:
     """Two-sided claim 'estimate equals the paper's `value`' (a number, or a (low, high) range of its
     settings) within `margin`, the smallest difference that matters; `sign` +1 / -1 when the claim
@@ -246,28 +309,32 @@ def matches(
         raise ValueError(f"value={value}; expected a number or a (low, high) range with low <= high.")
     if sign not in (-1, 0, 1):
         raise ValueError(f"sign={sign}; expected +1 or -1 (the claim's direction) or 0 (none).")
-    lo, hi = _interval(estimate, se, interval)
+    lo, hi = _interval(estimate, se, interval, df)
     rule = f"equals {_g(v_lo)}" + (f" to {_g(v_hi)}" if v_hi > v_lo else "") + f" within +-{_g(margin)}"
-    rule += f"; interval +-{_g(SE_MULTIPLIER)} SE" if interval is None else "; interval given"
+    rule += "; " + _spread_words(interval, df)
     rule += f"; direction {'>' if sign > 0 else '<'} {_g(null)}" if sign else ""
     wide = (hi - lo) / 2 > margin
     span = f"interval {_g(lo)} to {_g(hi)}"
     if floor is not None:
         if floor_se is None:
             raise ValueError("floor= needs floor_se=, the standard error of the trivial method's score.")
-        f_lo, f_hi = _interval(floor, floor_se, None)
+        f_lo, f_hi = _interval(floor, floor_se, None, floor_df)
         if f_hi >= v_lo - margin and f_lo <= v_hi + margin:
-            return inconclusive(limit, f"the floor {_g(floor)} +-{_g(2 * floor_se)} matches too: no power"), rule
+            return inconclusive(
+                limit, f"the floor {_g(floor)} (interval {_g(f_lo)} to {_g(f_hi)}) matches too: no power"
+            ), rule
     if not wide and v_lo - margin <= lo and hi <= v_hi + margin:
         return HOLDS, rule
     if not wide and lo <= v_hi and hi >= v_lo:
         return NOISE, rule
-    if sign and (lo > null if sign > 0 else hi < null):
-        why = f"the size: {span} is wider than the margin +-{_g(margin)}" if wide else f"{span} misses the size"
-        return f"{DIRECTION} ({why})", rule
-    if wide:
-        return inconclusive(limit, f"{span} is wider than the margin +-{_g(margin)}"), rule
-    return FAILS, rule
+    directed = sign != 0 and (lo > null if sign > 0 else hi < null)
+    if hi < v_lo - margin or lo > v_hi + margin:  # the size refuted, however wide the interval
+        return (f"{DIRECTION} ({span} misses the size)", rule) if directed else (FAILS, rule)
+    # the interval reaches into value +- margin without lying inside it: the size is neither shown nor refuted
+    why = f"{span} is wider than the margin +-{_g(margin)}" if wide else f"{span} straddles the margin's edge"
+    if directed:
+        return f"{DIRECTION} (the size untested: {why})", rule
+    return inconclusive(limit, why), rule
 
 
 def bound(
@@ -279,6 +346,7 @@ def bound(
     side: str = "<=",
     se: float | None = None,
     interval: Sequence[float] | None = None,
+    df: float | None = None,
 ) -> tuple[str, str]:
     """A bound of the paper, 'estimate <= bound' (or '>='), tested as a bound: (verdict, rule in words).
     `margin`: how far across the bound an interval may reach and still count as on it."""
@@ -287,10 +355,8 @@ def bound(
         raise ValueError(f"side={side!r}; expected '<=' or '>='.")
     if margin < 0:
         raise ValueError(f"margin={margin}; expected a non-negative number.")
-    lo, hi = _interval(estimate, se, interval)
-    rule = f"bound: estimate {side} {_g(bound)}; interval " + (
-        f"+-{_g(SE_MULTIPLIER)} SE" if interval is None else "given"
-    )
+    lo, hi = _interval(estimate, se, interval, df)
+    rule = f"bound: estimate {side} {_g(bound)}; " + _spread_words(interval, df)
     obeys, breaks = (hi <= bound, lo > bound) if side == "<=" else (lo >= bound, hi < bound)
     if obeys:
         return HOLDS, rule
@@ -309,16 +375,15 @@ def between(
     limit: str,
     se: float | None = None,
     interval: Sequence[float] | None = None,
+    df: float | None = None,
 ) -> tuple[str, str]:
     """Claim 'low < estimate < high' (e.g. above a null band from random partitions and short of an
     upper band): (verdict, rule in words)."""
     inconclusive(limit)
     if not low < high:
         raise ValueError(f"low={low}, high={high}; expected low < high.")
-    lo, hi = _interval(estimate, se, interval)
-    rule = f"between {_g(low)} and {_g(high)}; interval " + (
-        f"+-{_g(SE_MULTIPLIER)} SE" if interval is None else "given"
-    )
+    lo, hi = _interval(estimate, se, interval, df)
+    rule = f"between {_g(low)} and {_g(high)}; " + _spread_words(interval, df)
     if low < lo and hi < high:
         return HOLDS, rule
     if hi <= low or lo >= high:
@@ -326,23 +391,33 @@ def between(
     return inconclusive(limit, f"interval {_g(lo)} to {_g(hi)} crosses a band's edge"), rule
 
 
-def peak(curve: Mapping[float, float], *, at: float, se: float, limit: str) -> tuple[str, str]:
-    """Claim 'the curve peaks at `at`', judged against the `se` of one point (its seed spread): two
-    points differ beyond noise when their gap exceeds SE_MULTIPLIER x sqrt(2) x se."""
+def peak(curve: Mapping, *, at: float, limit: str) -> tuple[str, str]:
+    """Claim 'the curve peaks at `at`', on the curve's per-seed values (`curve`: x -> one value per seed,
+    the seeds in the same order for every x), each point's gap to `at` paired over the seeds: holds when
+    `at` is above every other point beyond `multiplier(seeds - 1)` SE of its gap (each comparison must
+    pass, so no correction for their number); does not hold when some point is above `at` beyond the
+    quantile for the largest of the k - 1 comparisons (`multiplier(seeds - 1, k - 1)`); otherwise the
+    curve is flat around `at` within its noise: inconclusive (whether `at` shares a top with its
+    neighbours or the curve is flat throughout, a peak at `at` is not shown)."""
     inconclusive(limit)
-    if at not in curve:
-        raise ValueError(f"at={at} is not a point of the curve {sorted(curve)}; measure it there first.")
-    if not (math.isfinite(se) and se >= 0):
-        raise ValueError(f"se={se}; expected a finite, non-negative standard error.")
-    tie = SE_MULTIPLIER * math.sqrt(2) * se
-    best, span = max(curve.values()), max(curve.values()) - min(curve.values())
-    rule = f"peak at {_g(at)}: points within {_g(tie)} ({_g(SE_MULTIPLIER)} SE of a difference) of the best tie"
-    if span <= tie:
-        return inconclusive(limit, f"the curve spans {_g(span)}, within its noise {_g(tie)}"), rule
-    near = [x for x, v in curve.items() if v >= best - tie]
-    if at not in near:
+    points = {float(x): [float(v) for v in values] for x, values in curve.items()}
+    if float(at) not in points:
+        raise ValueError(f"at={at} is not a point of the curve {sorted(points)}; measure it there first.")
+    n_seeds = {len(v) for v in points.values()}
+    if len(n_seeds) != 1 or min(n_seeds) < 2 or len(points) < 2:
+        raise ValueError(f"curve: {sorted(n_seeds)} value(s) per point; give 2 points or more, one value per seed.")
+    df, others = min(n_seeds) - 1, len(points) - 1
+    q, q_any = multiplier(df), multiplier(df, tests=others)
+    gaps = [mean_and_se([a - b for a, b in zip(points[float(at)], v)]) for x, v in points.items() if x != float(at)]
+    rule = (
+        f"peak at {_g(at)}: above every other point beyond +-{_g(q)} SE of the gap paired over seeds; "
+        f"below one beyond +-{_g(q_any)} SE (the largest of {others}) fails"
+    )
+    if all(g - q * se > 0 for g, se in gaps):
+        return HOLDS, rule
+    if any(g + q_any * se < 0 for g, se in gaps):
         return FAILS, rule
-    return (HOLDS if near == [at] else NOISE), rule
+    return inconclusive(limit, f"the curve is flat around {_g(at)} within its noise"), rule
 
 
 def unresolved(limit: str, why: str) -> tuple[str, str]:
@@ -358,7 +433,7 @@ def untestable(why: str, profile: str | None = None) -> tuple[str, str]:
     return verdict(None, why=why, profile=profile), "not testable"
 
 
-RULES = {
+RULES: dict[str, Callable[..., tuple[str, str]]] = {
     "above": above,
     "below": below,
     "matches": matches,
@@ -413,12 +488,55 @@ def compared(gap: float, se: float, sds: float = SE_MULTIPLIER) -> str:
 
 def mean_and_se(gaps) -> tuple[float, float]:
     """Mean and standard error of paired differences (one per model, seed or start)."""
-    import numpy as np
-
     gaps = np.asarray(gaps, dtype=float)
     if len(gaps) < 2:
         raise ValueError(f"{len(gaps)} paired difference(s); a standard error needs at least 2.")
     return float(gaps.mean()), float(gaps.std(ddof=1) / np.sqrt(len(gaps)))
+
+
+def paired_over_seeds(gaps) -> dict:
+    """A gap paired by seed (one value per seed: a method minus the reference trained on the same split
+    from the same seed, or two points of one curve), as a rule reads it: {'estimate', 'se', 'df'}, the
+    mean, its SE over the seeds and seeds - 1 degrees of freedom (t quantiles: 3 seeds decide only a
+    gap of 4.3 SE)."""
+    mean, se = mean_and_se(gaps)
+    return {"estimate": mean, "se": se, "df": len(np.asarray(gaps)) - 1}
+
+
+def clustered_se(values: pd.Series) -> dict:
+    """The mean of per-(seed, model) values (`values`: a Series on a (seed, model) MultiIndex, e.g. one
+    held-out model's gap per seed) with an SE clustered by seed and by model, as a rule reads it:
+    {'estimate', 'se', 'df'}. Rows of one seed share that seed's fits and split; rows of one model share
+    the model: neither is an independent draw. Two-way cluster-robust variance (Cameron, Gelbach and
+    Miller 2011): V_seed + V_model - V_rows, at least the larger of the first two; its degrees of
+    freedom by Satterthwaite's approximation over the three parts (each on its clusters - 1), so a seed
+    part that is large leaves the few seeds' df and a small one leaves the models' (planted worlds:
+    "holds" at most 3.3% on the boundary, scripts/calibrate_rules.py). With models nested in seeds
+    (other models per seed) it is the SE of the per-seed means; with the same models in every seed it
+    adds the models' spread."""
+    if not isinstance(values.index, pd.MultiIndex) or values.index.nlevels != 2:
+        raise ValueError("values: a Series on a (seed, model) MultiIndex, one value per pair.")
+    x = values.astype(float).dropna()
+    seeds, models = (x.index.get_level_values(i) for i in (0, 1))
+    n_seeds, n_models = len(set(seeds)), len(set(models))
+    if n_seeds < 2 or n_models < 2:
+        raise ValueError(f"{n_seeds} seed(s) and {n_models} model(s); an SE clustered by both needs 2 of each.")
+    residual = x - x.mean()
+
+    def cluster_variance(groups) -> tuple[float, int]:
+        sums = residual.groupby(np.asarray(groups)).sum().to_numpy()
+        g = len(sums)
+        return float(g / (g - 1) * (sums**2).sum() / len(x) ** 2), g - 1
+
+    (v_seed, df_seed), (v_model, df_model), (v_rows, df_rows) = (
+        cluster_variance(groups) for groups in (seeds, models, np.arange(len(x)))
+    )
+    v = v_seed + v_model - v_rows
+    if v < max(v_seed, v_model):  # the larger one-way part, on its own clusters
+        v, df = (v_seed, float(df_seed)) if v_seed >= v_model else (v_model, float(df_model))
+    else:
+        df = v**2 / (v_seed**2 / df_seed + v_model**2 / df_model + v_rows**2 / df_rows)
+    return {"estimate": float(x.mean()), "se": float(np.sqrt(v)), "df": float(max(df, 1.0))}
 
 
 def source_kind(source: str) -> str:
@@ -451,9 +569,14 @@ class Claim:
     setting: str = ""  # `setting(cfg, ...)`: profile, test questions, d, seeds
     source: str = ""  # one of SOURCES, with its place: 'paper: Table 5', 'v2 summary', 'this book', ...
     rule: str = ""  # the rule that gave the verdict, in words
+    # what the rule read: {'rule': its name in RULES, and its arguments}, numbers and words only, so a
+    # build's rows can be judged again (scripts/compare_claims.py, tests of each row's rule)
+    inputs: dict = field(default_factory=dict, compare=False)
 
     def __post_init__(self) -> None:
         for f in fields(self):
+            if f.name == "inputs":
+                continue
             value = getattr(self, f.name)
             if not isinstance(value, str) or (f.name not in ("setting", "source", "rule") and not value.strip()):
                 raise ValueError(f"Claim.{f.name}={value!r}; expected a non-empty string.")
@@ -474,6 +597,35 @@ ROW_KEYS = ("claim", "source", "paper", "ours", "data", "setting", "rule")
 
 
 @dataclass(frozen=True)
+class NoVerdict:
+    """A statistic the data cannot decide, in place of a `Stat` in a page's stats: the row that reads it
+    becomes not testable ('not testable here: why', or in the smoke `profile`), or, for a number without
+    a spread (`limit` given: one seed, one draw), inconclusive with `why` (`unresolved`)."""
+
+    words: str  # the row's 'this book' cell ('1 peak at 0.92', 'not fitted (one encoder)')
+    why: str  # why no verdict: 'one benchmark', 'one seed: no spread'
+    profile: str | None = None  # the profile that cannot carry the claim (the smoke slice), if that is why
+    limit: str | None = None  # a number measured without a spread: 'inconclusive here: <limit> (why)'
+
+    def __post_init__(self) -> None:
+        if not self.words.strip() or not self.why.strip():
+            raise ValueError("NoVerdict: give the row's words and why the data cannot decide it.")
+
+    def __str__(self) -> str:
+        return f"{self.words} (no verdict: {self.why})"
+
+    def text(self) -> str:
+        """The row's 'this book' cell."""
+        return self.words
+
+    def rule_args(self) -> dict:
+        """The row's rule and its arguments: `unresolved` with `limit`, else `untestable`."""
+        if self.limit is not None:
+            return {"rule": "unresolved", "limit": self.limit, "why": self.why}
+        return {"rule": "untestable", "why": self.why} | ({"profile": self.profile} if self.profile else {})
+
+
+@dataclass(frozen=True)
 class Stat:
     """A number a declared row reads (`declare`'s `stat=`): its value, its spread (a standard error `se`
     or an `interval`) and how it prints, so the row's 'this book' cell comes from the number itself:
@@ -482,6 +634,8 @@ class Stat:
     value: float
     se: float | None = None
     interval: tuple[float, float] | None = None
+    df: float | None = None  # the se's degrees of freedom where it rests on few replicates (seeds - 1)
+    tests: int = 1  # the largest of this many comparisons (its interval widened for the choice)
     spec: str = ".3f"  # format spec of the value and its spread ('.1f', '.1%', '.3g')
     unit: str = ""  # after each number ('%', ' points', ' s')
     label: str = ""  # what the number is, before it ('own-minus-global gap')
@@ -496,7 +650,7 @@ class Stat:
         if self.se is None and self.interval is None:
             _interval(self.value, 0.0, None)  # checks the value alone
         else:
-            _interval(self.value, self.se, self.interval)
+            _interval(self.value, self.se, self.interval, self.df, self.tests)
 
     def spread(self) -> dict:
         """The rule arguments: estimate and se (or interval); a Stat without a spread has none to give."""
@@ -508,6 +662,8 @@ class Stat:
         out: dict = {"estimate": float(self.value)}
         if self.se is not None:
             out["se"] = float(self.se)
+            out |= {"df": float(self.df)} if self.df is not None else {}
+            out |= {"tests": int(self.tests)} if self.tests != 1 else {}
         else:
             out["interval"] = tuple(float(v) for v in self.interval)  # type: ignore[union-attr]
         return out
@@ -524,6 +680,10 @@ class Stat:
         words = f"{self.label} {num(self.value)}" if self.label else num(self.value)
         if self.se is not None:
             words += f" +- {num(self.se, spread=True)}{self.unit}"
+            said = [f"SE on {self.df:g} df"] if self.df is not None else []
+            said += [f"the largest of {self.tests}"] if self.tests != 1 else []
+            if said:
+                return words + f" ({'; '.join(said + ([self.note] if self.note else []))})"
         elif self.interval is None:
             words += self.unit
         else:  # the interval and the note share one parenthesis
@@ -532,12 +692,39 @@ class Stat:
         return words + (f" ({self.note})" if self.note else "")
 
 
-def declare(rows: Sequence[Mapping], stats: Mapping[str, Stat | str] | None = None, **shared) -> list[dict]:
+@dataclass(frozen=True)
+class Curve:
+    """A curve a `peak` row reads, in place of a `Stat`: per point x its values, one per seed in one
+    order (`peak` pairs the points over the seeds), and the row's 'this book' cell."""
+
+    values: Mapping  # x -> [one value per seed]
+    words: str  # the 'this book' cell ('best d = 128 (all-mpnet-base-v2)')
+    data: str = ""
+    setting: str = ""
+    rule_args: Mapping = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        counts = {len(v) for v in self.values.values()}
+        if len(self.values) < 2 or len(counts) != 1 or min(counts) < 2:
+            raise ValueError("Curve: give 2 points or more, each with one value per seed (2 seeds or more).")
+
+    def spread(self) -> dict:
+        return {"curve": {x: [float(v) for v in vals] for x, vals in self.values.items()}}
+
+    def text(self) -> str:
+        return self.words
+
+    def __str__(self) -> str:
+        return f"{self.words} ({len(next(iter(self.values.values())))} seeds)"
+
+
+def declare(rows: Sequence[Mapping], stats: Mapping[str, Stat | NoVerdict] | None = None, **shared) -> list[dict]:
     """A page's claims as declared rows, completed: a row's `stat` (a name in `stats`) gives its
     estimate, spread and 'this book' cell (`Stat.text`, unless the row has `ours`), and its data,
-    setting and `rule_args` where the row names none (a `str` stat is the text of a row with no
-    number, a not-testable one); a `paper` given as a tuple of keys is `jeirt_book.paper.quote(*keys)`;
-    `shared` (data=, setting=, limit=) fills the keys left. The rows go on to `show` (or `judge`)."""
+    setting and `rule_args` where the row names none; a `NoVerdict` stat makes the row not testable
+    (or unresolved) with its reason, whatever rule the row names; a `paper` given as a tuple of keys
+    is `jeirt_book.paper.quote(*keys)`; `shared` (data=, setting=, limit=) fills the keys left. The
+    rows go on to `show` (or `judge`)."""
     from jeirt_book import paper
 
     stats = {} if stats is None else stats
@@ -546,22 +733,23 @@ def declare(rows: Sequence[Mapping], stats: Mapping[str, Stat | str] | None = No
         raise ValueError(f"shared keys {unknown}; only row keys {ROW_KEYS} and limit can be shared across rows.")
     out = []
     for given in rows:
-        decided = given.get("rule") not in ("untestable", "unresolved")  # rules that read a number
-        row = {k: v for k, v in shared.items() if given.get("rule") != "untestable" or k != "limit"} | dict(given)
+        row = dict(given)
         name = row.pop("stat", None)
-        if name is not None:
-            if name not in stats:
-                raise KeyError(f"row {row.get('claim')!r}: stat={name!r} is not among the stats {sorted(stats)}.")
-            stat = stats[name]
-            if isinstance(stat, str):  # words only: a row the data cannot test
-                if decided:
-                    raise ValueError(f"row {row.get('claim')!r}: stat {name!r} is words only; a rule needs a Stat.")
-                row.setdefault("ours", stat)
-            else:
-                row |= {k: getattr(stat, k) for k in ("data", "setting") if getattr(stat, k) and k not in given}
-                if decided:
-                    row |= stat.spread() | {k: v for k, v in stat.rule_args.items() if k not in given}
-                row.setdefault("ours", stat.text())
+        if name is not None and name not in stats:
+            raise KeyError(f"row {row.get('claim')!r}: stat={name!r} is not among the stats {sorted(stats)}.")
+        stat = stats[name] if name is not None else None
+        if isinstance(stat, NoVerdict):  # the data cannot decide: the stat says why
+            row = {k: v for k, v in row.items() if k in ROW_KEYS} | stat.rule_args()
+            row.setdefault("ours", stat.words)
+        if isinstance(stat, str):
+            raise TypeError(f"row {row.get('claim')!r}: stat {name!r} is words; give a NoVerdict with the reason.")
+        untestable = row.get("rule") == "untestable"
+        row = {k: v for k, v in shared.items() if not (untestable and k == "limit")} | row
+        if isinstance(stat, (Stat, Curve)):
+            row |= {k: getattr(stat, k) for k in ("data", "setting") if getattr(stat, k) and k not in given}
+            if row.get("rule") not in ("untestable", "unresolved"):  # rules that read a number
+                row |= stat.spread() | {k: v for k, v in stat.rule_args.items() if k not in given}
+            row.setdefault("ours", stat.text())
         if isinstance(row.get("paper"), tuple):
             row["paper"] = paper.quote(*row["paper"])
         out.append(row)
@@ -581,11 +769,110 @@ def judge(row: Mapping) -> Claim:
         raise ValueError(f"row {row['claim']!r}: rule={name!r}; expected one of {sorted(RULES)}.")
     args = {k: v for k, v in row.items() if k not in ROW_KEYS}
     try:
-        text, rule = RULES[name](**args)  # type: ignore[operator]
+        text, rule = RULES[name](**args)
     except TypeError as err:
         raise TypeError(f"row {row['claim']!r}, rule {name!r}: {err}") from None
     keep = {k: row[k] for k in ("claim", "paper", "ours", "data", "setting", "source")}
-    return Claim(**keep, verdict=text, rule=rule)
+    return Claim(**keep, verdict=text, rule=rule, inputs={"rule": name, **_plain(args)})
+
+
+def _plain(value):
+    """A rule's arguments as JSON holds them: numbers as float or int, tuples as lists, keys as text."""
+    if isinstance(value, Mapping):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple, np.ndarray)):
+        return [_plain(v) for v in value]
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    if isinstance(value, (int, np.integer)):
+        return int(value)
+    if isinstance(value, (float, np.floating)):
+        return float(value)
+    return value
+
+
+def rejudge(inputs: Mapping) -> str:
+    """The verdict a row's rule gives on `inputs` (a `Claim.inputs`, as a build wrote it): its name and
+    arguments, a peak's curve keys read back as numbers."""
+    args = {k: v for k, v in inputs.items() if k != "rule"}
+    if inputs["rule"] == "peak":
+        args["curve"] = {float(x): v for x, v in args["curve"].items()}
+    for key in ("interval", "given"):
+        if key in args and args[key] is not None:
+            args[key] = tuple(args[key])
+    return RULES[inputs["rule"]](**args)[0]
+
+
+# What a decided verdict's opposite is: a row that holds must be able to fail on data of its shape, and
+# the reverse; an inconclusive row claims nothing either way.
+OPPOSITE = {HOLDS: (FAILS,), NOISE: (FAILS,), DIRECTION: (FAILS,), FAILS: (HOLDS, NOISE, DIRECTION)}
+
+
+def reachable(inputs: Mapping) -> set[str]:
+    """The verdict words a row's rule gives on data of that row's shape planted at other values: its
+    estimate moved (a given interval with it, a peak's claimed point moved against the others), its
+    spread, degrees of freedom and thresholds kept. Every region the rule's edges cut the line into is
+    visited (the estimate at each edge, plus and minus the interval's reach, and between them)."""
+    name = inputs["rule"]
+    if name in ("untestable", "unresolved"):
+        return set()
+    if name == "peak":
+        curve = {float(x): [float(v) for v in vals] for x, vals in inputs["curve"].items()}
+        at = float(inputs["at"])
+        n = len(curve[at])
+        reach = multiplier(n - 1, tests=max(len(curve) - 1, 1))
+        edges = []
+        for x, vals in curve.items():
+            if x != at:
+                g, se = mean_and_se([a - b for a, b in zip(curve[at], vals)])
+                edges += [-g + k * reach * se for k in (-1, 0, 1)] + [-g + k * multiplier(n - 1) * se for k in (-1, 1)]
+        shifts = _between(edges)
+        lifted = (
+            {**inputs, "curve": {x: [v + s if x == at else v for v in vals] for x, vals in curve.items()}}
+            for s in shifts
+        )
+        return {word(rejudge(m)) for m in lifted}
+    estimate = float(inputs["estimate"])
+    if inputs.get("interval") is not None:
+        lo, hi = (float(v) for v in inputs["interval"])
+    else:
+        q = multiplier(inputs.get("df"), inputs.get("tests", 1))
+        lo, hi = estimate - q * float(inputs["se"]), estimate + q * float(inputs["se"])
+    thresholds = [0.0]  # the default bound of `above` and `below`, the default null of `matches`
+    for key in ("bound", "size", "margin", "null", "low", "high", "headroom", "value"):
+        value = inputs.get(key)
+        if isinstance(value, (int, float)):
+            thresholds.append(float(value))
+        elif isinstance(value, (list, tuple)):
+            thresholds += [float(v) for v in value]
+    margin = float(inputs.get("margin") or 0.0)
+    points = [t + m for t in thresholds for m in (-margin, 0.0, margin)] + [estimate]
+    edges = [p - estimate + e for p in points for e in (estimate - lo, 0.0, estimate - hi)]
+    words = set()
+    for s in _between(edges):
+        moved = {**inputs, "estimate": estimate + s}
+        if inputs.get("interval") is not None:
+            moved["interval"] = [lo + s, hi + s]
+        words.add(word(rejudge(moved)))
+    return words
+
+
+def _between(edges: Sequence[float]) -> list[float]:
+    """Points that visit every region the sorted `edges` cut the line into: each edge, the midpoints
+    between neighbours, and one beyond each end."""
+    cuts = sorted(set(float(e) for e in edges))
+    span = 10 * max(cuts[-1] - cuts[0], 1.0) if cuts else 1.0
+    mids = [(a + b) / 2 for a, b in zip(cuts, cuts[1:])]
+    return [cuts[0] - span, *cuts, *mids, cuts[-1] + span] if cuts else [0.0]
+
+
+def can_turn(claim: Claim) -> bool:
+    """Whether `claim`'s rule can return the opposite of its verdict (`OPPOSITE`) on data of the row's
+    shape (`reachable`): True for an inconclusive or untestable row, which claims nothing."""
+    said = word(claim.verdict)
+    if not claim.inputs:  # a Claim built by hand (tests, old snapshots): no rule to move
+        return True
+    return said not in OPPOSITE or bool(reachable(claim.inputs) & set(OPPOSITE[said]))
 
 
 def paper_vs_book(claims: Sequence[Claim | Mapping]) -> pd.DataFrame:
@@ -623,7 +910,9 @@ def show(name: str, rows: Sequence[Claim | Mapping], stats: Mapping[str, Stat] |
     """Judge the declared rows (completed by `declare` from `stats` and the `shared` keys), glue the
     table under `name` as HTML with one header row (the page shows it at the top with a `{glue}`
     directive), write its rows to `claims_dir()/<page>.json` when set
-    (the page is `name` less its '_paper_vs_book', e.g. 'ood') and return it."""
+    (the page is `name` less its '_paper_vs_book', e.g. 'ood') and return it. A decided row whose rule
+    cannot return the opposite verdict on data of its shape (`can_turn`) is an error: a claim that
+    cannot fail is no test."""
     from IPython.display import HTML
 
     from jeirt_book import glue
@@ -633,6 +922,13 @@ def show(name: str, rows: Sequence[Claim | Mapping], stats: Mapping[str, Stat] |
     if stats is not None or shared:
         rows = [r if isinstance(r, Claim) else declare([r], stats, **shared)[0] for r in rows]
     claims = [judge(r) if isinstance(r, Mapping) else r for r in rows]
+    stuck = [f"{c.claim!r} ({c.verdict})" for c in claims if not can_turn(c)]
+    if stuck:
+        raise ValueError(
+            f"{name}: the rule of {'; '.join(stuck)} cannot return the opposite verdict on data of the row's "
+            "shape: test the claim against a null it can fail (random partitions, a null world), or declare it "
+            "untestable with the reason."
+        )
     table = paper_vs_book(claims)
     glue(name, HTML(table.reset_index().to_html(index=False, border=0, classes="paper-vs-book")), display=False)
     folder = claims_dir()

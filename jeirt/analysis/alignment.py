@@ -46,3 +46,17 @@ def alignment_range_se(x: np.ndarray, groups: Sequence[str], draws: int = 200, s
         a = directional_alignment(x[rows], labels[rows])
         ranges.append(float(a.max() - a.min()))
     return float(np.std(ranges, ddof=1))
+
+
+def random_partition_ranges(x: np.ndarray, groups: Sequence[str], n_perm: int = 100, seed: int = 0) -> np.ndarray:
+    """The range (max - min) of `directional_alignment` over `n_perm` seeded random partitions of the
+    rows into groups of the same sizes: what groups that mean nothing make. A small group's mean
+    direction is a noisy one, so its cosine to the rest is lower than a large group's, and the range
+    is positive by construction; only its excess over these says the groups differ."""
+    labels = np.asarray(groups)
+    rng = np.random.default_rng(seed)
+    ranges = []
+    for _ in range(n_perm):
+        a = directional_alignment(x, rng.permutation(labels))
+        ranges.append(float(a.max() - a.min()))
+    return np.array(ranges)

@@ -94,6 +94,26 @@ def taxonomy_labels(ds: Dataset) -> tuple[np.ndarray, np.ndarray, str]:
     return np.arange(ds.n_items), ds.items["benchmark"].astype(str).to_numpy(), "benchmark"
 
 
+ORIGINAL_MMLU = "ori_mmlu-"  # MMLU-Pro's subject prefix of the questions it took from MMLU
+
+
+def table5_questions(ds: Dataset) -> tuple[np.ndarray, np.ndarray] | None:
+    """Table 5's setting where a dataset holds it: (item positions, MMLU subject per item) of its
+    original MMLU questions, those MMLU-Pro took from MMLU (subject `ori_mmlu-<subject>`, the prefix
+    dropped: 6,810 questions in 56 of MMLU's 57 subjects, moral_scenarios left out by MMLU-Pro), else
+    those of a benchmark named "mmlu" with subjects; None where it has neither."""
+    subject = ds.items["subject"].fillna("").astype(str)
+    original = subject.str.startswith(ORIGINAL_MMLU).to_numpy()
+    if original.any():
+        keep = np.flatnonzero(original)
+        return keep, np.char.replace(subject.to_numpy()[keep].astype(str), ORIGINAL_MMLU, "")
+    mmlu = (ds.items["benchmark"].astype(str).to_numpy() == MMLU) & (subject.to_numpy() != "")
+    if mmlu.any():
+        keep = np.flatnonzero(mmlu)
+        return keep, subject.to_numpy()[keep]
+    return None
+
+
 def taxonomy_table(
     representations: dict[str, np.ndarray], labels_true: Sequence | np.ndarray, k: int | None = None, seed: int = 0
 ) -> tuple[pd.DataFrame, dict[str, np.ndarray]]:

@@ -256,26 +256,52 @@ def expected_unanimity(
     return count[keep] / n_draws
 
 
-def null_dataset(fit: TwoPL, ds: Dataset, seed: int = 0, floor: float = 0.0) -> Dataset:
-    """`ds` with its labels (same graded pairs) redrawn from the fitted 2PL after raising every
-    discrimination below `floor` to `floor`: with floor 0, data in which no item favours weaker models;
-    with floor NEAR_ZERO, data with no falling and no flat item either. Refitting a 2PL to it shows how
-    many such discriminations sampling noise alone produces."""
+# The worlds `null_dataset` can draw, each named by the share of `discrimination_shares` it is the null
+# of (and 'flat', the alternative of 'near_zero'): every fitted discrimination a that makes the claim
+# true is moved to the claim's boundary, the least favourable world in which the claim is false, and
+# every other a is left where it is. On the boundary an item re-measures on either side about half the
+# time: that is the noise a claim must beat.
+WORLDS = ("nonpositive", "clearly_negative", "near_zero", "flat")
+
+
+def world_discrimination(a: np.ndarray, world: str, near_zero: float = NEAR_ZERO) -> np.ndarray:
+    """The discriminations of a null `world` (`WORLDS`): 'nonpositive' raises every a <= 0 to 0 (no item
+    favours weaker models); 'clearly_negative' raises every a <= -near_zero to -near_zero (none clearly
+    does); 'near_zero' moves every |a| < near_zero to the nearer of +-near_zero, leaving a clearly negative
+    item where it is (no flat item); 'flat' is the alternative: every |a| < near_zero set to 0."""
+    a = np.asarray(a, dtype=float)
+    if world == "nonpositive":
+        return np.maximum(a, 0.0)
+    if world == "clearly_negative":
+        return np.maximum(a, -near_zero)
+    flat = np.abs(a) < near_zero
+    if world == "near_zero":
+        return np.where(flat, np.where(a < 0, -near_zero, near_zero), a)
+    if world == "flat":
+        return np.where(flat, 0.0, a)
+    raise ValueError(f"world={world!r}; expected one of {WORLDS}.")
+
+
+def null_dataset(fit: TwoPL, ds: Dataset, seed: int = 0, world: str = "nonpositive") -> Dataset:
+    """`ds` with its labels (same graded pairs) redrawn from the fitted 2PL with its discriminations
+    moved to `world`'s (`world_discrimination`): with 'nonpositive', data in which no item favours
+    weaker models; with 'near_zero', data without a flat item. Refitting a 2PL to it shows how many
+    such discriminations sampling noise alone produces."""
     rows, cols = fit._positions(ds)
-    a = np.maximum(fit.discrimination_[cols], floor)
+    a = world_discrimination(fit.discrimination_[cols], world)
     z = fit.ability_[rows, None] * a[None, :] + fit.intercept_[None, cols]
     labels = sample_labels(1.0 / (1.0 + np.exp(-z)), ds.observed, seed)
     return Dataset(f"{ds.name}-null{seed}", ds.models, ds.items, labels)
 
 
-def _null_shares(fit: TwoPL, ds: Dataset, seed: int, device: str | None, floor: float) -> dict:
+def _null_shares(fit: TwoPL, ds: Dataset, seed: int, device: str | None, world: str) -> dict:
     """`discrimination_shares` of the fit's estimator (same class and settings) refitted to
-    `null_dataset(fit, ds, seed, floor)` (one worker's job); a `MarginalTwoPL` starts from the null's items."""
-    null = null_dataset(fit, ds, seed=seed, floor=floor)
+    `null_dataset(fit, ds, seed, world)` (one worker's job); a `MarginalTwoPL` starts from the world's items."""
+    null = null_dataset(fit, ds, seed=seed, world=world)
     refit = type(fit)(**{**fit.get_params(), "device": device})
     if isinstance(refit, MarginalTwoPL):  # the same class as `fit`
         cols = fit._positions(ds)[1]
-        refit.fit(null, start=(np.maximum(fit.discrimination_[cols], floor), fit.intercept_[cols]))
+        refit.fit(null, start=(world_discrimination(fit.discrimination_[cols], world), fit.intercept_[cols]))
     else:
         refit.fit(null)
     return discrimination_shares(refit.discrimination_)
@@ -287,11 +313,11 @@ def null_shares(
     seeds: Sequence[int],
     device: str | None = None,
     n_jobs: int | None = None,
-    floor: float = 0.0,
+    world: str = "nonpositive",
 ) -> dict[str, list[dict]]:
     """For each name of `fits`, the `discrimination_shares` of a 2PL refitted to
-    `null_dataset(fits[name], data[name], seed, floor)`, one per seed: the chance level of each share,
-    and over the seeds its spread.
+    `null_dataset(fits[name], data[name], seed, world)`, one per seed: the chance level of each share in
+    that world, and over the seeds its spread.
 
     The refits are independent: `jeirt.parallel.side_by_side` makes them in `n_jobs` worker
     processes, each on one thread (a 2PL fit's own default), so they equal fits made here.
@@ -301,7 +327,7 @@ def null_shares(
         raise ValueError(f"no dataset for the fits {sorted(missing)}; give data one per name of fits.")
     jobs = [(name, int(seed)) for name in fits for seed in seeds]
     shares = side_by_side(
-        _null_shares, [(fits[name], data[name], seed, device, floor) for name, seed in jobs], n_jobs=n_jobs
+        _null_shares, [(fits[name], data[name], seed, device, world) for name, seed in jobs], n_jobs=n_jobs
     )
     out: dict[str, list[dict]] = {name: [] for name in fits}
     for (name, _), share in zip(jobs, shares):
@@ -357,6 +383,41 @@ def mean_inclusion_gap(ratio: pd.DataFrame, weakest: float | None = None) -> flo
         n_rows = max(1, int(round(weakest * len(values))))
     upper = values[np.triu_indices(n_rows, k=1, m=values.shape[1])]
     return float(np.nanmean(upper))
+
+
+def inclusion_gap(ds: Dataset, device: str | None = None) -> float:
+    """Appendix J's failure of inclusion beyond one ability: the mean R above the diagonal on `ds`'s
+    answers (`mean_inclusion_gap` of `correct_set_inclusion`) minus the same mean under a 1PL fitted to
+    them, the models in the data's order (what chance answers under one number per model give)."""
+    from jeirt.baselines.irt import OnePL
+
+    observed = correct_set_inclusion(ds.labels, ds.models)
+    one_pl = OnePL(device=device).fit(ds)
+    order = ds.model_index(list(observed.index))
+    expected = correct_set_inclusion(one_pl.predict_proba(ds), ds.models, mask=ds.observed, order=order)
+    return mean_inclusion_gap(observed) - mean_inclusion_gap(expected)
+
+
+def inclusion_gap_se(
+    ds: Dataset, n_boot: int = 30, max_models: int = 300, seed: int = 0, device: str | None = None
+) -> dict:
+    """The standard error of `inclusion_gap` over the questions: a bootstrap that resamples `ds`'s
+    questions and refits the 1PL to each resample, so both sides' noise is in it (the 1PL's expected R
+    is a mean of fitted probabilities over many model pairs, not a binomial share). On more than
+    `max_models` models a seeded subset of that many is resampled (the questions' part of the noise does
+    not shrink with more models; fewer models only add their own). Returns the se, the replicates and
+    the models used."""
+    if n_boot < 3:
+        raise ValueError(f"n_boot={n_boot}; a bootstrap SE needs at least 3 replicates.")
+    rng = np.random.default_rng(seed)
+    if ds.n_models > max_models:
+        ds = ds.subset(models=np.sort(rng.choice(ds.n_models, max_models, replace=False)))
+    gaps = []
+    for b in range(n_boot):
+        rows = rng.integers(0, ds.n_items, ds.n_items)
+        items = ds.items.iloc[rows].reset_index(drop=True).assign(item_id=[f"q{i}" for i in range(len(rows))])
+        gaps.append(inclusion_gap(Dataset(f"{ds.name}-boot{b}", ds.models, items, ds.labels[:, rows]), device))
+    return {"se": float(np.std(gaps, ddof=1)), "replicates": n_boot, "models": ds.n_models}
 
 
 def pick_icc_examples(fit: TwoPL, ds: Dataset, near_zero: float = NEAR_ZERO) -> dict[str, int]:

@@ -271,26 +271,6 @@ def onboarding_gap(
     return (wide[setting] - wide[reference]).rename(f"{setting} - {reference}")
 
 
-def paired_table(
-    curve: pd.DataFrame, settings: Sequence[str], references: Sequence[str], metric: str = "accuracy"
-) -> pd.DataFrame:
-    """One row per setting: for each reference, the mean and standard error over (seed, held-out LLM)
-    of setting minus reference (`onboarding_gap`), x 100 (points for accuracy); a setting is not
-    compared with itself. E.g. each share against the prior mean's floor ("0 answers") and "All"."""
-    rows = {}
-    for setting in settings:
-        row = {}
-        for ref in references:
-            if ref != setting:
-                gap = 100 * onboarding_gap(curve, setting, ref, metric).dropna()
-                if len(gap) < 2:
-                    raise ValueError(f"{setting} - {ref}: {len(gap)} paired gap(s); a standard error needs 2.")
-                row[f"- {ref}"] = float(gap.mean())
-                row[f"- {ref} se"] = float(gap.std(ddof=1) / np.sqrt(len(gap)))
-        rows[setting] = row
-    return pd.DataFrame(rows).T
-
-
 def recent_models(
     models: Sequence[str], since: str = "2024-05", releases: dict[str, str] = MMLU_PRO_RELEASES
 ) -> list[str]:

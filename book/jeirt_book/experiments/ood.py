@@ -173,16 +173,17 @@ def question_drops(runs: dict[str, dict]) -> pd.DataFrame:
     return pd.DataFrame.from_dict(rows, orient="index").rename_axis("benchmark")
 
 
-def fold_split(ds: Dataset, benchmark: str, fold: int, folds: int = 5, seed: int = 0) -> Split:
-    """The question split of fold `fold` of `folds` for `benchmark`: its test part is that fold of the
-    benchmark's questions (a seeded partition), every other question is split 80/10/10 as usual
-    (`split_by_question`). Over all folds each of the benchmark's questions is tested once, so a
-    benchmark of 100 questions is not judged on the 10 a single split tests (`cross_fitted_runs`)."""
+def fold_split(ds: Dataset, benchmark: str | None, fold: int, folds: int = 5, seed: int = 0) -> Split:
+    """The question split of fold `fold` of `folds` for `benchmark` (None: every question): its test
+    part is that fold of the benchmark's questions (a seeded partition), every other question is split
+    80/10/10 as usual (`split_by_question`), its test part trained on. Over all folds each question is
+    tested once, so a benchmark of 100 questions is not judged on the 10 a single split tests
+    (`cross_fitted_runs`)."""
     from jeirt.splits import split_by_question
 
     if not 0 <= fold < folds or folds < 2:
         raise ValueError(f"fold={fold}, folds={folds}; expected folds >= 2 and 0 <= fold < folds.")
-    in_bench = ds.items["benchmark"].to_numpy() == benchmark
+    in_bench = np.ones(ds.n_items, dtype=bool) if benchmark is None else ds.items["benchmark"].to_numpy() == benchmark
     if in_bench.sum() < folds:
         raise ValueError(f"benchmark {benchmark!r} has {in_bench.sum()} questions; expected at least folds={folds}.")
     base = split_by_question(ds, seed=seed)
@@ -194,24 +195,35 @@ def fold_split(ds: Dataset, benchmark: str, fold: int, folds: int = 5, seed: int
     train = (base.train | (base.test & trained[None, :])) & ~tested[None, :]
     val = base.val & ~tested[None, :]
     test = (base.test & ~in_bench[None, :]) | (ds.observed & tested[None, :])
-    return Split(train, val, test, f"{base.name}-{benchmark}-fold{fold}of{folds}")
+    name = "all" if benchmark is None else benchmark
+    return Split(train, val, test, f"{base.name}-{name}-fold{fold}of{folds}")
 
 
 def cross_fitted_runs(
     ds: Dataset,
     make_model: Callable[[], Estimator],
-    benchmark: str,
+    benchmarks: Sequence[str],
     folds: int = 5,
     seed: int = 0,
-) -> dict:
-    """`benchmark`'s leave-out run on every one of its questions: one leave-out fit
-    (`split_leave_benchmark_out`) against `folds` fits that each trained on the other folds of it
-    (`fold_split`), all side by side through the fit cache; the folds' pairs pooled into one run
-    (the shape of `left_out_pairs`, for `question_drops`)."""
-    splits = [fold_split(ds, benchmark, k, folds, seed) for k in range(folds)]
-    held = split_leave_benchmark_out(ds, benchmark, seed=seed)
-    fits = fit_many([make_model() for _ in range(folds + 1)], ds, [held, *splits])
-    leave_out, alls = fits[0], fits[1:]
-    runs = [left_out_pairs(ds, benchmark, s, held, leave_out, m.predict_proba(ds)) for s, m in zip(splits, alls)]
-    pooled = {key: np.concatenate([r[key] for r in runs]) for key in ("labels", "leave-out", "all", "base", "question")}
-    return pooled | {"questions": sum(r["questions"] for r in runs), "best epoch": runs[0]["best epoch"]}
+) -> dict[str, dict]:
+    """Each benchmark's leave-out run on every one of its questions: for each benchmark one leave-out
+    fit (`split_leave_benchmark_out`), and `folds` fits that each hold out one fold of every question
+    (`fold_split(ds, None, ...)`), shared by all the benchmarks, so every question is scored by an "all"
+    fit that never trained on it; all side by side through the fit cache. Benchmark -> the folds' pairs
+    pooled into one run (the shape of `left_out_pairs`, for `question_drops`)."""
+    benchmarks = list(benchmarks)
+    unknown = [b for b in benchmarks if b not in ds.benchmarks]
+    if unknown or not benchmarks:
+        raise ValueError(f"benchmarks={benchmarks}; expected a non-empty list from {ds.benchmarks}.")
+    splits = [fold_split(ds, None, k, folds, seed) for k in range(folds)]
+    helds = [split_leave_benchmark_out(ds, b, seed=seed) for b in benchmarks]
+    fits = fit_many([make_model() for _ in range(len(helds) + folds)], ds, [*helds, *splits])
+    alls = [m.predict_proba(ds) for m in fits[len(helds) :]]  # (n_models, n_items) per fold
+    out = {}
+    for bench, held, leave_out in zip(benchmarks, helds, fits[: len(helds)]):
+        runs = [left_out_pairs(ds, bench, s, held, leave_out, probs) for s, probs in zip(splits, alls)]
+        pooled = {
+            key: np.concatenate([r[key] for r in runs]) for key in ("labels", "leave-out", "all", "base", "question")
+        }
+        out[bench] = pooled | {"questions": sum(r["questions"] for r in runs), "best epoch": runs[0]["best epoch"]}
+    return out
