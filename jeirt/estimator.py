@@ -28,7 +28,15 @@ from jeirt.files import OutputRefused, atomic_write, identity, locked, protected
 from jeirt.metrics import ece, log_loss
 from jeirt.model import INITS, JEIRTNet, NestedJEIRTNet, jeirt_logits, probability, sigmoid
 from jeirt.modelfile import FORMAT_VERSION, ModelFileError, not_finite, read_model_file, weights_checksum
-from jeirt.nested import FOLDS, benchmark_offsets, fit_nested, group_columns, question_folds
+from jeirt.nested import (
+    FOLDS,
+    benchmark_offsets,
+    fit_nested,
+    group_columns,
+    joined_history,
+    joined_results,
+    question_folds,
+)
 from jeirt.onboard import (
     PRIOR_WIDTH_GRID,
     VALIDATION_PRIOR_WIDTH_GRID,
@@ -176,6 +184,7 @@ class JEIRT(BaseEstimator):
         `split.val` picks the epoch, the search candidate (with `search`) and the temperature."""
         split = self._check_fit_inputs(ds, split)
         features = self._fit_features(ds, split)  # (n_items, feature_dim)
+        self.net_: JEIRTNet | NestedJEIRTNet
         arch = {"d": self.d_, "dropout": self.dropout_, "feature_noise": self.feature_noise_}
         if self.nested:
             self._fit_nested(ds, split, features, arch)
@@ -245,7 +254,7 @@ class JEIRT(BaseEstimator):
             device=self.device,
             progress=self.progress,
         )
-        self.net_, self.history_ = found.net, _joined_history(found.histories)
+        self.net_, self.history_ = found.net, joined_history(found.histories)
         self.search_results_ = [{"change": {}, "val_loss": self.history_.val_loss[self.history_.best_epoch]}]
         self.search_seconds_ = found.seconds
         self.temperature_ = 1.0
@@ -354,7 +363,9 @@ class JEIRT(BaseEstimator):
         mean, cov = vector_prior(self.net_.model_vectors.detach().numpy()[trained])
         offsets = None  # nested: each new LLM's offsets, folded into its own questions' norms
         if self.nested:
-            offsets = benchmark_offsets(ds.labels, mask, self.question_features(ds)[:, -len(self.benchmarks_) - 1 :])
+            feats = self.question_features(ds)
+            groups = feats[:, feats.shape[1] - len(self.benchmarks_ or []) - 1 :]  # the benchmark one-hot
+            offsets = benchmark_offsets(ds.labels, mask, groups)
         rows = [slice(None)] if offsets is None else [slice(i, i + 1) for i in range(ds.n_models)]
         results = [
             fit_new_vectors(
@@ -371,7 +382,7 @@ class JEIRT(BaseEstimator):
             )
             for row in rows
         ]
-        self._keep_onboarded(ds, _joined_results(results), position, offsets)
+        self._keep_onboarded(ds, joined_results(results), position, offsets)
         return self
 
     def _offset_logits(self, ds: Dataset, offsets: np.ndarray) -> np.ndarray:
@@ -397,6 +408,7 @@ class JEIRT(BaseEstimator):
         self.models_ += [name for name in ds.models if name not in position]  # new names, in their order
         self.net_.model_vectors = torch.nn.Parameter(torch.cat([vectors, fitted[~is_known]]))
         if offsets is not None:
+            assert isinstance(self.net_, NestedJEIRTNet)
             rows = torch.from_numpy(offsets.astype(np.float32))
             kept = self.net_.offsets.clone()
             kept[[position[name] for name in ds.models if name in position]] = rows[is_known]
@@ -781,47 +793,6 @@ def _check_nested(model: JEIRT) -> None:
             f"nested=True does not combine with {', '.join(f'{c}=True' for c in clash)}: the variant's folds "
             "take the search's place, and the offsets the benchmark's. Turn those off."
         )
-
-
-def _joined_history(histories: Sequence[TrainHistory]) -> TrainHistory:
-    """One record of several fits (the nested variant's parts): each epoch's mean train and validation
-    loss over the parts still training, the epoch of the lowest mean, seconds and steps summed."""
-    longest = max(len(h.val_loss) for h in histories)
-    mean = {
-        part: [float(np.mean([getattr(h, part)[e] for h in histories if e < len(h.val_loss)])) for e in range(longest)]
-        for part in ("train_loss", "val_loss")
-    }
-    seconds = sum(h.seconds for h in histories)
-    return TrainHistory(
-        train_loss=mean["train_loss"],
-        val_loss=mean["val_loss"],
-        best_epoch=int(np.argmin(mean["val_loss"])),
-        seconds=seconds,
-        rows_per_second=float(np.mean([h.rows_per_second for h in histories])),
-        batch_items=histories[0].batch_items,
-        steps=sum(h.steps for h in histories),
-        seconds_to_best=seconds,
-    )
-
-
-def _joined_results(results: Sequence[OnboardResult]) -> OnboardResult:
-    """Onboarding fits of one LLM each (the nested variant's, each with its own offsets) as one result:
-    vectors and widths stacked, evidence summed per width, covariances stacked where kept."""
-    if len(results) == 1:
-        return results[0]
-    widths = [r.prior_widths for r in results]
-    assert all(w is not None for w in widths)  # (fit_new_vectors always gives them)
-    covariances = [r.covariances for r in results]
-    return OnboardResult(
-        np.concatenate([r.vectors for r in results]),
-        None if any(c is None for c in covariances) else np.concatenate(covariances),
-        max(r.iterations for r in results),
-        np.concatenate([np.atleast_1d(r.log_evidence) for r in results]),
-        np.nan,
-        {w: sum(r.evidence.get(w, 0.0) for r in results) for w in results[0].evidence},
-        np.concatenate(widths),
-        {},
-    )
 
 
 def _onboard_mask(ds: Dataset, mask: np.ndarray | None) -> np.ndarray:

@@ -186,6 +186,7 @@ class NestedJEIRTNet(nn.Module):
     def scale_embeddings(self, factor: float) -> None:
         """E_Q and E_M times `factor`: Eq. (3)'s part of the logit times `factor`, the offsets unchanged."""
         for adapter in self.adapters:
+            assert isinstance(adapter, Adapter)
             _scale_last_layer(adapter, factor)
         self.model_vectors.mul_(factor)
 

@@ -32,7 +32,9 @@ import numpy as np
 import torch
 from scipy.optimize import minimize_scalar
 
-from jeirt.model import NestedJEIRTNet
+from jeirt.metrics import log_loss
+from jeirt.model import NestedJEIRTNet, sigmoid
+from jeirt.onboard import OnboardResult
 from jeirt.splits import Split, seeded_order
 from jeirt.train import TrainConfig, TrainHistory, train
 
@@ -81,8 +83,10 @@ def question_folds(
     return fold
 
 
-def residual_weight(offsets: np.ndarray, residuals: np.ndarray, labels: np.ndarray) -> float:
-    """The lambda in [0, 1] of least mean log loss of sigmoid(offsets + lambda residuals) on `labels`
+def residual_weight(
+    offsets: np.ndarray, residuals: np.ndarray, labels: np.ndarray, bounds: tuple[float, float] = (0.0, 1.0)
+) -> float:
+    """The lambda in `bounds` of least mean log loss of sigmoid(offsets + lambda residuals) on `labels`
     (flat arrays of one length: logits, logits, labels in [0, 1])."""
     o, r, y = (np.asarray(a, dtype=np.float64) for a in (offsets, residuals, labels))
 
@@ -90,7 +94,7 @@ def residual_weight(offsets: np.ndarray, residuals: np.ndarray, labels: np.ndarr
         z = o + weight * r
         return float(np.mean(np.logaddexp(0.0, z) - y * z))
 
-    return float(minimize_scalar(loss, bounds=(0.0, 1.0), method="bounded", options={"xatol": 1e-4}).x)
+    return float(minimize_scalar(loss, bounds=bounds, method="bounded", options={"xatol": 1e-4}).x)
 
 
 @dataclass
@@ -178,9 +182,56 @@ def _measure_weight(
     seen = split.val[:, val] & ~np.isnan(labels[:, val])
     base = (x[val, net.in_dim :] @ net.offsets.T).numpy().T
 
-    def spread(model: NestedJEIRTNet) -> float:
-        return float(np.var((model(x[val]).numpy().T - base)[seen]))
+    def departure(model: NestedJEIRTNet) -> np.ndarray:  # Eq. (3)'s part of the logits, validation labels
+        return (model(x[val]).numpy().T - base)[seen].astype(np.float64)
 
-    kept = spread(net) / max(float(np.mean([spread(part) for part in parts])), 1e-12)  # the mean's share of a part's
+    joined = departure(net)
+    kept = float(np.var(joined)) / max(float(np.mean([np.var(departure(part)) for part in parts])), 1e-12)
     weight = float(min(1.0, out_of_fold / max(kept, 1e-12)))
-    return weight, {"out_of_fold_weight": out_of_fold, "kept_variance": kept, "weight": weight}
+    y, o = labels[:, val][seen].astype(np.float64), base[seen].astype(np.float64)
+    record = {"out_of_fold_weight": out_of_fold, "kept_variance": kept, "weight": weight}
+    record |= {
+        f"val_log_loss_{k}": log_loss(sigmoid(o + w * joined), y) for k, w in (("before", 1.0), ("after", weight))
+    }
+    return weight, record
+
+
+def joined_history(histories: Sequence[TrainHistory]) -> TrainHistory:
+    """One record of several fits (the nested variant's parts): each epoch's mean train and validation
+    loss over the parts still training, the epoch of the lowest mean, seconds and steps summed."""
+    longest = max(len(h.val_loss) for h in histories)
+    mean = {
+        part: [float(np.mean([getattr(h, part)[e] for h in histories if e < len(h.val_loss)])) for e in range(longest)]
+        for part in ("train_loss", "val_loss")
+    }
+    seconds = sum(h.seconds for h in histories)
+    return TrainHistory(
+        train_loss=mean["train_loss"],
+        val_loss=mean["val_loss"],
+        best_epoch=int(np.argmin(mean["val_loss"])),
+        seconds=seconds,
+        rows_per_second=float(np.mean([h.rows_per_second for h in histories])),
+        batch_items=histories[0].batch_items,
+        steps=sum(h.steps for h in histories),
+        seconds_to_best=seconds,
+    )
+
+
+def joined_results(results: Sequence[OnboardResult]) -> OnboardResult:
+    """Onboarding fits of one LLM each (the nested variant's, each with its own offsets) as one result:
+    vectors and widths stacked, evidence summed per width, covariances stacked where kept."""
+    if len(results) == 1:
+        return results[0]
+    widths = [r.prior_widths for r in results if r.prior_widths is not None]
+    assert len(widths) == len(results)  # (fit_new_vectors always gives them)
+    covariances = [r.covariances for r in results if r.covariances is not None]
+    return OnboardResult(
+        np.concatenate([r.vectors for r in results]),
+        np.concatenate(covariances) if len(covariances) == len(results) else None,
+        max(r.iterations for r in results),
+        np.concatenate([np.atleast_1d(r.log_evidence) for r in results]),
+        np.nan,
+        {w: sum(r.evidence.get(w, 0.0) for r in results) for w in results[0].evidence},
+        np.concatenate(widths),
+        {},
+    )

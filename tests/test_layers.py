@@ -29,6 +29,7 @@ BOOK_PACKAGE = ROOT / "book" / "jeirt_book"  # not in jeirt's wheel: the book's 
 # share (standard library only). The book's package, jeirt_book, stands beside jeirt, above all of it.
 CORE = (
     "model",
+    "nested",
     "train",
     "onboard",
     "estimator",
@@ -60,8 +61,10 @@ ENTRY = ("jeirt.cli", "jeirt.__main__", "jeirt.interrupts")  # jeirt.cli is a pa
 # type checks, one spelling of names) and issue 40's long functions cut into named steps took it from
 # 4,781 to 5,230: the limit rose to 5,500. Issue 41's test time then added the cache of parsed local
 # datasets (data.py, 5,530): 5,600. Issue 52 split data.py into a package and estimator.py's file format
-# and search into modules of their own, each with its docstring and imports (5,740): 5,900.
-MAX_CORE_LINES = 5900
+# and search into modules of their own, each with its docstring and imports (5,740): 5,900. Issue 51's
+# nested variant (nested.py, its net in model.py, its fit, files and onboarding in estimator.py, the
+# learning curve's split in splits.py: about 540 lines) took it to 6,280: 6,500.
+MAX_CORE_LINES = 6500
 
 
 def module_name(path: Path) -> str:

@@ -5,6 +5,7 @@ and the learning curve's split (`fewer_training_questions`)."""
 from __future__ import annotations
 
 import copy
+import json
 
 import numpy as np
 import pytest
@@ -153,3 +154,41 @@ def test_fewer_training_questions_keeps_shares_and_grows_by_adding(sim):
     assert small.name == f"{split.name}-train40"
     with pytest.raises(ValueError, match="training questions"):
         fewer_training_questions(sim, split, len(split.items_of("train")) + 1)
+
+
+def test_compare_runs_the_variant_on_fewer_training_questions_with_paired_intervals(sim):
+    from jeirt.tasks import compare as cmp
+
+    runs = cmp.compare(
+        [sim], ["simulated"], seeds=(0, 1, 2), methods=["je-irt+nested", "benchmark-accuracy"], split="question:120"
+    )
+    assert set(runs["split"]) == {f"question-seed{s}-train120" for s in (0, 1, 2)}
+    fitted = json.loads(runs.loc[runs["method"] == "je-irt+nested", "fitted"].iloc[0])
+    assert {"weight", "out_of_fold_weight", "kept_variance"} <= set(fitted)
+    versus = cmp.paired_margins(runs, "je-irt+nested", against=["benchmark-accuracy"])
+    assert set(versus["other"]) == {"benchmark-accuracy"} and (versus["seeds"] == 3).all()
+    assert ((versus["low"] <= versus["margin_mean"]) & (versus["margin_mean"] <= versus["high"])).all()
+    diff = runs.pivot_table(index="seed", columns="method", values="accuracy")
+    diff = diff["je-irt+nested"] - diff["benchmark-accuracy"]
+    half = 4.302653 * diff.std(ddof=1) / np.sqrt(3)  # t(0.975, 2 df)
+    row = versus[versus["metric"] == "accuracy"].iloc[0]
+    assert row["low"] == pytest.approx(diff.mean() - half) and row["high"] == pytest.approx(diff.mean() + half)
+    beyond = cmp.variant_margins(runs)
+    assert set(beyond["variant"]) == {"je-irt+nested"} and set(beyond["other"]) == {"benchmark-accuracy"}
+    assert beyond["best"].any() and (~beyond["best"]).any()  # the best other, then each named one
+    with pytest.raises(ValueError, match="question:<number"):
+        cmp.make_split(sim, "question:many", 0)
+
+
+@pytest.mark.parametrize(
+    "argv, fragment",
+    [
+        (["fit", "--dataset", "mmlu_pro", "--nested", "--search"], "--nested does not combine with --search"),
+        (["compare", "--dataset", "zeroeval", "--split", "question:few"], "--split 'question:few'"),
+    ],
+)
+def test_the_command_line_refuses_what_the_variant_cannot_do(argv, fragment, capsys):
+    from jeirt.cli import main
+
+    assert main(argv) == 2
+    assert fragment in capsys.readouterr().err

@@ -20,6 +20,8 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
+from jeirt.data import load_dataset
+from jeirt.splits import split_by_question
 from jeirt.tasks import compare
 
 # Training questions per point (below the full split's own), per dataset: from a few per benchmark to
@@ -48,16 +50,22 @@ def run(
 ) -> pd.DataFrame:
     """Every method x seed at every size of `sizes` (default `SIZES`) of each dataset: the runs of
     `jeirt compare` on split "question:<n>", merged, with `out` (.csv) rewritten after each size."""
-    sizes = SIZES if sizes is None else sizes
+    chosen: dict[str, Sequence[int]] = dict(SIZES if sizes is None else sizes)
     parts: list[pd.DataFrame] = []
     for name in datasets:
-        for n in sizes[name]:
+        for n in chosen[name]:
             parts.append(
                 compare.compare([name], [encoder], seeds, list(methods), split=f"question:{n}", progress=progress)
             )
             if out is not None:
                 compare.save(compare.merge(*parts), out)
     return compare.merge(*parts)
+
+
+def full_sizes(datasets: Sequence[str], seed: int = 0) -> dict[str, int]:
+    """The training questions of each dataset's full question split (the same for every seed: each
+    benchmark is split 80/10/10 by count)."""
+    return {name: len(split_by_question(load_dataset(name), seed=seed).items_of("train")) for name in datasets}
 
 
 def training_size(split_name: str, full: dict[str, int], dataset: str) -> int:
