@@ -132,36 +132,34 @@ def fit_time_ratio(runs: pd.DataFrame) -> pd.DataFrame:
 
 
 def margin_stat(runs: pd.DataFrame, dataset: str, encoder: str, against: Sequence[str]) -> verdicts.Stat:
-    """The variant minus the best (by mean accuracy) of `against`, seed by seed, in accuracy points,
-    with its 95% t interval over the seeds."""
-    margins = compare.paired_margins(runs, NESTED, ["accuracy"], against=list(against))
-    rows = margins[(margins["dataset"] == dataset) & (margins["encoder"] == encoder)]
-    means = compare.summarize(runs).set_index(["dataset", "encoder", "method"])["accuracy_mean"]
-    other = max(rows["other"], key=lambda m: means[(dataset, encoder, m)])
-    row = rows[rows["other"] == other].iloc[0]
-    return verdicts.Stat(
-        100 * row["margin_mean"],
-        interval=(100 * row["low"], 100 * row["high"]),
-        spec="+.2f",
-        unit=" points",
-        label=f"minus {other}",
-        note=f"{row['seeds_won']} of {row['seeds']} seeds won, 95% t interval",
-        data=f"{dataset}, {SHORT.get(encoder, encoder)}",
-    )
+    """The variant minus the best (by mean accuracy) of `against`, seed by seed, in accuracy points, with
+    its 95% t interval over the seeds."""
+    return _paired_stat(runs, NESTED, dataset, encoder, against)
 
 
 def jeirt_stat(runs: pd.DataFrame, dataset: str, encoder: str) -> verdicts.Stat:
     """JE-IRT minus the benchmark accuracy, seed by seed, in accuracy points, with its 95% t interval."""
-    margins = compare.paired_margins(runs, "je-irt", ["accuracy"], against=[BASELINE])
-    row = margins[(margins["dataset"] == dataset) & (margins["encoder"] == encoder)].iloc[0]
+    return _paired_stat(runs, "je-irt", dataset, encoder, [BASELINE])
+
+
+def _paired_stat(
+    runs: pd.DataFrame, reference: str, dataset: str, encoder: str, against: Sequence[str]
+) -> verdicts.Stat:
+    """`reference` minus the best of `against` on `dataset` and `encoder` (`compare.paired_margins`) as a Stat."""
+    block = runs[(runs["dataset"] == dataset) & (runs["encoder"] == encoder)]
+    margins = compare.paired_margins(block, reference, ["accuracy"], against=list(against))
+    means = compare.summarize(block).set_index("method")["accuracy_mean"]
+    row = margins.loc[margins["other"].map(means).idxmax()]
+    labels = int(block.loc[block["method"] == reference, "n_test"].mean())
     return verdicts.Stat(
         100 * row["margin_mean"],
         interval=(100 * row["low"], 100 * row["high"]),
         spec="+.2f",
         unit=" points",
-        label="JE-IRT minus the benchmark accuracy",
+        label=f"{reference} minus {row['other']}",
         note=f"{row['seeds_won']} of {row['seeds']} seeds won, 95% t interval",
         data=f"{dataset}, {SHORT.get(encoder, encoder)}",
+        setting=f"stored comparison, full data; {labels:,} test labels a seed; d = 256; {row['seeds']} seeds",
     )
 
 
