@@ -462,8 +462,8 @@ class JEIRT(BaseEstimator):
         if self.nested:
             raise ValueError(
                 "this JEIRT is the nested variant (nested=True): its probabilities add each LLM's benchmark "
-                "offset to Eq. (3), which the questions' terms alone do not give. Fit the paper's JE-IRT "
-                "(nested=False) for few-question evaluation, or use predict_proba."
+                "offset to Eq. (3), which the questions' terms alone do not give. For few-question "
+                "evaluation fit the paper's JE-IRT (jeirt fit without --nested; nested=False)."
             )
         return self._question_terms(questions)
 

@@ -182,29 +182,32 @@ def curve_runs(compare_runs: pd.DataFrame, path=RESULTS / "learning_curve.csv") 
     return lc.with_full_size(curve, compare_runs, lc.full_sizes(sorted(set(curve["dataset"]))))
 
 
-def plot_learning_curves(axes: np.ndarray, table: pd.DataFrame, metrics: Sequence[str], marks: dict) -> None:
-    """One panel per metric (rows) and dataset (columns): each method's mean over seeds against the
-    training questions (log scale) with its 95% t interval as a band; a dotted line at each dataset's
-    full split and one at EmbedLLM's size (`marks`: label -> n)."""
-    datasets = sorted(set(table["dataset"]))
-    methods = [m for m in lc.METHODS if m in set(table["method"])]
-    for row, metric in enumerate(metrics):
+def plot_learning_curves(axes: np.ndarray, gaps: dict[str, pd.DataFrame], marks: dict) -> None:
+    """One panel per metric (rows; `gaps`: metric -> `learning_curve.paired_gaps`) and dataset (columns):
+    each method minus the benchmark accuracy, seed by seed, in points, against the training questions
+    (log scale), its 95% t interval as a band; the benchmark accuracy itself is the zero line, and a
+    dotted line marks each size of `marks` (label -> n)."""
+    first = next(iter(gaps.values()))
+    datasets = sorted(set(first["dataset"]))
+    methods = [m for m in lc.METHODS if m in set(first["method"])]
+    for row, (metric, table) in enumerate(gaps.items()):
         for col, dataset in enumerate(datasets):
             ax = axes[row, col]
-            block = table[(table["dataset"] == dataset) & (table["metric"] == metric)]
-            for i, method in enumerate(methods):
-                line = block[block["method"] == method].sort_values("n")
-                style = figures.style(i)
-                ax.plot(line["n"], line["mean"], label=method, **style)
-                ax.fill_between(line["n"], line["low"], line["high"], color=style["color"], alpha=0.15, linewidth=0)
+            ax.axhline(0.0, color="0.3", linewidth=1.0, label=f"{lc.BASELINE} (zero)")
+            for method in methods:
+                line = table[(table["dataset"] == dataset) & (table["method"] == method)].sort_values("n")
+                style = figures.style(lc.METHODS.index(method))
+                ax.plot(line["n"], 100 * line["margin_mean"], label=method, **style)
+                band = (100 * line["low"], 100 * line["high"])
+                ax.fill_between(line["n"], *band, color=style["color"], alpha=0.12, linewidth=0)
             for label, n in marks.items():
                 ax.axvline(n, color="0.3", linestyle=":", linewidth=1.0)
                 ax.text(n, 0.02, f" {label}", transform=ax.get_xaxis_transform(), fontsize=figures.SMALL, rotation=90)
             ax.set_xscale("log")
             ax.set_xlim(60, 60_000)
-            ax.set_xlabel("training questions" if row == len(metrics) - 1 else "")
-            ax.set_ylabel(metric if col == 0 else "")
+            ax.set_xlabel("training questions" if row == len(gaps) - 1 else "")
+            ax.set_ylabel(f"{metric} minus baseline (points)" if col == 0 else "")
             if row == 0:
                 ax.text(0.02, 0.98, dataset, transform=ax.transAxes, va="top", fontsize=figures.SMALL)
     handles, labels = axes[0, 0].get_legend_handles_labels()
-    axes[0, 0].figure.legend(handles, labels, loc="outside lower center", ncols=len(labels))
+    axes[0, 0].figure.legend(handles, labels, loc="outside lower center", ncols=4)

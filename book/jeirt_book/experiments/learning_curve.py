@@ -10,7 +10,8 @@ read from there rather than fitted again (`with_full_size`).
 
 `crossings` says, per dataset, from how many training questions on a method that reads the text
 beats each LLM's accuracy on the question's benchmark, which reads none: the first size at which
-the paired interval over seeds lies above zero, and where the mean curves cross (linear in log n).
+the paired interval over seeds lies above zero with a mean gap of at least 0.3 points, and where
+the mean curves cross (linear in log n).
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ SIZES = {
 METHODS = ("je-irt", "je-irt+nested", "benchmark-accuracy", "embedllm-mf", "mirt", "irt-net")
 TEXT_METHODS = ("je-irt", "je-irt+nested", "embedllm-mf", "mirt", "irt-net")  # those that read the text
 BASELINE = "benchmark-accuracy"
+PAYS = 0.003  # the text pays when a method leads the baseline beyond noise and by at least 0.3 points
 EMBEDLLM_QUESTIONS = 35_673  # the paper's data (EmbedLLM): questions in all its splits (data chapter)
 
 
@@ -110,21 +112,23 @@ def paired_gaps(runs: pd.DataFrame, metric: str = "accuracy", baseline: str = BA
     return pd.DataFrame(rows)
 
 
-def crossings(gaps: pd.DataFrame, methods: Sequence[str] = TEXT_METHODS) -> pd.DataFrame:
-    """Per dataset and method: the first n whose paired interval against the baseline lies above zero
-    (NaN if none), and the n where the mean gap crosses zero, linear in log n between the sizes that
-    bracket it (NaN if it never changes sign; the smallest n if it is above zero throughout)."""
+def crossings(gaps: pd.DataFrame, methods: Sequence[str] = TEXT_METHODS, size: float = PAYS) -> pd.DataFrame:
+    """Per dataset and method: the first n at which it pays, its paired interval against the baseline
+    above zero and its mean gap at least `size` (NaN if never), and, for a method that gets there, the
+    n where the mean gap last rises through zero, linear in log n between the sizes that bracket it
+    (the smallest n if it is above zero throughout; NaN for a method that never pays, whose curve may
+    wander about zero)."""
     rows = []
     for (dataset, method), block in gaps[gaps["method"].isin(methods)].groupby(["dataset", "method"]):
         block = block.sort_values("n")
         n, gap = block["n"].to_numpy(dtype=float), block["margin_mean"].to_numpy()
-        above = block.loc[block["low"] > 0, "n"]
+        pays = block.loc[(block["low"] > 0) & (block["margin_mean"] >= size), "n"]
         rows.append(
             {
                 "dataset": dataset,
                 "method": method,
-                "first_n_above": float(above.iloc[0]) if len(above) else np.nan,
-                "crossing_n": _crossing(n, gap),
+                "pays_from": float(pays.iloc[0]) if len(pays) else np.nan,
+                "crossing_n": _crossing(n, gap) if len(pays) else np.nan,
                 "gap_at_largest": float(gap[-1]),
             }
         )
