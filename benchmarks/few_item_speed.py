@@ -57,12 +57,12 @@ def one_run(ev: types.ModuleType, bank, labels: np.ndarray, rule: str, seed: int
     graded = ~np.isnan(labels)
     posteriors, nested = {}, rule in ("random", "adaptive", "adaptive-accuracy")
     if rule == "random":
-        order = ev.select_items(bank, KS[-1], rule, labels=labels, seed=seed)
+        order = ev.select_questions(bank, KS[-1], rule, labels=labels, seed=seed)
     elif nested:
         order, posteriors = ev.adaptive_selection(bank, KS[-1], labels, rule, keep=KS)
     out = []
     for k in KS:
-        picks = order[:, :k] if nested else ev.select_items(bank, k, rule, labels=labels, seed=seed)
+        picks = order[:, :k] if nested else ev.select_questions(bank, k, rule, labels=labels, seed=seed)
         asked = np.zeros_like(graded)
         np.put_along_axis(asked, picks, True, axis=1)
         out.append(
@@ -74,7 +74,7 @@ def one_run(ev: types.ModuleType, bank, labels: np.ndarray, rule: str, seed: int
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--base", default="4a5bdec", help="the commit whose code is timed against this tree's")
-    parser.add_argument("--rules", nargs="+", default=["random", "adaptive"], choices=evaluation.RULES)
+    parser.add_argument("--rules", nargs="+", default=["random", "adaptive"], choices=evaluation.SELECTION_RULES)
     parser.add_argument("--held", type=int, default=300, help="held-out metabench models")
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--threads", type=int, default=1)

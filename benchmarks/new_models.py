@@ -4,7 +4,7 @@ For each fold, JE-IRT is fitted (the library's default recipe, `fit_cached`) on 
 out; the trained models answer every question outside validation (`known_question_split`), which
 gives the per-question corrections (`JEIRT.fit_corrections`) and a per-question Rasch model
 (`OnePL`) fitted on the same known answers. Each held-out model is asked k of its graded questions
-by the random, stratified and adaptive rules (`select_items`, `adaptive_selection`; the adaptive
+by the random, stratified and adaptive rules (`select_questions`, `adaptive_selection`; the adaptive
 questions are chosen by the bank that estimates, so with and without corrections they differ) and
 its accuracy on all of them is estimated by
 
@@ -143,9 +143,19 @@ def fold_rows(
                         banks[with_corrections], labels, picked.asked, picked.inclusion, targets=graded, models=held
                     )
                     add(design, rule, DESIGN, with_corrections, k)
+                    add(shrunk(design), rule, SHRUNK, with_corrections, k)
                 add(irt_estimates(irt, new, picked.asked), rule, RASCH, corrections, k)
                 add(plain_means(banks[False], labels, picked.asked, held), rule, PLAIN, corrections, k)
     return out
+
+
+SHRUNK = "design, shrunk"  # the method name of the per-benchmark design-based estimate shrunk toward the overall
+
+
+def shrunk(design: pd.DataFrame) -> pd.DataFrame:
+    """`design_estimates`' table with its shrunk numbers as the estimate (overall: the design-based one)."""
+    numbers = ("estimate", "sd", "lower", "upper")
+    return design.drop(columns=list(numbers)).rename(columns={f"shrunk_{c}": c for c in numbers})
 
 
 # Families of related models, by a word of the name (first match in this order): a held-out family is a
@@ -238,6 +248,10 @@ def summarize(runs: pd.DataFrame) -> pd.DataFrame:
     table = grouped.agg(mae=("abs_error", "mean"), bias=("error", "mean"), estimates=("abs_error", "size"))
     if "covered" in runs:
         table["coverage"] = grouped["covered"].mean()
+    if "bench_mae" in runs:  # per benchmark: each model's mean over its benchmarks, then over the models
+        table["bench_mae"] = grouped["bench_mae"].mean()
+    if "bench_covered" in runs:
+        table["bench_coverage"] = grouped["bench_covered"].mean()
     return table.reset_index()
 
 

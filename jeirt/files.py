@@ -14,6 +14,11 @@ it keeps nothing to replace; a block device (a disk), a socket or any other kind
 (`OutputRefused`). `locked(path)` serialises the updates of one file by several processes (`jeirt
 onboard --in-place`).
 
+A new output (one that did not exist when `check_output` passed it, without `force`) is created
+exclusively: its final name is claimed in one step that fails if the name exists (a hard link of the
+finished temporary file), so of two commands writing one new file at once, the second is refused
+(`OutputTaken`) instead of replacing the first's output without a word.
+
 A command never writes over what it reads, the datasets and their checksum manifest under
 `$JEIRT_DATA`, or a file of the installed jeirt package; `force` replaces only earlier outputs.
 """
@@ -43,15 +48,26 @@ WRITTEN: list[
     str
 ] = []  # the outputs (paths `check_output` passed) written in full, in order, for an interrupt's message
 _OUTPUTS: set[str] = set()  # the real paths `check_output` passed in this process
+_NEW: set[str] = set()  # those of them that did not exist and may not be replaced: created exclusively
 
 
 class WriteError(OSError):
     """An output could not be written (disk full, permissions, a read-only disk); names the path."""
 
 
+class OutputTaken(WriteError):
+    """A new output's name was taken by another process while this one worked: nothing replaced it."""
+
+
 class OutputRefused(ValueError):
     """A path a command may not write: an input, a dataset or manifest, a package file, or an existing
     file without `force`."""
+
+
+def new_command() -> None:
+    """Forget the outputs of an earlier command run in this process (`jeirt.cli.main` may run several)."""
+    WRITTEN.clear()
+    _NEW.clear()
 
 
 def _alive(pid: int) -> bool:
@@ -160,7 +176,9 @@ def atomic_write(path: str | Path, write: Callable[[BinaryIO], object]) -> Path:
 def atomic_write_many(files: Sequence[tuple[str | Path, Callable[[BinaryIO], object]]]) -> list[Path]:
     """Write several files as one unit: every one to its temporary file first, each fsynced, and only
     then all of them moved into place, one right after the other (a kill in the microseconds between
-    two moves is what a reader must detect, e.g. by a checksum one file keeps of the other)."""
+    two moves is what a reader must detect, e.g. by a checksum one file keeps of the other). The new
+    outputs are claimed first (`_claim`): if another process took one of their names meanwhile, the unit
+    is refused (`OutputTaken`) and nothing of it stays."""
     streams = [(Path(p), write) for p, write in files if stream_kind(p) is not None]
     for path, _ in streams:
         kind = stream_kind(path)
@@ -175,27 +193,9 @@ def atomic_write_many(files: Sequence[tuple[str | Path, Callable[[BinaryIO], obj
     try:
         for path, (_, write) in zip(targets, regular):
             remove_stale_temporaries(path.parent)
-            tmp = _temporary(path)
-            temporaries.append(tmp)
-            try:
-                with open(tmp, "wb") as f:
-                    write(f)
-                    f.flush()
-                    os.fsync(f.fileno())
-            except OSError as err:
-                if isinstance(err, WriteError):
-                    raise
-                raise WriteError(
-                    err.errno,
-                    f"could not write {path} ({err.strerror or err}); free space or choose another path",
-                    str(path),
-                ) from err
-        for path, tmp in zip(targets, temporaries):  # the moves back to back; the flushes after them all
-            try:
-                os.replace(tmp, path)
-            except OSError as err:
-                raise WriteError(err.errno, f"could not write {path} ({err.strerror or err})", str(path)) from err
-            _note_written(path)
+            temporaries.append(_temporary(path))
+            _write_file(temporaries[-1], path, write)
+        _move_into_place(targets, temporaries)
         for folder in dict.fromkeys(path.parent for path in targets):
             _fsync_folder(folder)
         for path, write in streams:  # after the files: a reader at a pipe sees output that is complete
@@ -206,6 +206,104 @@ def atomic_write_many(files: Sequence[tuple[str | Path, Callable[[BinaryIO], obj
     return [Path(p) for p, _ in files]
 
 
+class _Recording:
+    """A binary file that keeps the first OSError its writes raised, so that a writer which turns it
+    into an error of its own (`torch.save` raises RuntimeError "enforce fail ...") still fails as the
+    `WriteError` it is (a full disk, a file-size limit)."""
+
+    def __init__(self, stream: BinaryIO):
+        self._stream = stream
+        self.error: OSError | None = None
+
+    def write(self, data: bytes) -> int:
+        try:
+            return self._stream.write(data)
+        except OSError as err:
+            self.error = self.error or err
+            raise
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self._stream, name)
+
+
+def _write_failed(path: Path, err: OSError) -> WriteError:
+    return WriteError(
+        err.errno,
+        f"could not write {path} ({err.strerror or err}); free space or choose another path",
+        str(path),
+    )
+
+
+def _write_file(file: Path, path: Path, write: Callable[[BinaryIO], object], sync: bool = True) -> None:
+    """`write` into `file` (the temporary file of `path`, fsynced; or `path` itself, a stream), flushed;
+    any failure to write, however the writer reports it, a `WriteError` naming `path`."""
+    try:
+        with open(file, "wb") as f:  # O_TRUNC is a no-op on a stream
+            recording = _Recording(f)
+            try:
+                write(recording)  # type: ignore[arg-type]  # (a BinaryIO by delegation)
+            except Exception as err:
+                if isinstance(err, OSError) or recording.error is None:
+                    raise
+                raise _write_failed(path, recording.error) from err
+            f.flush()
+            if sync:
+                os.fsync(f.fileno())
+    except OSError as err:
+        if isinstance(err, WriteError):
+            raise
+        raise _write_failed(path, err) from err
+
+
+def _move_into_place(targets: list[Path], temporaries: list[Path]) -> None:
+    """Move each temporary file onto its target: the new outputs first, each claimed exclusively (a
+    claim that fails takes back the claims made before it), then the replacements, back to back."""
+    new = [os.path.realpath(path) in _NEW for path in targets]
+    claimed: list[Path] = []
+    try:
+        for path, tmp, is_new in zip(targets, temporaries, new):
+            if is_new:
+                _claim(tmp, path)
+                claimed.append(path)
+    except BaseException:
+        for path in claimed:
+            path.unlink(missing_ok=True)
+        raise
+    for path, tmp, is_new in zip(targets, temporaries, new):
+        if not is_new:
+            try:
+                os.replace(tmp, path)
+            except OSError as err:
+                raise WriteError(err.errno, f"could not write {path} ({err.strerror or err})", str(path)) from err
+        _NEW.discard(os.path.realpath(path))  # written: a second write in this command replaces its own file
+        _note_written(path)
+
+
+def _claim(tmp: Path, path: Path) -> None:
+    """Give the finished temporary file `tmp` the name `path` only if no file has it: a hard link, which
+    fails when the name exists (where a file system has no hard links: the name created with O_EXCL,
+    then replaced). `OutputTaken` if another process created `path` since `check_output` passed it."""
+    try:
+        try:
+            os.link(tmp, path)
+            return
+        except FileExistsError:
+            raise
+        except OSError:  # no hard links here (FAT, some network file systems)
+            os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644))
+        os.replace(tmp, path)
+    except FileExistsError:
+        raise OutputTaken(
+            errno.EEXIST,
+            f"{path} was created by another process while this command ran (it did not exist when the command "
+            "started); it was left as it is and this command's output was not written. Pass --force to replace "
+            "it, or choose another name",
+            str(path),
+        ) from None
+    except OSError as err:
+        raise WriteError(err.errno, f"could not write {path} ({err.strerror or err})", str(path)) from err
+
+
 def _note_written(path: Path) -> None:
     if os.path.realpath(path) in _OUTPUTS:  # a command's output, not a cache file written on the way
         WRITTEN.append(str(path))
@@ -214,14 +312,7 @@ def _note_written(path: Path) -> None:
 def _write_through(path: Path, write: Callable[[BinaryIO], object]) -> None:
     """Write into a character device or FIFO in place (no temporary file, no rename, no truncation of
     what is not a file); a failure (`/dev/full`: no space) raises `WriteError` naming `path`."""
-    try:
-        with open(path, "wb") as f:  # O_TRUNC is a no-op on a stream
-            write(f)
-            f.flush()
-    except OSError as err:
-        if isinstance(err, WriteError):
-            raise
-        raise WriteError(err.errno, f"could not write {path} ({err.strerror or err})", str(path)) from err
+    _write_file(path, path, write, sync=False)
     _note_written(path)
 
 
@@ -322,6 +413,45 @@ def _fsync_folder(folder: Path) -> None:
         pass
     finally:
         os.close(fd)
+
+
+# ----------------------------------------------------------------------------------------------------
+# Which paths a command may read
+
+
+class InputRefused(ValueError):
+    """A path given as an input that is not a readable regular file; says what it is instead."""
+
+
+def as_path(path: str | Path) -> Path:
+    """`path` as a Path (user folder expanded); a TypeError naming it when it is not a path at all."""
+    if not isinstance(path, (str, os.PathLike)):
+        raise TypeError(f"path={path!r}: expected a file's path (a str or pathlib.Path), not a {type(path).__name__}.")
+    return Path(path).expanduser()
+
+
+def check_input(path: str | Path) -> Path:
+    """`path` (user folder expanded) if it names a readable regular file, else `InputRefused` saying what
+    it names: nothing, a link that leads nowhere (a loop or a missing target), a folder, a FIFO, socket
+    or device (opening one to read would wait forever or read without end), or a file this user cannot
+    read. Looked at with `stat` only: nothing is opened."""
+    p = as_path(path)
+    if not str(path).strip():
+        raise InputRefused("is empty; give a file.")
+    if not os.path.exists(p):  # os.path: False, not an error, for a name too long to look up
+        if os.path.lexists(p):
+            raise InputRefused(
+                f"{path} is a symbolic link that leads nowhere (a loop, or its target is missing); give the file."
+            )
+        raise InputRefused(f"{path}: no such file; check the path.")
+    if os.path.isdir(p):
+        raise InputRefused(f"{path} is a folder; give a file.")
+    kind = stream_kind(p)
+    if kind is not None:
+        raise InputRefused(f"{path} is a {kind}, not a regular file; give a file.")
+    if not os.access(p, os.R_OK):
+        raise InputRefused(f"{path} cannot be read (permission denied); check its permissions.")
+    return p
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -428,9 +558,15 @@ def check_output(
             f"{path} cannot be written: the folder {target.parent} does not take new files "
             "(permissions or a read-only disk); choose another path."
         )
-    if target.exists() and not force and replaces is None:
+    exists = target.exists()
+    if exists and not force and replaces is None:
         raise OutputRefused(f"{path} exists; pass --force to replace it, or choose another name.")
-    _OUTPUTS.add(os.path.realpath(target))
+    real = os.path.realpath(target)
+    _OUTPUTS.add(real)
+    if exists or force or replaces is not None:
+        _NEW.discard(real)
+    else:  # may not replace a file that another process creates meanwhile: claimed exclusively when written
+        _NEW.add(real)
     return target
 
 

@@ -15,6 +15,7 @@ from pathlib import Path
 import torch
 
 from jeirt._version import __version__
+from jeirt.files import InputRefused, check_input
 
 # The layout of a model file (`JEIRT.save`). 2: the weights carry a SHA-256 checksum (`weights_checksum`).
 # 1: files written before, without one (they load with a warning). A newer number is refused.
@@ -38,8 +39,13 @@ def read_model_file(path: str | Path, param_names: Sequence[str]) -> tuple[dict,
 
 
 def _read_blob(path: str | Path) -> dict:
-    """The dict a model file holds, read with `weights_only` (no code runs); ModelFileError for an
+    """The dict a model file holds, read with `weights_only` (no code runs); ModelFileError for a path
+    that is no regular file (a FIFO or device would be read forever: refused before it is opened), an
     empty, cut-short, damaged or non-torch file."""
+    try:
+        check_input(path)
+    except InputRefused as err:
+        raise ModelFileError(f"could not read a jeirt model: {err}") from None
     if Path(path).is_file() and Path(path).stat().st_size == 0:
         raise ModelFileError(
             f"could not read a jeirt model from {path}: the file is empty (0 bytes); restore it or refit the model."
@@ -128,7 +134,10 @@ def _check_parts(path: str | Path, blob: dict) -> None:
                 )
     models = blob["models"]
     if not models or not all(isinstance(m, str) for m in models):
-        raise ModelFileError(f"{path}: its model names are not a list of names; the file is damaged or edited.")
+        raise ModelFileError(
+            f"{path}: its model names are not a list of names; the file is damaged or edited: restore it or "
+            "refit the model."
+        )
     if len(set(models)) < len(models):
         repeated = sorted({m for m in models if models.count(m) > 1})
         raise ModelFileError(
@@ -136,7 +145,8 @@ def _check_parts(path: str | Path, blob: dict) -> None:
         )
     if blob["feature_dim"] < 1:
         raise ModelFileError(
-            f"{path}: feature_dim={blob['feature_dim']!r} is not a positive integer; the file is damaged or edited."
+            f"{path}: feature_dim={blob['feature_dim']!r} is not a positive integer; the file is damaged or "
+            "edited: restore it or refit the model."
         )
     odd = [k for k, v in blob["state_dict"].items() if not (isinstance(k, str) and isinstance(v, torch.Tensor))]
     if odd:

@@ -27,11 +27,13 @@ from __future__ import annotations
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 import torch
 
 from jeirt import settings
+from jeirt.renamed import missing_attribute
 
 
 @dataclass
@@ -64,6 +66,13 @@ _BLOCK = 64  # rows of a block of a float32 Hessian's lower triangle (one matrix
 # stronger than every known one is not pulled towards their mean level; the other directions keep the
 # known models' spread. What it gained and cost, and the factors tried: DECISIONS.md.
 ABILITY_WIDENING = 10.0
+
+
+if not TYPE_CHECKING:  # (the type checker keeps refusing names that do not exist)
+
+    def __getattr__(name: str) -> object:
+        """An old name of this module's constants answers with its new one (`jeirt.renamed`)."""
+        raise missing_attribute("jeirt.onboard", name)
 
 
 def vector_prior(vectors: np.ndarray, covariance: str = "full") -> tuple[np.ndarray, np.ndarray]:

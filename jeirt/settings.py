@@ -89,8 +89,14 @@ def device_name() -> str | None:
 
 def check_environment() -> None:
     """ValueError naming the first JEIRT_* variable that is set to nothing usable: empty JEIRT_DATA,
-    JEIRT_CACHE or JEIRT_DEVICE, a JEIRT_CACHE that names a file, a JEIRT_WORKERS that is no count."""
-    data_dir()
+    JEIRT_CACHE or JEIRT_DEVICE, a JEIRT_DATA or JEIRT_CACHE that names a file, a JEIRT_WORKERS that is no
+    count."""
+    data = data_dir()
+    if _set("JEIRT_DATA") is not None and data.exists() and not data.is_dir():
+        raise ValueError(
+            f"JEIRT_DATA={os.environ['JEIRT_DATA']!r} names a file; it must name a folder with one sub-folder "
+            "per dataset: point it at one or unset it (jeirt then uses the repository's data/)."
+        )
     device_name()
     workers()
     chosen = _set("JEIRT_CACHE")

@@ -20,6 +20,7 @@ import numpy as np
 
 from jeirt.data.dataset import Dataset
 from jeirt.data.embedllm import EMBEDLLM
+from jeirt.params import SAMPLE_PARAMS, SEED, check_params
 
 
 @dataclass(frozen=True)
@@ -114,6 +115,9 @@ def split_by_question(
     ds: Dataset, fractions: Sequence[float] = (0.8, 0.1, 0.1), seed: int = 0, stratify: str | None = "benchmark"
 ) -> Split:
     """Items split 80/10/10 (seeded, stratified by benchmark); every model is in every part."""
+    if not isinstance(ds, Dataset):
+        raise TypeError(f"split_by_question takes a jeirt.data.Dataset (ds), not a {type(ds).__name__}.")
+    check_params("split_by_question", {"seed": SEED}, {"seed": seed})
     _check_fractions(fractions)
     part = _assign_items(ds, fractions, seed, stratify)
     rows = np.ones((ds.n_models, 1), dtype=bool)
@@ -204,6 +208,7 @@ def subsample_items(mask: np.ndarray, fraction: float, seed: int = 0) -> np.ndar
 
 def sample_items(groups: np.ndarray, n: int, rng: np.random.Generator) -> np.ndarray:
     """Sorted positions of `n` items drawn without replacement, each group keeping its share."""
+    check_params("sample_items", SAMPLE_PARAMS, {"n": n})
     groups = np.asarray(groups)
     if n >= len(groups):
         return np.arange(len(groups))

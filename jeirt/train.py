@@ -31,6 +31,7 @@ from torch.nn import functional as F
 from tqdm import tqdm
 
 from jeirt import settings
+from jeirt.params import TRAINING_PARAMS, check_params
 
 
 @dataclass(frozen=True)
@@ -53,7 +54,8 @@ class TrainConfig:
     patience: int = 8  # epochs without a better validation loss before stopping
 
     def __post_init__(self) -> None:
-        for name in ("decay_epochs", "steps_per_epoch", "max_epochs", "patience"):
+        check_params("TrainConfig", TRAINING_PARAMS, {"max_epochs": self.max_epochs})  # the CLI's --max-epochs too
+        for name in ("decay_epochs", "steps_per_epoch", "patience"):
             if not isinstance(getattr(self, name), (int, np.integer)) or getattr(self, name) < 1:
                 raise ValueError(f"{name}={getattr(self, name)!r}; expected a positive integer.")
         for name in ("batch_items", "batch_labels"):

@@ -188,6 +188,9 @@ def execute_page(
             if attempt == 2 or "Kernel died before replying" not in str(err):
                 raise
     cpu = children_cpu_seconds() - cpu
+    # No widget state: the site loads no widget code (nb_ipywidgets_js), and the state of the primer's
+    # sliders would carry their first figure into the page's HTML.
+    notebook.metadata.pop("widgets", None)
     return page, nbformat.writes(notebook), result.time, cpu, (result.exc_string if result.err else None)
 
 

@@ -36,7 +36,7 @@ from tqdm import tqdm
 from jeirt.estimator import JEIRT
 from jeirt.files import write_json
 
-FIT = ["--dataset", "mmlu_pro", "--limit-items", "2000", "--max-epochs", "3", "--quiet"]
+FIT = ["--dataset", "mmlu_pro", "--limit-questions", "2000", "--max-epochs", "3", "--quiet"]
 JEIRT_COMMAND = [sys.executable, "-m", "jeirt"]  # what the `jeirt` console script runs
 
 

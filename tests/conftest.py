@@ -38,7 +38,6 @@ CHAPTER_COSTS = {
     "geometry": 21,
     "ood": 20,
     "routing": 19,
-    "irt_primer": 18,
     "known_answers": 18,
     "onboarding": 18,
     "efficient": 16,
@@ -50,15 +49,21 @@ CHAPTER_COSTS = {
     "data": 8,
     "intro": 6,
 }
-COSTS = {f"test_chapter_runs[book/{page}]": cost for page, cost in CHAPTER_COSTS.items()} | {
-    "test_a_fresh_clone_has_its_data_and_runs_the_data_page": 18,
-    "test_onboarding_with_all_data_matches_joint_training": 13,
-    "test_the_package_passes_mypy": 13,  # on a fresh clone; seconds with its cache
-    "test_few_question_comparison_runs_datasets_and_seeds_side_by_side_as_one_by_one": 10,
-    "test_two_in_place_onboardings_at_once_both_land": 8,
-    "test_a_page_s_cpu_seconds_count_its_worker_processes": 7,
-    "test_launch_buttons_only_for_a_real_repository": 6,
-}
+# The primer's lectures, each run twice in one kernel (tests/test_primer.py).
+PRIMER_COSTS = {"irt_primer": 70, "irt_primer_bridge": 30, "irt_primer_abilities": 28}
+COSTS = (
+    {f"test_chapter_runs[book/{page}]": cost for page, cost in CHAPTER_COSTS.items()}
+    | {f"test_primer_lecture_runs_twice_in_one_kernel[book/{page}]": cost for page, cost in PRIMER_COSTS.items()}
+    | {
+        "test_a_fresh_clone_has_its_data_and_runs_the_data_page": 18,
+        "test_onboarding_with_all_data_matches_joint_training": 13,
+        "test_the_package_passes_mypy": 13,  # on a fresh clone; seconds with its cache
+        "test_few_question_comparison_runs_datasets_and_seeds_side_by_side_as_one_by_one": 10,
+        "test_two_in_place_onboardings_at_once_both_land": 8,
+        "test_a_page_s_cpu_seconds_count_its_worker_processes": 7,
+        "test_launch_buttons_only_for_a_real_repository": 6,
+    }
+)
 
 
 def _cost(item: pytest.Item) -> float:

@@ -35,7 +35,7 @@ def test_cli_end_to_end(workdir, capsys, mmlu_pro):
         "fit",
         "--dataset",
         "mmlu_pro",
-        "--limit-items",
+        "--limit-questions",
         "1500",
         "--d",
         "16",
@@ -121,7 +121,7 @@ def corrected(workdir) -> Path:
                 "fit",
                 "--dataset",
                 "mmlu_pro",
-                "--limit-items",
+                "--limit-questions",
                 "300",
                 "--d",
                 "8",
@@ -205,34 +205,29 @@ def _suggested(capsys, workdir, rule: str, *extra: str) -> pd.Series:
 
 
 def test_suggest_gives_each_model_what_the_help_promises(corrected, workdir, capsys, mmlu_pro):
-    """random, stratified and kmeans: each model its own questions; adaptive: the same answers so far,
-    the same questions, other answers, other questions."""
+    """random, stratified and kmeans: each LLM its own questions; the adaptive rules are withdrawn from the
+    command line, refused with the reason (the Python API keeps them)."""
     for rule in ("random", "stratified", "kmeans"):
-        picks = _suggested(capsys, workdir, rule, "--models", "a,b,c")
+        picks = _suggested(capsys, workdir, rule, "--llms", "a,b,c")
         assert list(picks.index) == ["a", "b", "c"] and len(set(picks)) == 3, rule
-    picks = _suggested(capsys, workdir, "adaptive", "--models", "a,b,c")  # half of them a random draw each
-    table = pd.read_csv(workdir / "suggest_adaptive.csv", dtype=str)
-    assert len(set(picks)) == 3 and (table.groupby("model")["random"].apply(lambda r: (r == "1").sum()) == 3).all()
-    asked = mmlu_pro.items["item_id"].to_numpy()[:40]
-    answers = workdir / "opposite.csv"
-    pd.DataFrame(
-        {"model": ["right"] * 40 + ["wrong"] * 40, "item_id": np.tile(asked, 2), "label": [1] * 40 + [0] * 40}
-    ).to_csv(answers, index=False)
-    picks = _suggested(capsys, workdir, "adaptive", "--results", str(answers))
-    assert len(set(picks)) == 2 and not (picks["right"] | picks["wrong"]) & set(asked)
+    for rule in ("adaptive", "adaptive-accuracy"):
+        code, _, err = run(
+            capsys, "suggest", "--model", str(corrected), "--dataset", "mmlu_pro", "--k", "3", "--rule", rule
+        )
+        assert code == 2 and "withdrawn" in err and "results/new_models_design.json" in err, err
 
 
 def test_suggest_marks_its_random_draws_and_estimate_learns_the_misfit_from_them(
     corrected, workdir, capsys, mmlu_pro, monkeypatch
 ):
-    """suggest's `random` and `inclusion_probability` columns: the adaptive rule's random half (all of a
-    random rule's draws); estimate reads the probabilities and passes only the random draws as the random
+    """suggest's `random` and `inclusion_probability` columns: all of a random rule's draws, none of kmeans'
+    picks by choice; estimate reads the probabilities and passes only the random draws as the random
     sample; without them every answer is a random draw, and picks by choice without them are refused; a
     bad cell is a data error."""
     from jeirt.tasks.evaluation import scoring
 
     out = workdir / "suggest_marked.csv"
-    for rule, drawn in (("adaptive", 5), ("random", 10), ("kmeans", 0)):
+    for rule, drawn in (("random", 10), ("kmeans", 0)):
         code, _, err = run(
             capsys,
             "suggest",
@@ -261,13 +256,15 @@ def test_suggest_marks_its_random_draws_and_estimate_learns_the_misfit_from_them
         "--k",
         "10",
         "--rule",
-        "adaptive",
+        "random",
         "--quiet",
         "--force",
         "--out",
         str(out),
     )
     asked = pd.read_csv(out, dtype={"item_id": str})
+    # half of them picks by choice, as kmeans (or an adaptive rule of the API) marks them
+    asked.loc[5:, ["random", "inclusion_probability"]] = [0, 1.0]
     truth = mmlu_pro.to_long().query("model == 'gpt-4o(2024-05-13)'").set_index("item_id")["label"]
     columns = ["model", "item_id", "label", "random", "inclusion_probability"]
     answers = asked.assign(label=truth.loc[asked["item_id"]].to_numpy())[columns]
@@ -386,7 +383,7 @@ def test_onboard_validation_answers_choose_the_width_and_are_not_fitted(correcte
     code, _, err = run(
         capsys, *common, "--validation", str(workdir / "overlap.csv"), "--out", str(workdir / "refused.pt")
     )
-    assert code == 3 and "overlap.csv" in err and "2 answer(s) are also in --results" in err, err
+    assert code == 3 and "overlap.csv" in err and "2 answer(s) are also in the results" in err, err
     held.assign(model="stranger").to_csv(workdir / "stranger.csv", index=False)
     code, _, err = run(
         capsys, *common, "--validation", str(workdir / "stranger.csv"), "--out", str(workdir / "refused.pt")
@@ -432,7 +429,9 @@ def test_help_and_usage_errors_import_no_torch():
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]", done.stdout + done.stderr
     done = subprocess.run([sys.executable, "-m", "jeirt", "estimate", "--bad-option"], capture_output=True, text=True)
-    assert done.returncode == 2 and "usage: jeirt estimate" in done.stderr and "Traceback" not in done.stderr
+    assert done.returncode == 2 and "Traceback" not in done.stderr and "usage:" not in done.stderr
+    assert done.stderr.startswith("error: ") and "`jeirt estimate --help`" in done.stderr, done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1, done.stderr
 
 
 def test_a_renamed_option_is_refused_with_its_new_name(capsys):
@@ -444,6 +443,24 @@ def test_a_renamed_option_is_refused_with_its_new_name(capsys):
         assert code == 2 and "--prior was renamed --prior-covariance" in err, err
     args = build_parser().parse_args(["estimate", "--model", "m.pt", "--dataset", "d", "--results", "r.csv"])
     assert args.prior_covariance == "full" and not any(key.startswith("_renamed") for key in vars(args))
+
+
+ONBOARD = ["onboard", "--model", "m.pt", "--results", "r.csv"]
+
+
+@pytest.mark.parametrize(
+    "argv, old, new",
+    [
+        (["fit", "--dataset", "mmlu_pro", "--limit-items", "100"], "--limit-items", "--limit-questions"),
+        ([*ONBOARD, "--items", "q.csv"], "--items", "--questions"),
+        (["suggest", "--model", "m.pt", "--dataset", "mmlu_pro", "--k", "2", "--models", "a,b"], "--models", "--llms"),
+    ],
+)
+def test_one_word_for_a_question_and_for_an_llm(capsys, argv, old, new):
+    """A question is a question at the boundary (not an item), an LLM an LLM (not a model, which is the
+    fitted file): the old spellings are refused with the new ones."""
+    assert main(argv) == 2
+    assert f"{old} was renamed {new}" in capsys.readouterr().err
 
 
 def test_every_option_has_help_text():
@@ -478,7 +495,7 @@ def test_onboard_validation_errors_name_that_file_and_its_rows(corrected, workdi
 
 def test_suggest_refuses_more_questions_than_a_model_has_left(corrected, capsys, mmlu_pro):
     code, _, err = run(
-        capsys, "suggest", "--model", str(corrected), "--dataset", "mmlu_pro", "--k", "100000", "--rule", "adaptive"
+        capsys, "suggest", "--model", str(corrected), "--dataset", "mmlu_pro", "--k", "100000", "--rule", "kmeans"
     )
     assert code == 2 and "--k 100000" in err and f"at most {mmlu_pro.n_items}" in err, err
     assert "broadcast" not in err
@@ -515,7 +532,7 @@ def test_ctrl_c_after_an_output_was_written_names_it(workdir, capsys, monkeypatc
 
     monkeypatch.setattr(common, "emit", interrupted)  # the step after the model is saved
     out = workdir / "interrupted.pt"
-    code, _, err = run(capsys, "fit", "--dataset", "mmlu_pro", "--limit-items", "100", "--d", "4",
+    code, _, err = run(capsys, "fit", "--dataset", "mmlu_pro", "--limit-questions", "100", "--d", "4",
                        "--max-epochs", "1", "--quiet", "--out", str(out))  # fmt: skip
     assert code == 130 and out.is_file()
     assert str(out) in err and "written in full" in err and MESSAGE not in err, err

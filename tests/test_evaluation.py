@@ -111,7 +111,7 @@ def test_estimates_beat_the_plain_mean_and_intervals_cover(sim):
     ds, truth, bank, labels = sim
     errors, plain_errors, covered, widths = [], [], [], []
     for seed in range(3):
-        asked = asked_mask(ev.select_items(bank, 40, "random", labels=labels, seed=seed), bank.n_items)
+        asked = asked_mask(ev.select_questions(bank, 40, "random", labels=labels, seed=seed), bank.n_items)
         est = ev.estimate_scores(bank, labels, asked, draws=200, seed=seed)
         overall = est[est["group"] == ev.OVERALL].reset_index(drop=True)
         true = np.nanmean(labels, axis=1)
@@ -150,7 +150,7 @@ def test_rules_pick_k_distinct_candidates(sim, rule):
     ds, truth, bank, labels = sim
     rng = np.random.default_rng(0)
     candidates = rng.random(labels.shape) < 0.5
-    picks = ev.select_items(bank, 30, rule, labels=np.where(candidates, labels, np.nan)[:4], seed=0)
+    picks = ev.select_questions(bank, 30, rule, labels=np.where(candidates, labels, np.nan)[:4], seed=0)
     assert picks.shape == (4, 30)
     for row, cand in zip(picks, candidates[:4]):
         assert len(set(row)) == 30 and cand[row].all()
@@ -158,7 +158,7 @@ def test_rules_pick_k_distinct_candidates(sim, rule):
 
 def test_stratified_keeps_benchmark_shares(sim):
     ds, truth, bank, labels = sim
-    picks = ev.select_items(bank, 100, "stratified", n_new=1, seed=0)[0]
+    picks = ev.select_questions(bank, 100, "stratified", n_new=1, seed=0)[0]
     shares = pd.Series(bank.groups[picks]).value_counts(normalize=True)
     expected = pd.Series(bank.groups).value_counts(normalize=True)
     assert (shares.reindex(expected.index) - expected).abs().max() < 0.015
@@ -167,11 +167,11 @@ def test_stratified_keeps_benchmark_shares(sim):
 def test_rules_reject_bad_requests(sim):
     ds, truth, bank, labels = sim
     with pytest.raises(ValueError, match="rule='best'"):
-        ev.select_items(bank, 5, "best")
+        ev.select_questions(bank, 5, "best")
     with pytest.raises(ValueError, match="pass labels"):
-        ev.select_items(bank, 5, "adaptive")
+        ev.select_questions(bank, 5, "adaptive")
     with pytest.raises(ValueError, match="k=2000"):
-        ev.select_items(bank, 2000, "random")
+        ev.select_questions(bank, 2000, "random")
 
 
 def _ten_new_models(counts: list[int], seed: int) -> tuple[ev.QuestionBank, np.ndarray, np.ndarray]:
@@ -234,7 +234,7 @@ def test_greedy_batch_uses_the_rank_one_update(sim):
     """The second pick of a batch must be the best item under the covariance updated by the first."""
     ds, truth, bank, labels = sim
     post = bank.unanswered(1)
-    first, second = ev.next_items(bank, post, 2, np.ones((1, bank.n_items), dtype=bool))[0]
+    first, second = ev.next_questions(bank, post, 2, np.ones((1, bank.n_items), dtype=bool))[0]
     F = bank.features
     w = sigmoid(F @ post.mean[0] - bank.offsets)
     w = w * (1 - w)
@@ -251,10 +251,10 @@ def test_greedy_batch_equals_dense_covariance_updates(target):
     ds, truth = simulate(n_models=40, n_items=400, feature_dim=64, d=48, seed=3)
     bank = ev.QuestionBank.from_embeddings(truth.question_embeddings, truth.model_vectors[:30])
     labels = ds.labels[30:34].astype(np.float64)
-    asked = asked_mask(ev.select_items(bank, 20, "random", labels=labels, seed=0), bank.n_items)
+    asked = asked_mask(ev.select_questions(bank, 20, "random", labels=labels, seed=0), bank.n_items)
     post = bank.posterior(labels, asked)
     free = ~np.isnan(labels) & ~asked
-    picks = ev.next_items(bank, post, 12, free, target=target)
+    picks = ev.next_questions(bank, post, 12, free, target=target)
     F = bank.features
     for i in range(len(labels)):
         cov, left = post.dense()[i].copy(), free[i].copy()
@@ -274,10 +274,10 @@ def test_greedy_batch_equals_dense_covariance_updates(target):
 
 def test_adaptive_selection_hands_over_its_posteriors(sim):
     """The posteriors the adaptive selection keeps are those of the answers asked so far; the order is
-    `select_items`'s; and only the batch ends asked for are kept (5 and 10 are, 12 is not)."""
+    `select_questions`'s; and only the batch ends asked for are kept (5 and 10 are, 12 is not)."""
     ds, truth, bank, labels = sim
     order, kept = ev.adaptive_selection(bank, 15, labels[:5], "adaptive-accuracy", keep=(5, 10, 12, 15))
-    np.testing.assert_array_equal(order, ev.select_items(bank, 15, "adaptive-accuracy", labels=labels[:5]))
+    np.testing.assert_array_equal(order, ev.select_questions(bank, 15, "adaptive-accuracy", labels=labels[:5]))
     assert sorted(kept) == [5, 10, 15]
     for j, post in kept.items():
         again = bank.posterior(labels[:5], asked_mask(order[:, :j], bank.n_items))
@@ -348,14 +348,15 @@ def test_adaptive_random_share_is_a_random_sample(sim):
     """The random picks of an adaptive order are as hard as the questions at large (two-sided, within 3
     standard errors), while its adaptive picks are not: they seek the questions of largest whitened norm."""
     ds, truth, bank, labels = sim
-    order = ev.select_items(bank, 40, "adaptive", labels=labels, seed=0, random_share=0.5)
+    order = ev.select_questions(bank, 40, "adaptive", labels=labels, seed=0, random_share=0.5)
     drawn = ev.random_positions(40, 0.5)
     size = np.linalg.norm(bank.features, axis=1)
     random_picks, adaptive_picks = order[:, drawn].ravel(), order[:, ~drawn].ravel()
     se = size.std() / np.sqrt(len(random_picks))
     assert abs(size[random_picks].mean() - size.mean()) < 3 * se, (size[random_picks].mean(), size.mean(), se)
     assert size[adaptive_picks].mean() > size.mean() + 6 * se
-    np.testing.assert_array_equal(order, ev.select_items(bank, 40, "adaptive", labels=labels, seed=0))  # the default
+    default = ev.select_questions(bank, 40, "adaptive", labels=labels, seed=0)  # the default rule
+    np.testing.assert_array_equal(order, default)
 
 
 def wrong_bank(bank: ev.QuestionBank) -> ev.QuestionBank:
@@ -369,7 +370,7 @@ def wrong_bank(bank: ev.QuestionBank) -> ev.QuestionBank:
 
 def overall_errors(bank: ev.QuestionBank, labels: np.ndarray, k: int, share: float) -> tuple[np.ndarray, float]:
     """Errors of the overall estimates of the adaptive rule with `share` random, and 90% coverage."""
-    order = ev.select_items(bank, k, "adaptive", labels=labels, random_share=share)
+    order = ev.select_questions(bank, k, "adaptive", labels=labels, random_share=share)
     asked = asked_mask(order, bank.n_items)
     sampled = asked_mask(order[:, ev.random_positions(k, share)], bank.n_items)
     est = ev.estimate_scores(bank, labels, asked, sampled=sampled if share else None, draws=200)
@@ -426,7 +427,7 @@ def test_design_weights_make_a_stratified_sample_stand_for_the_targets():
 
 def test_estimate_refuses_sampled_questions_not_asked(sim):
     ds, truth, bank, labels = sim
-    asked = asked_mask(ev.select_items(bank, 10, "random", labels=labels[:2], seed=0), bank.n_items)
+    asked = asked_mask(ev.select_questions(bank, 10, "random", labels=labels[:2], seed=0), bank.n_items)
     with pytest.raises(ValueError, match="sampled"):
         ev.estimate_scores(bank, labels[:2], asked, sampled=~asked, draws=0)
 
@@ -435,7 +436,7 @@ def test_adaptive_learns_more_about_the_vector_than_random(sim):
     ds, truth, bank, labels = sim
     logdet = {}
     for rule in ("random", "adaptive"):
-        asked = asked_mask(ev.select_items(bank, 40, rule, labels=labels, seed=0), bank.n_items)
+        asked = asked_mask(ev.select_questions(bank, 40, rule, labels=labels, seed=0), bank.n_items)
         logdet[rule] = np.linalg.slogdet(bank.posterior(labels, asked).dense())[1].mean()
     assert logdet["adaptive"] < logdet["random"] - 0.5, logdet
 
@@ -583,7 +584,7 @@ def test_estimate_and_suggest_verbs(tmp_path, capsys, mmlu_pro):
                 "fit",
                 "--dataset",
                 "mmlu_pro",
-                "--limit-items",
+                "--limit-questions",
                 "1500",
                 "--d",
                 "16",
@@ -637,17 +638,17 @@ def test_estimate_and_suggest_verbs(tmp_path, capsys, mmlu_pro):
     suggested = json.loads((tmp_path / "s.json").read_text())
     assert code == 0 and suggested["already_answered"] == 20 and len(suggested["item_ids"]["new-model"]) == 10
     assert not set(suggested["item_ids"]["new-model"]) & set(asked["item_id"])
-    # The stratified round's inclusion probabilities are each benchmark's share; an adaptive round's picks
+    # The stratified round's inclusion probabilities are each benchmark's share; a kmeans round's picks
     # by choice have 1. Kept beside the answers, `estimate` reads them; without them it refuses picks by choice.
     share = asked.groupby("benchmark")["inclusion_probability"].agg(["min", "max", "size"])
     sizes = mmlu_pro.items["benchmark"].value_counts()
     np.testing.assert_allclose(share["min"], share["size"] / sizes[share.index])
     assert (share["min"] == share["max"]).all() and (asked["random"] == 1).all()
     code, _, _ = run_cli(
-        capsys, "suggest", "--model", str(model), "--dataset", "mmlu_pro", "--k", "10", "--rule", "adaptive",
-        "--results", str(tmp_path / "answers.csv"), "--out", str(tmp_path / "adaptive.csv"), "--quiet",
+        capsys, "suggest", "--model", str(model), "--dataset", "mmlu_pro", "--k", "10", "--rule", "kmeans",
+        "--results", str(tmp_path / "answers.csv"), "--out", str(tmp_path / "chosen.csv"), "--quiet",
     )  # fmt: skip
-    more = pd.read_csv(tmp_path / "adaptive.csv", dtype={"item_id": str})
+    more = pd.read_csv(tmp_path / "chosen.csv", dtype={"item_id": str})
     assert code == 0 and len(more) == 10 and (more.loc[more["random"] == 0, "inclusion_probability"] == 1).all()
     both = pd.concat([asked, more]).merge(mmlu_pro.to_long().query("model == @name")[["item_id", "label"]])
     both = both.assign(model="new-model")[["model", "item_id", "label", "random", "inclusion_probability"]]
@@ -675,7 +676,7 @@ def test_estimate_and_suggest_verbs(tmp_path, capsys, mmlu_pro):
         "10",
         "--rule",
         "random",
-        "--models",
+        "--llms",
         "a,b,c",
         "--json",
         str(tmp_path / "m.json"),
@@ -722,7 +723,7 @@ def test_evaluate_scores_onboarded_models_on_the_test_questions(tmp_path, capsys
                 "fit",
                 "--dataset",
                 "mmlu_pro",
-                "--limit-items",
+                "--limit-questions",
                 "600",
                 "--d",
                 "8",
@@ -783,7 +784,7 @@ def test_bank_prior_widths_and_group_shift(sim):
     ds, truth, bank, labels = sim
     with pytest.raises(ValueError, match="prior_widths"):
         dataclasses.replace(bank, prior_widths=(0.0,))
-    asked = asked_mask(ev.select_items(bank, 50, "random", labels=labels, seed=0), bank.n_items)
+    asked = asked_mask(ev.select_questions(bank, 50, "random", labels=labels, seed=0), bank.n_items)
     narrow = dataclasses.replace(bank, prior_widths=(1.0,), group_sd=0.0)
     wide = dataclasses.replace(bank, group_sd=0.5)
     a = ev.estimate_scores(narrow, labels, asked, draws=100)
@@ -803,7 +804,7 @@ def test_irt_estimates_count_asked_answers_and_track_the_truth(sim):
     ds, _, bank, labels = sim
     irt = OnePL().fit(ds.subset(models=np.arange(N_TRAINED)))
     new = ds.subset(models=np.arange(N_TRAINED, ds.n_models))
-    asked = asked_mask(ev.select_items(bank, 100, "random", labels=labels, seed=0), bank.n_items)
+    asked = asked_mask(ev.select_questions(bank, 100, "random", labels=labels, seed=0), bank.n_items)
     est = ev.irt_estimates(irt, new, asked)
     overall = est[est["group"] == ev.OVERALL].set_index("model")["estimate"]
     truth = pd.Series(np.nanmean(labels, axis=1), index=new.models)
@@ -954,7 +955,7 @@ def test_design_estimate_says_where_it_has_no_sample(sim):
     exact = ev.design_estimates(bank, y[None], everything, np.ones((1, bank.n_items)))
     np.testing.assert_allclose(exact.loc[exact["group"] == ev.OVERALL, "estimate"], y.mean())
     assert (exact["sd"] == 0).all()
-    asked = asked_mask(ev.select_items(bank, 20, "kmeans", n_new=1), bank.n_items)
+    asked = asked_mask(ev.select_questions(bank, 20, "kmeans", n_new=1), bank.n_items)
     table = ev.design_estimates(bank, y[None], asked, asked.astype(float))
     assert table["estimate"].isna().all() and table["note"].str.contains("no random draw").all()
     one = np.zeros((1, bank.n_items), dtype=bool)

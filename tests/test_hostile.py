@@ -12,6 +12,7 @@ import gzip
 import hashlib
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -30,7 +31,7 @@ from jeirt.estimator import JEIRT
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))  # write_manifest
 
-TINY_FIT = ["--limit-items", "200", "--d", "8", "--max-epochs", "2", "--quiet"]
+TINY_FIT = ["--limit-questions", "200", "--d", "8", "--max-epochs", "2", "--quiet"]
 
 
 @pytest.fixture(scope="module")
@@ -92,6 +93,21 @@ def _save_edited(blob: dict, path: Path, edit) -> None:
     torch.save(blob, path)
 
 
+# A message says what to do: an instruction, or what was expected (issue 54 counted 59 refusals that
+# said only what was wrong).
+ADVICE = re.compile(
+    r"\b(give|use|pass|add|check|choose|restore|refit|point|set|unset|install|remove|keep|write|delete|create|"
+    r"free|wait|rerun|run|leave|connect|end|onboard|load|cut|put|rename|upgrade|save|encode|clone|make|expected|"
+    r"expects|must|refuses|lists what it takes)\b",
+    re.IGNORECASE,
+)
+
+
+def says_what_to_do(message: str) -> bool:
+    """Whether an error message names a fix (an instruction or the accepted values)."""
+    return bool(ADVICE.search(message.split(":", 1)[-1]))
+
+
 M = "{w}/model.pt"
 # (case id, argv with {w} for the work folder, exit code, fragments the message must hold)
 CASES = [
@@ -100,8 +116,8 @@ CASES = [
     ("d-huge", ["fit", "--dataset", "mmlu_pro", "--d", "1000000000"], 2, ["--d 1000000000"]),
     ("epochs-zero", ["fit", "--dataset", "mmlu_pro", "--max-epochs", "0"], 2, ["--max-epochs 0"]),
     ("epochs-negative", ["fit", "--dataset", "mmlu_pro", "--max-epochs", "-1"], 2, ["--max-epochs -1"]),
-    ("limit-zero", ["fit", "--dataset", "mmlu_pro", "--limit-items", "0"], 2, ["--limit-items 0"]),
-    ("limit-negative", ["fit", "--dataset", "mmlu_pro", "--limit-items", "-5"], 2, ["--limit-items -5"]),
+    ("limit-zero", ["fit", "--dataset", "mmlu_pro", "--limit-questions", "0"], 2, ["--limit-questions 0"]),
+    ("limit-negative", ["fit", "--dataset", "mmlu_pro", "--limit-questions", "-5"], 2, ["--limit-questions -5"]),
     ("seed-negative", ["fit", "--dataset", "mmlu_pro", "--seed", "-1"], 2, ["--seed -1"]),
     ("device-unknown", ["fit", "--dataset", "mmlu_pro", "--device", "tpu9"], 2, ["--device", "tpu9"]),
     ("not-an-int", ["fit", "--dataset", "mmlu_pro", "--d", "many"], 2, []),
@@ -127,9 +143,9 @@ CASES = [
     ),
     (
         "onboard-items-folder",
-        ["onboard", "--model", M, "--results", "{w}/answers.csv", "--items", "{w}/folder.csv", "--out", "{w}/o.pt"],
+        ["onboard", "--model", M, "--results", "{w}/answers.csv", "--questions", "{w}/folder.csv", "--out", "{w}/o.pt"],
         2,
-        ["--items", "folder"],
+        ["--questions", "folder"],
     ),
     (
         "estimate-results-folder",
@@ -307,6 +323,7 @@ def test_hostile_input(work, capsys, monkeypatch, case, argv, code, fragments):
     for fragment in fragments:
         assert fragment in message, f"{case}: {fragment!r} not in {message!r}"
     assert "weights_only=False" not in message and "nan" not in out.out.lower()
+    assert says_what_to_do(message), f"{case}: the message does not say what to do: {message!r}"
     if code in (2, 5):  # refused before any work: no training, no encoding
         assert time.perf_counter() - started < 10, f"{case}: refused only after work"
 
@@ -521,13 +538,13 @@ ROUND_TWO = {  # class -> (case id, argv, exit code, fragments of the message)
                 M,
                 "--results",
                 "{w}/custom_results.csv",
-                "--items",
+                "--questions",
                 "{w}/items_dup.csv",
                 "--out",
                 "{w}/o.pt",
             ],
             3,
-            ["--items", "items_dup.csv", "'q1'"],
+            ["--questions", "items_dup.csv", "'q1'"],
         ),
     ],
     "output": [
@@ -648,9 +665,9 @@ ROUND_TWO = {  # class -> (case id, argv, exit code, fragments of the message)
         ("split-unknown", ["compare", "--dataset", "zeroeval", "--split", "random"], 2, ["--split 'random'"]),
         (
             "suggest-models-repeated",
-            ["suggest", "--model", M, "--dataset", "mmlu_pro", "--k", "2", "--models", "a,a"],
+            ["suggest", "--model", M, "--dataset", "mmlu_pro", "--k", "2", "--llms", "a,a"],
             2,
-            ["--models", "more than once"],
+            ["--llms", "more than once"],
         ),
         (
             "items-beside-dataset",
@@ -662,13 +679,13 @@ ROUND_TWO = {  # class -> (case id, argv, exit code, fragments of the message)
                 "{w}/answers.csv",
                 "--dataset",
                 "mmlu_pro",
-                "--items",
+                "--questions",
                 "{w}/questions.csv",
                 "--out",
                 "{w}/o.pt",
             ],
             2,
-            ["--items", "not both"],
+            ["--questions", "not both"],
         ),
     ],
     "errors": [
@@ -719,6 +736,7 @@ def test_hostile_round_two(hostile_files, capsys, monkeypatch, cls, case, argv, 
     assert message.startswith("error: ") and len(message.splitlines()) == 1, message
     for fragment in fragments:
         assert fragment in message, f"{case}: {fragment!r} not in {message!r}"
+    assert says_what_to_do(message), f"{case}: the message does not say what to do: {message!r}"
     assert [_digest(p) for p in protected] == before, f"{case} changed a file it must not write"
     if code in (2, 5):  # refused before any data is loaded
         assert time.perf_counter() - started < 10, f"{case}: refused only after work"
@@ -1648,6 +1666,8 @@ def test_sigterm_while_writing_is_handled_as_ctrl_c(work, tmp_path):
     )
     assert code == 143 and "Traceback" not in output, output[-2000:]
     assert output.splitlines()[-1].startswith(("interrupted", "terminated")), output[-2000:]
+    said = [line for line in output.splitlines() if line.startswith(("interrupted", "terminated"))]
+    assert len(said) == 1, output[-2000:]  # once (it was printed twice: by the command, then by the entry)
     assert _digest(model) == before and not list(tmp_path.glob(".tmp-*"))
 
 

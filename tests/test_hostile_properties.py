@@ -183,7 +183,7 @@ def tiny_model(tmp_path_factory) -> Path:
                 "fit",
                 "--dataset",
                 "mmlu_pro",
-                "--limit-items",
+                "--limit-questions",
                 "200",
                 "--d",
                 "8",
@@ -254,7 +254,7 @@ def command_lines(draw):
     command = draw(st.sampled_from(["fit", "estimate", "compare", "suggest"]))
     if command == "fit":
         argv = ["fit", "--dataset", draw(st.sampled_from(["mmlu_pro", "zeroeval", "../x"]))]
-        for option in ("--d", "--max-epochs", "--limit-items", "--seed", "--search-budget"):
+        for option in ("--d", "--max-epochs", "--limit-questions", "--seed", "--search-budget"):
             if draw(st.booleans()):
                 argv += [option, str(draw(numbers))]
         if draw(st.booleans()):
@@ -269,7 +269,7 @@ def command_lines(draw):
     elif command == "suggest":
         argv = ["suggest", "--model", "{model}", "--dataset", "mmlu_pro", "--k", str(draw(numbers))]
         if draw(st.booleans()):
-            argv += ["--models", draw(st.lists(names, min_size=1, max_size=3).map(",".join))]
+            argv += ["--llms", draw(st.lists(names, min_size=1, max_size=3).map(",".join))]
     else:
         argv = ["compare"]
         for name in draw(dataset_lists):
@@ -298,7 +298,7 @@ def test_option_values_contract(folder, tiny_model, argv):
         return
     event("accepted")
     # Accepted: every value is in range and finite, every list without empty or repeated names.
-    for dest in ("d", "max_epochs", "limit_items", "k"):
+    for dest in ("d", "max_epochs", "limit_questions", "k"):
         value = getattr(args, dest, None)
         assert value is None or value >= 1
     assert getattr(args, "seed", 0) >= 0

@@ -46,6 +46,8 @@ CORE = (
     "simulate",
     "settings",
     "_version",
+    "params",
+    "renamed",
 )
 LAYERS = ("jeirt.baselines", "jeirt.analysis", "jeirt.tasks")
 BOOK = "jeirt_book"  # the pages' code: settings, figures, verdicts, one module per page
@@ -61,10 +63,13 @@ ENTRY = ("jeirt.cli", "jeirt.__main__", "jeirt.interrupts")  # jeirt.cli is a pa
 # type checks, one spelling of names) and issue 40's long functions cut into named steps took it from
 # 4,781 to 5,230: the limit rose to 5,500. Issue 41's test time then added the cache of parsed local
 # datasets (data.py, 5,530): 5,600. Issue 52 split data.py into a package and estimator.py's file format
-# and search into modules of their own, each with its docstring and imports (5,740): 5,900. Issue 51's
-# nested variant (nested.py, its net in model.py, its fit, files and onboarding in estimator.py, the
-# learning curve's split in splits.py: about 540 lines) took it to 6,280: 6,500.
-MAX_CORE_LINES = 6500
+# and search into modules of their own, each with its docstring and imports (5,740): 5,900. Issue 54's
+# contract declared once (params.py, about 120 lines: every public parameter's range, which the command
+# line's checks reuse), the old API names (renamed.py, 50), new outputs claimed exclusively and one input
+# check (files.py, about 110), the validation table read in the library (data/csv_tables.py, 60): 6,300.
+# Issue 51's nested variant (nested.py, its net in model.py, its fit, files and onboarding in estimator.py,
+# the learning curve's split in splits.py: about 540 lines): 6,850.
+MAX_CORE_LINES = 6850
 
 
 def module_name(path: Path) -> str:

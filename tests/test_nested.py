@@ -135,7 +135,7 @@ def test_nested_settings_are_checked(sim):
     for kwargs, message in [
         ({"search": True}, "does not combine"),
         ({"benchmark_feature": True}, "does not combine"),
-        ({"folds": 1}, "folds"),
+        ({"folds": 1}, "folds=1"),
         ({"folds": 3}, "multiple"),
     ]:
         with pytest.raises(ValueError, match=message):

@@ -247,7 +247,10 @@ def glue(name: str, value, display: bool = False) -> None:
     With `$JEIRT_GLUE_LOG` set (`make test` sets it), the glued text, and a table's HTML, also go to
     `$JEIRT_GLUE_LOG/<name>.json`, so the test run's values can be compared with a committed snapshot
     (scripts/glued_values.py --check) without building the book."""
-    from myst_nb import glue as myst_glue
+    try:
+        from myst_nb import glue as myst_glue
+    except ImportError:  # the light install (`lab` extra) has no Jupyter Book: the same output, made here
+        myst_glue = _glue_without_myst_nb
 
     value = value.item() if isinstance(value, np.generic) else value
     folder = os.environ.get("JEIRT_GLUE_LOG")
@@ -266,6 +269,21 @@ def glue(name: str, value, display: bool = False) -> None:
         where = Path(folder).expanduser()
         where.mkdir(parents=True, exist_ok=True)
         write_json(where / f"{name}.json", record, indent=1)
+
+
+def _glue_without_myst_nb(name: str, value, display: bool = False) -> None:
+    """What `myst_nb.glue` writes into a notebook (its display data under myst-nb's glue prefix, named in
+    the output's metadata), for an environment without myst-nb: the page runs, and a later build reads it."""
+    from IPython.core.formatters import format_display_data
+    from IPython.display import display as show
+
+    bundle, metadata = format_display_data(value)
+    prefix = "" if display else "application/papermill.record/"
+    show(
+        {prefix + k: v for k, v in bundle.items()},
+        raw=True,
+        metadata={**metadata, "scrapbook": {"name": name, "mime_prefix": prefix}},
+    )
 
 
 def for_people(table: pd.DataFrame | pd.Series, digits: int = 3) -> pd.DataFrame | pd.Series:

@@ -1,9 +1,11 @@
-"""The IRT primer page (book/irt_primer.md): its figures and tables, and the glue of its numbers.
+"""The IRT primer's first lecture (book/irt_primer.md: the models and their items): its figures, and the
+small dataset wrapper the three lectures share.
 
-The algorithms the page teaches are in the library: `jeirt.baselines.irt` (curves, information,
+The algorithms the lectures teach are in the library: `jeirt.baselines.irt` (curves, information,
 abilities by ML/MAP/EAP with standard errors, item standard errors, one 3PL item, Rasch JML and MML,
-MIRT) and `jeirt.baselines.irt_diagnostics` (item fit, Q3). This module only draws and tabulates
-what the page computes with them, in the book's one figure style (`jeirt_book.figures`).
+MIRT) and `jeirt.baselines.irt_diagnostics` (item fit, Q3). This module only draws what the page
+computes with them, in the book's one figure style (`jeirt_book.figures`); the second and third
+lectures have their own (`jeirt_book.irt_primer_abilities`, `jeirt_book.irt_primer_bridge`).
 """
 
 from __future__ import annotations
@@ -15,7 +17,16 @@ import seaborn as sns
 from scipy.stats import norm
 
 from jeirt.baselines import irt
-from jeirt_book.figures import PALETTE, SEQUENTIAL, style
+from jeirt.data import Dataset
+from jeirt_book.figures import PALETTE, style
+
+
+def as_dataset(labels: np.ndarray, name: str = "simulated", embeddings: dict | None = None) -> Dataset:
+    """A Dataset around a (test takers, items) matrix of simulated answers: test takers m0, m1, ...,
+    items q0, q1, ... of one benchmark, with no texts (and `embeddings`, features per item, if given)."""
+    n_people, n_items = labels.shape
+    items = pd.DataFrame({"item_id": [f"q{j}" for j in range(n_items)], "benchmark": "sim", "text": ""})
+    return Dataset(name, [f"m{i}" for i in range(n_people)], items, labels, embeddings or {})
 
 
 # Curves
@@ -81,9 +92,14 @@ def icc_small_multiples(
     return fig
 
 
-def icc_explorer() -> None:
-    """Sliders for a, b and c over one 3PL curve (ipywidgets; needs a live kernel, e.g. Colab)."""
-    from ipywidgets import FloatSlider, interact
+def icc_explorer():
+    """Sliders for a, b and c over one 3PL curve, in any live notebook with ipywidgets installed
+    (JupyterLab, Notebook, VS Code, Colab); without it, one line saying how to get them."""
+    try:
+        from ipywidgets import FloatSlider, interactive
+    except ImportError:
+        print("The sliders need ipywidgets: pip install ipywidgets, then restart the kernel.")
+        return None
 
     def show(a: float = 1.0, b: float = 0.0, c: float = 0.1) -> None:
         _, ax = plt.subplots(figsize=(5.0, 3.0))
@@ -93,7 +109,7 @@ def icc_explorer() -> None:
         ax.set_ylabel("p(correct)")
         plt.show()
 
-    interact(
+    return interactive(
         show,
         a=FloatSlider(value=1.0, min=-2.0, max=4.0, step=0.1),
         b=FloatSlider(value=0.0, min=-3.0, max=3.0, step=0.1),
@@ -180,80 +196,26 @@ def guessing_profile(
     return right
 
 
-# Test information, the test characteristic curve, ability estimates
-def test_curves(
-    left: plt.Axes, right: plt.Axes, a: np.ndarray, b: np.ndarray, marked: tuple[float, float] | None = None
-) -> plt.Axes:
-    """Left: each item's information (thin grey) and the test information, their sum (thick).
-    Right: the standard error 1 / sqrt(I(theta)), with `marked` = (theta, observed sd) as a dot."""
-    theta = np.linspace(-4, 4, 401)
-    info = irt.item_information(theta[:, None], a, b)  # (401, J)
-    left.plot(theta, info, color="0.7", linewidth=0.6, linestyle="-", marker="")
-    left.plot(theta, info.sum(axis=1), **style(0), markevery=40, linewidth=2, label="test")
-    left.plot([], [], color="0.7", linewidth=0.6, linestyle="-", marker="", label="each item")
-    left.set_xlabel(r"ability $\theta$")
-    left.set_ylabel("information")
-    left.legend(loc="upper left")
-    right.plot(theta, 1 / np.sqrt(info.sum(axis=1)), **style(1), markevery=40, label=r"$1/\sqrt{I(\theta)}$")
-    if marked is not None:
-        right.plot([marked[0]], [marked[1]], color="0.1", marker="D", linestyle="", label="sd of repeated estimates")
-    right.set_ylim(0, 1.5)
-    right.set_xlabel(r"ability $\theta$")
-    right.set_ylabel("standard error")
-    right.legend(loc="upper center")
-    return right
-
-
-def characteristic_curve(ax: plt.Axes, a: np.ndarray, b: np.ndarray, score: float, theta_at_score: float) -> plt.Axes:
-    """The test characteristic curve sum_j P_j(theta) (thick), each item's curve (thin grey, scaled
-    by the number of items so it reads on the same axis), and the ability whose expected score is
-    `score` (dashed)."""
-    theta = np.linspace(-4, 4, 401)
-    p = irt.icc(theta[:, None], a, b)  # (401, J)
-    ax.plot(theta, p * len(a), color="0.8", linewidth=0.5, linestyle="-", marker="")
-    ax.plot(theta, p.sum(axis=1), **style(0), markevery=40, linewidth=2, label="expected score")
-    ax.plot([], [], color="0.8", linewidth=0.5, linestyle="-", marker="", label=f"each item, times {len(a)}")
-    ax.plot(
-        [-4, theta_at_score, theta_at_score], [score, score, 0], color="0.2", linestyle="--", linewidth=0.8, marker=""
-    )
-    ax.set_xlabel(r"ability $\theta$")
-    ax.set_ylabel(f"score out of {len(a)}")
-    ax.legend(loc="upper left")
-    return ax
-
-
-def estimates_by_score(ax: plt.Axes, table: pd.DataFrame) -> plt.Axes:
-    """ML, MAP and EAP abilities (columns of `table`, indexed by sum score) against the sum score:
-    the posterior estimates shrink towards the prior mean and stay finite at 0 and at full score."""
-    for i, column in enumerate(table.columns):
-        s = style(i)
-        ax.plot(
-            table.index, table[column], color=s["color"], marker=s["marker"], linestyle=s["linestyle"], label=column
-        )
-    ax.set_xlabel("number right")
-    ax.set_ylabel(r"estimated ability $\hat\theta$")
-    ax.legend(loc="upper left")
-    return ax
-
-
-# Assumptions
-def q3_heatmap(ax: plt.Axes, matrix: np.ndarray, boundary: int) -> plt.Axes:
-    """Yen's Q3 of every pair of items (seaborn heatmap, diagonal blank), with lines at `boundary`,
-    where the second group of items starts."""
-    shown = np.where(np.eye(len(matrix), dtype=bool), np.nan, matrix)
-    sns.heatmap(
-        shown,
-        ax=ax,
-        cmap=SEQUENTIAL,
-        vmin=-0.2,
-        vmax=0.4,
-        square=True,
-        xticklabels=10,
-        yticklabels=10,
-        cbar_kws={"label": "Q3", "shrink": 0.8},
-    )
-    for line in (ax.axhline, ax.axvline):
-        line(boundary, color="white", linewidth=1.2, linestyle="--")
-    ax.set_xlabel("item")
-    ax.set_ylabel("item")
-    return ax
+# Joint against marginal maximum likelihood
+def both_fits(ds: Dataset, theta_true: np.ndarray, a_true: np.ndarray, coverage: bool = True) -> dict[str, dict]:
+    """The joint (`irt.TwoPL`) and the marginal (`irt.MarginalTwoPL`) 2PL fitted to simulated answers, each
+    against the truth in its own units (the joint fit's a is per sd of these test takers' abilities, the
+    marginal fit's per sd of its N(0, 1) population, the simulation's): mean |a| over the true mean |a|,
+    the correlation with the true a and, with `coverage`, the share of 95% intervals holding the true a."""
+    fits = {"joint": irt.TwoPL().fit(ds), "marginal": irt.MarginalTwoPL().fit(ds)}
+    truth = {"joint": a_true * theta_true.std(), "marginal": a_true}
+    out = {}
+    for name, f in fits.items():
+        a_fit, a_in_units = f.discrimination_, truth[name]
+        row = {
+            "mean |a| / true": np.abs(a_fit).mean() / np.abs(a_in_units).mean(),
+            "corr with true a": np.corrcoef(a_fit, a_true)[0, 1],
+        }
+        if coverage:
+            if name == "joint":
+                se = irt.item_standard_errors(ds.labels, f.ability_, f.discrimination_, f.intercept_)
+            else:
+                se = f.standard_errors(ds)
+            row["95% coverage"] = np.mean(np.abs(a_fit - a_in_units) <= 1.96 * se["discrimination"].to_numpy())
+        out[name] = row
+    return out

@@ -24,7 +24,7 @@ import math
 import sys
 import time
 import traceback
-from typing import IO, Any
+from typing import IO, Any, NoReturn
 
 from jeirt import files
 from jeirt.cli import compare, datasets, evaluation, fitting, onboarding, predicting
@@ -57,6 +57,14 @@ __all__ = [
 VERB_MODULES = (datasets, fitting, predicting, onboarding, compare, evaluation)  # in `jeirt --help`'s order
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse's parser, ending a usage error with the one line every jeirt failure ends with (argparse
+    prints its usage block first, which buries what is wrong), saying where the options are listed."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(UsageError.code, f"error: {message.rstrip('.')}; `{self.prog} --help` lists what it takes.\n")
+
+
 class _StoreOnce(argparse._StoreAction):
     """argparse's `store`, refusing an option given twice in one command line (`--dataset a --dataset b`
     would otherwise keep the last without a word)."""
@@ -71,7 +79,7 @@ class _StoreOnce(argparse._StoreAction):
 
 def build_parser() -> argparse.ArgumentParser:
     """The `jeirt` command and its verbs; each parsed command line holds its `Verb` as `args.verb`."""
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="jeirt",
         description=(__doc__ or "").split("\n")[0],
         epilog=EXIT_CODES,
@@ -79,7 +87,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--debug", action="store_true", help="show the full traceback of any failure")
     sub = parser.add_subparsers(dest="command", required=True)
-    shared = argparse.ArgumentParser(add_help=False)  # options every command takes, after its name too
+    shared = _Parser(add_help=False)  # options every command takes, after its name too
     shared.add_argument(
         "--debug", action="store_true", default=argparse.SUPPRESS, help="show the full traceback of any failure"
     )
@@ -145,11 +153,13 @@ def main(argv: list[str] | None = None) -> int:
     """Run one `jeirt` command; return its exit status (see EXIT_CODES) instead of raising."""
     parser = build_parser()
     try:
-        args = parser.parse_args(argv)
+        args, unknown = parser.parse_known_args(argv)
+        if unknown:  # named with the command's own help, not the top level's
+            _Parser(prog=f"jeirt {args.command}").error(f"unrecognized arguments: {' '.join(unknown)}")
     except SystemExit as exit_:  # argparse: --help (0) or a usage error (2), already printed
         return int(exit_.code or 0)
     vars(args).pop("_given_once", None)  # _StoreOnce's record of the options given
-    files.WRITTEN.clear()  # a new command (main may run several in one process)
+    files.new_command()  # main may run several in one process
     stderr = sys.stderr
     if not stderr.isatty():  # progress as lines a log can show
         sys.stderr = _LogLines(stderr)

@@ -9,28 +9,31 @@ command line holds (ranges, input files, datasets, the device, output files), th
 from __future__ import annotations
 
 import argparse
-import math
 import os
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from jeirt import settings
+from jeirt import params, settings
 from jeirt.cli.errors import EnvironmentFailure, OutputError, UsageError
 from jeirt.files import comma_list
 
 INPUT_OPTIONS = ("model", "questions", "results", "validation", "items", "prices")  # paths a command reads
 OUTPUT_OPTIONS = ("out", "json")  # paths a command writes
-RANGES = {  # option: (lowest, highest, what it is); ints unless the bound is a float
-    "d": (1, 65536, "an embedding dimension"),
-    "max_epochs": (1, 100_000, "a number of epochs"),
-    "limit_items": (1, None, "a number of questions"),
-    "seed": (0, 2**32 - 1, "a seed"),
-    "draws": (2, 1_000_000, "a number of posterior draws (two or more: the sd needs two)"),
-    "k": (1, None, "a number of questions"),
-    "threads": (1, 1024, "a number of threads"),
-    "search_budget": (0.0, None, "a number of seconds"),
+# Each numeric option and the library's declaration of the parameter it feeds (`jeirt.params`): its range
+# is checked against that declaration, never one of the command line's own.
+OPTION_PARAMS = {
+    "d": params.JEIRT_PARAMS["d"],
+    "search_budget": params.JEIRT_PARAMS["search_budget"],
+    "max_epochs": params.TRAINING_PARAMS["max_epochs"],
+    "limit_questions": params.SAMPLE_PARAMS["n"],
+    "seed": params.SEED,
+    "draws": params.SCORE_PARAMS["draws"],
+    "level": params.SCORE_PARAMS["level"],
+    "k": params.SUGGEST_PARAMS["k"],
+    "lam": params.ROUTE_PARAMS["lam"],
+    "threads": params.THREADS,
 }
 DATASET_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")  # a folder right under $JEIRT_DATA
 
@@ -66,36 +69,34 @@ def names(values: Sequence[str] | str | None) -> list[str]:
 
 
 def check_input_file(flag: str, path: str) -> Path:
-    """An input path must name an existing, readable regular file (not a folder, FIFO or device)."""
-    p = Path(path).expanduser()
-    if not str(path).strip():
-        raise UsageError(f"{flag} is empty; give a file.")
-    if not os.path.exists(p):  # os.path: False, not an error, for a name too long to look up
-        raise UsageError(f"{flag} {path}: no such file; check the path.")
-    if os.path.isdir(p):
-        raise UsageError(f"{flag} {path} is a folder; give a file.")
-    if not os.path.isfile(p):
-        raise UsageError(f"{flag} {path} is not a regular file (a FIFO, socket or device); give a file.")
-    if not os.access(p, os.R_OK):
-        raise UsageError(f"{flag} {path} cannot be read (permission denied).")
-    return p
+    """An input path must name an existing, readable regular file (`jeirt.files.check_input`)."""
+    from jeirt.files import InputRefused, check_input
+
+    try:
+        return check_input(path)
+    except InputRefused as err:
+        raise UsageError(f"{flag} {err}") from None
 
 
 def check_dataset(flag: str, name: str) -> list[Path]:
-    """A dataset is 'embedllm', a folder name right under $JEIRT_DATA, or a results CSV file; returns the
-    files it reads (which no output may replace)."""
-    if name.endswith((".csv", ".csv.gz")) or os.sep in name or "/" in name:
-        if not name.endswith((".csv", ".csv.gz")):
-            raise UsageError(
-                f"{flag} {name!r}: a dataset is a name under $JEIRT_DATA ({settings.data_dir()}, "
-                "see `jeirt data`) or a results CSV file (.csv or .csv.gz); a path to anything "
-                "else is not read."
-            )
+    """A dataset is 'embedllm', a folder name right under $JEIRT_DATA, or a results CSV file (a name
+    ending in one of `jeirt.data.CSV_SUFFIXES`, plain or compressed); returns the files it reads (which
+    no output may replace). A path to anything else, or a file named as if it were a dataset, is refused."""
+    from jeirt.data.csv_tables import CSV_SUFFIXES
+
+    csv = " or ".join(CSV_SUFFIXES)
+    if name.lower().endswith(CSV_SUFFIXES):
         return [check_input_file(flag, name)]
+    named_file = os.path.isfile(name) and not (settings.data_dir() / name).is_dir()  # `data.csv.tar`, `results`
+    if os.sep in name or "/" in name or named_file:
+        raise UsageError(
+            f"{flag} {name!r}: a dataset is a name under $JEIRT_DATA ({settings.data_dir()}, see `jeirt data`) "
+            f"or a results CSV file ({csv}); a path to anything else is not read: give one of these."
+        )
     if not DATASET_NAME.match(name):
         raise UsageError(
             f"{flag} {name!r} is not a dataset name; names are folders right under "
-            f"$JEIRT_DATA ({settings.data_dir()}, see `jeirt data`) or 'embedllm'."
+            f"$JEIRT_DATA ({settings.data_dir()}, see `jeirt data`) or 'embedllm': give one of them."
         )
     folder = settings.data_dir() / name  # every file of the dataset's folder is an input
     return [f for f in folder.rglob("*") if f.is_file()] if folder.is_dir() else []
@@ -141,11 +142,18 @@ def check_device(device: str | None) -> None:
         raise UsageError(f"{flag} {device!r}: jeirt runs on cpu, cuda or mps.")
 
 
-def check_list(flag: str, raw: Sequence[str] | str | None, *, allowed: Sequence[str] | None = None) -> list[str]:
+def check_list(
+    flag: str, raw: Sequence[str] | str | None, *, allowed: Sequence[str] | None = None, llms: bool = False
+) -> list[str]:
     """A comma-separated / repeatable option's names: none empty, none twice (a run counted twice
-    would weigh double), each in `allowed` when given."""
+    would weigh double), each in `allowed` when given. `llms`: the names are LLMs', spelt as names read
+    from a file are (`jeirt.data.normal_name`: `café` typed in either Unicode form is one LLM)."""
     values = [raw] if isinstance(raw, str) else list(raw or [])
     parts = [p.strip() for value in values for p in value.split(",")]
+    if llms:
+        from jeirt.data import normal_name
+
+        parts = [normal_name(p) for p in parts]
     shown = ",".join(values)
     if not parts or any(not p for p in parts):
         raise UsageError(
@@ -163,28 +171,28 @@ def check_list(flag: str, raw: Sequence[str] | str | None, *, allowed: Sequence[
 
 
 def check_encoders(values: Sequence[str] | str) -> None:
-    """Every --encoder name is a registered encoder (`jeirt.encoders.ENCODERS`)."""
+    """Every --encoder name is a registered encoder with weights (`jeirt.encoders.ENCODERS`); tfidf-svd,
+    fitted on a corpus in Python, is not one the command line can build."""
     from jeirt.encoders import ENCODERS, canonical_name
 
+    usable = sorted({spec.name for spec in ENCODERS.values() if spec.kind != "tfidf-svd"})
     for name in names(values):
         if canonical_name(name) not in ENCODERS:
-            raise UsageError(f"--encoder {name!r} is not known; use one of {sorted(ENCODERS)}.")
+            raise UsageError(f"--encoder {name!r} is not known; use one of {usable}.")
+        if ENCODERS[canonical_name(name)].kind == "tfidf-svd":
+            raise UsageError(
+                f"--encoder {name!r} is fitted on a corpus of texts in Python (jeirt.encoders.TfidfSVDEncoder), "
+                f"not by the command line; use one of {usable}."
+            )
 
 
 def _check_ranges(given: dict[str, object]) -> None:
-    """Every option of `RANGES` the command line holds is a finite number inside its range."""
-    for dest, (low, high, what) in RANGES.items():
+    """Every numeric option the command line holds is inside the range the library declares for the
+    parameter it feeds (`OPTION_PARAMS`)."""
+    for dest, constraint in OPTION_PARAMS.items():
         value = given.get(dest)
-        if value is None:
-            continue
-        assert isinstance(value, (int, float)), f"{dest} is parsed as a number"
-        if (
-            (isinstance(value, float) and not math.isfinite(value))
-            or value < low
-            or (high is not None and value > high)
-        ):
-            allowed = f"between {low} and {high}" if high is not None else f"at least {low}"
-            raise UsageError(f"{option(dest)} {value}: expected {what} {allowed}.")
+        if value is not None and not constraint.admits(value):
+            raise UsageError(f"{option(dest)} {value}: expected {constraint.describe()}.")
 
 
 def _check_outputs(args: argparse.Namespace, given: dict[str, object], inputs: list[tuple[str, Path]]) -> None:

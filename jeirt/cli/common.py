@@ -8,7 +8,7 @@ import argparse
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 
@@ -114,13 +114,35 @@ def results_dataset(flag: str, path: str, table: pd.DataFrame, items: pd.DataFra
     DataError naming `flag` and the file, with that file's data rows."""
     from jeirt.data.csv_tables import from_long
 
+    return judged(flag, path, lambda: from_long(table, items, **kwargs), duplicates_option="duplicates" in kwargs)
+
+
+T = TypeVar("T")
+
+
+def judged(flag: str, path: str, read: Callable[[], T], duplicates_option: bool = False) -> T:
+    """`read()`, the library judging one file's rows, its failures as DataError naming `flag` and the file
+    in the command's terms: repeated pairs answered with --duplicates where the command has it."""
+    from jeirt.data.csv_tables import RepeatedPairs
+
     try:
-        return from_long(table, items, **kwargs)
+        return read()
+    except RepeatedPairs as err:
+        fix = (
+            "pass --duplicates mean (a soft label, the share right) or --duplicates first"
+            if duplicates_option
+            else "give each pair one row (several grades of one answer: their share right, in [0, 1])"
+        )
+        raise DataError(
+            f"{flag} {path}: {err.count} rows repeat a (model, item_id) pair, e.g. {err.pair} on data rows "
+            f"{err.rows}; {fix}."
+        ) from err
     except (ValueError, KeyError) as err:
-        raise DataError(f"{flag} {path}: {err.args[0] if err.args else err}") from err
+        message = str(err.args[0] if err.args else err)
+        raise DataError(f"{flag} {message}" if message.startswith(path) else f"{flag} {path}: {message}") from err
 
 
-def dataset(name: str, limit_items: int | None = None, seed: int = 0) -> Dataset:
+def dataset(name: str, limit_questions: int | None = None, seed: int = 0) -> Dataset:
     """Load a dataset by name or CSV path, optionally cut to a seeded per-benchmark item sample."""
     import pandas as pd
 
@@ -136,37 +158,18 @@ def dataset(name: str, limit_items: int | None = None, seed: int = 0) -> Dataset
     except (ValueError, KeyError, UnicodeDecodeError, pd.errors.ParserError, pd.errors.EmptyDataError) as err:
         message = err.args[0] if isinstance(err, KeyError) and err.args else str(err)
         raise DataError(f"--dataset {message}" if message.startswith(name) else f"--dataset {name}: {message}") from err
-    if limit_items and ds.n_items > limit_items:
-        ds = ds.subset(items=sample_items(ds.items["benchmark"].to_numpy(), limit_items, np.random.default_rng(seed)))
+    if limit_questions and ds.n_items > limit_questions:
+        ds = ds.subset(
+            items=sample_items(ds.items["benchmark"].to_numpy(), limit_questions, np.random.default_rng(seed))
+        )
     return ds
 
 
 def questions(path: str) -> pd.DataFrame:
-    """A questions CSV (text, optionally item_id and benchmark) read by `jeirt.data.read_csv_table`: at
-    least one row, no empty text, item_ids named and each once."""
-    table = read_csv("--questions", path, required=("text",), unique=("item_id",))
-    if table.empty:
-        raise DataError(f"--questions {path} has a header but no questions; add one row per question.")
-    empty = table["text"].str.strip() == ""
-    if empty.any():
-        raise DataError(
-            f"--questions {path} has {int(empty.sum())} empty text cell(s) (first on data row "
-            f"{int(np.flatnonzero(empty.to_numpy())[0]) + 1}); give every question its text."
-        )
-    return table
+    """A questions CSV (`jeirt.data.read_questions_csv`), its failures as DataError naming --questions."""
+    from jeirt.data.csv_tables import read_questions_csv
 
-
-def check_texts(ds: Dataset, model: JEIRT, flag: str) -> None:
-    """Refuse questions without text when the model's encoder has no precomputed features for them:
-    encoding "" for each would score the wrong questions."""
-    if model.encoder_ in ds.embeddings:
-        return
-    missing = int((ds.items["text"].astype(str).str.strip() == "").sum())
-    if missing:
-        raise DataError(
-            f"{flag} {ds.name}: {missing} of {ds.n_items} questions have no text and no precomputed "
-            f"{model.encoder_} features; add a 'text' column (or give a dataset that has them)."
-        )
+    return judged("--questions", path, lambda: read_questions_csv(path))
 
 
 def corrections(model: JEIRT) -> str:

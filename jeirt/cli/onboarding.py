@@ -1,5 +1,5 @@
 """`jeirt onboard`: fit vectors for new models from a CSV of their results, everything else frozen; the
-questions come from --dataset, --items or the results' own columns."""
+questions come from --dataset, --questions or the results' own columns."""
 
 from __future__ import annotations
 
@@ -16,10 +16,10 @@ from jeirt.cli.errors import DataError, UsageError
 
 
 def check(args: argparse.Namespace) -> None:
-    """--dataset or --items, not both; --out or --in-place, exactly one."""
-    if args.items and args.dataset:
+    """--dataset or --questions, not both; --out or --in-place, exactly one."""
+    if args.questions and args.dataset:
         raise UsageError(
-            "onboard: give --dataset (its item table has the questions) or --items (an item table "
+            "onboard: give --dataset (its item table has the questions) or --questions (a question table "
             "of your own), not both."
         )
     if args.in_place and args.out:
@@ -35,37 +35,6 @@ def outputs(args: argparse.Namespace) -> list[tuple[str, Path]]:
     return [("--in-place (--model)", Path(args.model).expanduser())] if args.in_place else []
 
 
-def _validation(args: argparse.Namespace, table, items) -> tuple:
-    """`--validation`: the new models' answers held out of the fit, judged on their own (errors name
-    --validation and its rows), each of a model in --results and none an answer --results gives."""
-    held = common.read_results("--validation", args.validation)
-    common.results_dataset("--validation", args.validation, held, items, duplicates=args.duplicates)
-    strangers = sorted(set(held["model"]) - set(table["model"]))
-    if strangers:
-        raise DataError(
-            f"--validation {args.validation}: model(s) {strangers[:5]} have no answers in --results "
-            f"{args.results}; validation answers choose the prior of models being onboarded."
-        )
-    pairs = ["model", "item_id"]
-    both = held[pairs].merge(table[pairs].drop_duplicates(), on=pairs)
-    if len(both):
-        raise DataError(
-            f"--validation {args.validation}: {len(both)} answer(s) are also in --results {args.results} "
-            f"(e.g. {both.head(2).to_dict('records')}); an answer is fitted or held out, not both."
-        )
-    return held
-
-
-def _answer_mask(ds, table) -> np.ndarray:
-    """(models, items) bool: the (model, item_id) pairs of `table` in `ds`."""
-    import pandas as pd
-
-    mask = np.zeros(ds.labels.shape, dtype=bool)
-    columns = pd.Index(ds.items["item_id"]).get_indexer(table["item_id"].astype(str))
-    mask[ds.model_index(table["model"].astype(str)), columns] = True
-    return mask
-
-
 def run(args: argparse.Namespace) -> None:
     """`jeirt onboard`: the extended model, saved to --out (or over --model with --in-place). In place, the
     model file's lock (`files.locked`) is held from load to save: two at once run one after the other, and
@@ -76,9 +45,7 @@ def run(args: argparse.Namespace) -> None:
 
 def _onboard(args: argparse.Namespace) -> None:
     """Load --model, onboard --results' models into it, save it (to --out or over --model)."""
-    import pandas as pd
-
-    from jeirt.data.csv_tables import read_items_csv
+    from jeirt.data.csv_tables import read_items_csv, with_validation
     from jeirt.metrics import score
 
     model = common.load_model(args.model, args.quiet)
@@ -86,34 +53,26 @@ def _onboard(args: argparse.Namespace) -> None:
     if args.dataset:  # questions (and their precomputed embeddings) come from a known dataset
         base = common.dataset(args.dataset)
         items, embeddings = base.items, base.embeddings
-    elif args.items:
+    elif args.questions:
         try:
-            items = read_items_csv(args.items)
+            items = read_items_csv(args.questions)
         except ValueError as err:
-            raise DataError(f"--items {err}") from None
+            raise DataError(f"--questions {err}") from None
     name = Path(args.results).stem
     table = common.read_results("--results", args.results)
     new = common.results_dataset("--results", args.results, table, items, name=name, duplicates=args.duplicates)
-    held, val_mask = None, None
-    if args.validation:  # both files judged on their own first, so that an error names its file and rows
-        held = _validation(args, table, items)
-        new = common.results_dataset(
-            "--results and --validation",
-            f"{args.results} + {args.validation}",
-            pd.concat([table, held], ignore_index=True),
-            items,
-            name=name,
-            duplicates=args.duplicates,
+    val_mask = None
+    if args.validation:  # held out of the fit: the prior's width on these answers, the vectors on --results alone
+        held = common.read_results("--validation", args.validation)
+        new, val_mask = common.judged(
+            "--validation",
+            args.validation,
+            lambda: with_validation(table, held, items, name=name, duplicates=args.duplicates, where=args.validation),
+            duplicates_option=True,
         )
-        val_mask = _answer_mask(new, held)  # the prior's width on these answers, the vectors on --results alone
     fit_mask = new.observed if val_mask is None else new.observed & ~val_mask
     new.embeddings = embeddings
-    blank = int((new.items["text"].str.strip() == "").sum())
-    if blank and model.encoder_ not in new.embeddings:
-        raise DataError(
-            f"--results {args.results}: {blank} of {new.n_items} questions have no text to embed; give "
-            "--dataset (whose item table has the texts) or --items, or add a 'text' column."
-        )
+    common.judged("--results", args.results, lambda: new.features(model.encoder_, progress=not args.quiet))
     try:
         model.onboard(new, mask=fit_mask, replace=args.replace, val_mask=val_mask)
     except ValueError as err:
@@ -147,7 +106,10 @@ def add_parsers(add: common.AddParser) -> None:
     common.add_model(p)
     p.add_argument("--results", required=True, help="long CSV: model,item_id,label[,benchmark,subject,text]")
     p.add_argument("--dataset", help="dataset whose questions the results refer to (by item_id)")
-    p.add_argument("--items", help="item table CSV (item_id,benchmark,subject,text) if not in --results")
+    p.add_argument(
+        "--questions", help="question table CSV (item_id,text[,benchmark,subject]) if not in --results or --dataset"
+    )
+    common.refuse_renamed(p, "--items", "--questions")
     p.add_argument(
         "--duplicates",
         choices=["error", "mean", "first"],

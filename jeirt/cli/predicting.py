@@ -4,14 +4,13 @@ the model most likely right, net of lam x its price)."""
 from __future__ import annotations
 
 import argparse
-import math
 from pathlib import Path
 
 import numpy as np
 
 from jeirt.cli import common
 from jeirt.cli.checks import Verb
-from jeirt.cli.errors import DataError, UsageError
+from jeirt.cli.errors import DataError
 
 
 def run_predict(args: argparse.Namespace) -> None:
@@ -34,12 +33,6 @@ def run_predict(args: argparse.Namespace) -> None:
         "most_likely_correct": best.value_counts().head(5).to_dict(),
     }
     common.emit(summary, args.json)
-
-
-def check_route(args: argparse.Namespace) -> None:
-    """--lam is a finite number >= 0."""
-    if not math.isfinite(args.lam) or args.lam < 0:
-        raise UsageError(f"--lam {args.lam}: expected a finite number >= 0 (probability given up per USD).")
 
 
 def _costs(args: argparse.Namespace, models: list[str]):
@@ -101,7 +94,7 @@ def run_route(args: argparse.Namespace) -> None:
 
 
 PREDICT = Verb("predict", run_predict, out_suffix=".csv")
-ROUTE = Verb("route", run_route, check_route, out_suffix=".csv")
+ROUTE = Verb("route", run_route, out_suffix=".csv")
 
 
 def add_parsers(add: common.AddParser) -> None:

@@ -10,16 +10,20 @@ Splits live in `jeirt.splits`, simulated data in `jeirt.simulate`.
 """
 
 from jeirt.data.csv_tables import (
+    CSV_SUFFIXES,
     DUPLICATE_POLICIES,
     LONG_COLUMNS,
     NAME_COLUMNS,
+    RepeatedPairs,
     check_names,
     column_name,
     from_long,
     read_csv_table,
     read_items_csv,
+    read_questions_csv,
     read_results_csv,
     read_results_table,
+    with_validation,
 )
 from jeirt.data.dataset import ITEM_COLUMNS, Dataset, name_positions, normal_name, normal_names
 from jeirt.data.embedllm import EMBEDLLM, EMBEDLLM_DUPLICATES, embedllm_benchmark, embedllm_from_frames, load_embedllm

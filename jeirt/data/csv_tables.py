@@ -20,8 +20,12 @@ import numpy as np
 import pandas as pd
 
 from jeirt.data.dataset import Dataset, _clean_items, normal_names
+from jeirt.files import InputRefused, check_input
 
 LONG_COLUMNS = ["model", "item_id", "label"]
+# The file names a results CSV may have: plain or compressed as pandas reads them (`load_dataset` reads a
+# name ending so as a file, any other as a dataset's name).
+CSV_SUFFIXES = (".csv", ".csv.gz", ".csv.zip", ".csv.bz2", ".csv.xz")
 
 
 NAME_COLUMNS = ("model", "item_id")  # cells that name things: never parsed; one Unicode spelling (NFC)
@@ -35,18 +39,6 @@ def column_name(header: str) -> str:
 
 
 _DAMAGED = (EOFError, zlib.error, zipfile.BadZipFile, OSError)  # truncated or undecompressable files
-
-
-def _regular_file(path: Path) -> Path:
-    """`path` if it names an existing regular file (not a folder, FIFO or device: reading one would
-    hang or fail later), else ValueError saying what it is."""
-    if not path.exists():
-        raise ValueError(f"{path}: no such file; check the path.")
-    if path.is_dir():
-        raise ValueError(f"{path} is a folder; give a file.")
-    if not path.is_file():
-        raise ValueError(f"{path} is not a regular file (a FIFO, socket or device); give a file.")
-    return path
 
 
 def _first_row(mask: np.ndarray | pd.Series) -> int:
@@ -94,7 +86,10 @@ def read_csv_table(
     the `names` columns;
     repeated values in the `unique` columns (with their data rows, counted from 1).
     """
-    path = _regular_file(Path(path).expanduser())
+    try:
+        path = check_input(path)
+    except InputRefused as err:
+        raise ValueError(str(err)) from None
     written = [str(c) for c in _read_csv(path, header=None, nrows=1, dtype=str).iloc[0].tolist()]
     _refuse_nul_bytes(path, written)
     header = [column_name(c) for c in written]  # `Label`, ` label` and `label` are one column
@@ -107,7 +102,9 @@ def read_csv_table(
         )
     missing = [c for c in required if c not in header]
     if missing:
-        raise ValueError(f"{path} lacks column(s) {missing}; it has {header[:8]}.")
+        raise ValueError(
+            f"{path} lacks column(s) {missing}; it has {header[:8]}. Add them to the header row, or rename the column that holds them."
+        )
     dtype = {w: str for w in written}
     parsed = {w: np.float64 for w, c in zip(written, header) if c in numbers}
     try:  # numbers parsed by the C parser: a label column of millions of rows
@@ -237,15 +234,32 @@ def _check_cells(table: pd.DataFrame, path: Path, names: Sequence[str], unique: 
 DUPLICATE_POLICIES = ("error", "mean", "first")
 
 
+class RepeatedPairs(ValueError):
+    """A results table that gives one (model, item_id) pair more than once, under `duplicates="error"`;
+    `rows` are the data rows (from 1) of the first pair repeated, `count` how many rows repeat one."""
+
+    def __init__(self, count: int, pair: dict, rows: list[int]):
+        self.count, self.pair, self.rows = count, pair, rows
+        super().__init__(
+            f"{count} rows repeat a (model, item_id) pair, e.g. {pair} on data rows {rows}; pass "
+            "duplicates='mean' (a soft label, the share right) or 'first' to choose a policy."
+        )
+
+
 def from_long(
     responses: pd.DataFrame, items: pd.DataFrame | None = None, *, name: str = "custom", duplicates: str = "error"
 ) -> Dataset:
     """Build a Dataset from a long table with columns model, item_id, label (plus item columns).
 
     Item columns (benchmark, subject, text) come from `items` or, failing that, from `responses`.
-    `duplicates` says what to do with repeated (model, item_id) rows: "error" (default), "mean" (a
-    soft label, the share correct) or "first".
+    `duplicates` says what to do with repeated (model, item_id) rows: "error" (default, `RepeatedPairs`),
+    "mean" (a soft label, the share correct) or "first".
     """
+    if not isinstance(responses, pd.DataFrame):
+        raise TypeError(
+            f"from_long takes the results as a pandas DataFrame (responses), not a {type(responses).__name__}; "
+            "a Dataset is already built."
+        )
     missing = [c for c in LONG_COLUMNS if c not in responses.columns]
     if missing:
         raise ValueError(
@@ -262,46 +276,9 @@ def from_long(
         df[column] = normal_names(df[column])  # one spelling of each name (NFC)
         distinct[column] = check_names(df[column], column, "the results table")
         df[column] = df[column].astype(str)
-    labels = pd.to_numeric(df["label"], errors="coerce")
-    bad = labels.isna() | (labels < 0) | (labels > 1)
-    if bad.any():
-        first = (np.flatnonzero(bad.to_numpy()) + 1)[:5].tolist()
-        raise ValueError(
-            f"{int(bad.sum())} label(s) are missing, not numbers or outside [0, 1] "
-            f"(data rows {first}, counted from 1; the first is {df['label'].iloc[first[0] - 1]!r}); a pair "
-            "that was not evaluated must be left out, not NaN."
-        )
-    df["label"] = labels.astype(np.float32)
-    key = ["model", "item_id"]
-    dup = df.duplicated(key, keep=False)
-    if dup.any():
-        if duplicates == "error":
-            example = df.loc[dup, key].head(3).to_dict("records")
-            raise ValueError(
-                f"{int(dup.sum())} rows repeat a (model, item_id) pair, e.g. {example}; "
-                "pass duplicates='mean' (soft label) or 'first' to choose a policy."
-            )
-        agg = "mean" if duplicates == "mean" else "first"
-        df = df.groupby(key, sort=False, as_index=False).agg(
-            {"label": agg, **{c: "first" for c in df.columns if c not in key + ["label"]}}
-        )
-
-    if items is None:
-        cols = [c for c in ("benchmark", "subject", "text") if c in df.columns]
-        items = df.drop_duplicates(["item_id"] + cols)[["item_id"] + cols].copy()
-        clash = items["item_id"].duplicated(keep=False).to_numpy()
-        if clash.any():  # one question, two texts (or benchmarks): which one is meant?
-            item = items["item_id"][clash].iloc[0]
-            rows = (np.flatnonzero((df["item_id"] == item).to_numpy()) + 1)[:4].tolist()
-            raise ValueError(
-                f"the results table gives item_id {item!r} different {'/'.join(cols)} on data rows "
-                f"{rows}; give each question one text, benchmark and subject (or an item table)."
-            )
-        items["benchmark"] = items.get("benchmark", "all")
-        items["text"] = items.get("text", "")
-    else:
-        check_names(items["item_id"], "item_id", "the item table")
-    items = _clean_items(items)
+    df["label"] = _labels(df["label"])
+    df = _one_row_a_pair(df, duplicates)
+    items = _item_table(df, items)
     unknown = sorted(pd.Index(distinct["item_id"]).difference(items["item_id"]))  # vectorised: millions of rows
     if unknown:
         raise ValueError(
@@ -315,12 +292,123 @@ def from_long(
     return Dataset(name=name, models=models, items=items, labels=matrix)
 
 
+def _labels(cells: pd.Series) -> pd.Series:
+    """The label column as float32 numbers in [0, 1]; a cell missing, not a number or outside is refused
+    with its data row."""
+    labels = pd.to_numeric(cells, errors="coerce")
+    bad = labels.isna() | (labels < 0) | (labels > 1)
+    if bad.any():
+        first = (np.flatnonzero(bad.to_numpy()) + 1)[:5].tolist()
+        raise ValueError(
+            f"{int(bad.sum())} label(s) are missing, not numbers or outside [0, 1] "
+            f"(data rows {first}, counted from 1; the first is {cells.iloc[first[0] - 1]!r}); a pair "
+            "that was not evaluated must be left out, not NaN."
+        )
+    return labels.astype(np.float32)
+
+
+def _one_row_a_pair(df: pd.DataFrame, duplicates: str) -> pd.DataFrame:
+    """`df` with each (model, item_id) pair once: repeated pairs refused (`RepeatedPairs`), averaged or
+    the first kept, as `duplicates` says."""
+    key = ["model", "item_id"]
+    dup = df.duplicated(key, keep=False)
+    if not dup.any():
+        return df
+    if duplicates == "error":
+        first = df.loc[dup, key].iloc[0]
+        same = (df["model"] == first["model"]) & (df["item_id"] == first["item_id"])
+        raise RepeatedPairs(int(dup.sum()), first.to_dict(), (np.flatnonzero(same.to_numpy()) + 1)[:6].tolist())
+    agg = "mean" if duplicates == "mean" else "first"
+    return df.groupby(key, sort=False, as_index=False).agg(
+        {"label": agg, **{c: "first" for c in df.columns if c not in key + ["label"]}}
+    )
+
+
+def _item_table(df: pd.DataFrame, items: pd.DataFrame | None) -> pd.DataFrame:
+    """The questions: `items` (its names checked), or the results' own item columns (benchmark,
+    subject, text), each question once with one text."""
+    if items is not None:
+        check_names(items["item_id"], "item_id", "the item table")
+        return _clean_items(items)
+    cols = [c for c in ("benchmark", "subject", "text") if c in df.columns]
+    items = df.drop_duplicates(["item_id"] + cols)[["item_id"] + cols].copy()
+    clash = items["item_id"].duplicated(keep=False).to_numpy()
+    if clash.any():  # one question, two texts (or benchmarks): which one is meant?
+        item = items["item_id"][clash].iloc[0]
+        rows = (np.flatnonzero((df["item_id"] == item).to_numpy()) + 1)[:4].tolist()
+        raise ValueError(
+            f"the results table gives item_id {item!r} different {'/'.join(cols)} on data rows "
+            f"{rows}; give each question one text, benchmark and subject (or an item table)."
+        )
+    items["benchmark"] = items.get("benchmark", "all")
+    items["text"] = items.get("text", "")
+    return _clean_items(items)
+
+
+def with_validation(
+    results: pd.DataFrame,
+    validation: pd.DataFrame,
+    items: pd.DataFrame | None = None,
+    *,
+    name: str = "custom",
+    duplicates: str = "error",
+    where: str = "the validation table",
+) -> tuple[Dataset, np.ndarray]:
+    """New LLMs' answers to fit (`results`) and answers of the same LLMs held out of the fit (`validation`,
+    which choose `JEIRT.onboard`'s prior width: its `val_mask`), as one Dataset and the (models, items)
+    mask of the held-out answers. The validation table is judged on its own (`from_long`: errors name
+    `where` and its own data rows), every LLM of it must have answers in `results`, and no answer may be
+    in both (an answer is fitted or held out, not both)."""
+    try:
+        from_long(validation, items, name=name, duplicates=duplicates)
+    except RepeatedPairs:
+        raise
+    except (ValueError, KeyError) as err:
+        raise ValueError(f"{where}: {err.args[0] if err.args else err}") from err
+    held = validation.assign(**{c: normal_names(validation[c]).astype(str) for c in ("model", "item_id")})
+    fitted = results.assign(**{c: normal_names(results[c]).astype(str) for c in ("model", "item_id")})
+    strangers = sorted(set(held["model"]) - set(fitted["model"]))
+    if strangers:
+        raise ValueError(
+            f"{where}: LLM(s) {strangers[:5]} have no answers to fit (in the results); validation answers "
+            "choose the prior of LLMs being onboarded."
+        )
+    pairs = ["model", "item_id"]
+    both = held[pairs].reset_index().merge(fitted[pairs].drop_duplicates(), on=pairs)
+    if len(both):
+        rows = (both["index"].to_numpy() + 1)[:5].tolist()
+        raise ValueError(
+            f"{where}: {len(both)} answer(s) are also in the results (data rows {rows}, e.g. "
+            f"{both[pairs].head(2).to_dict('records')}); an answer is fitted or held out, not both."
+        )
+    ds = from_long(pd.concat([fitted, held], ignore_index=True), items, name=name, duplicates=duplicates)
+    val_mask = np.zeros(ds.labels.shape, dtype=bool)
+    columns = pd.Index(ds.items["item_id"]).get_indexer(held["item_id"])
+    val_mask[ds.model_index(held["model"]), columns] = True
+    return ds, val_mask
+
+
 def read_results_table(path: str | Path) -> pd.DataFrame:
     """A user's long CSV of results (model, item_id, label[, benchmark, subject, text]) as a table, read
     by `read_csv_table` (names kept as written, labels as numbers)."""
     table = read_csv_table(path, required=LONG_COLUMNS, numbers=("label",), names=())  # from_long checks them
     if table.empty:
         raise ValueError(f"{path} has a header but no results; give one row per graded model-question pair.")
+    return table
+
+
+def read_questions_csv(path: str | Path) -> pd.DataFrame:
+    """A user's questions CSV (text, optionally item_id and benchmark), read by `read_csv_table`: at least
+    one row, every text given (an empty one would be placed where no question is), item_ids each once."""
+    table = read_csv_table(path, required=("text",), unique=("item_id",))
+    if table.empty:
+        raise ValueError(f"{path} has a header but no questions; add one row per question.")
+    empty = (table["text"].str.strip() == "").to_numpy()
+    if empty.any():
+        raise ValueError(
+            f"{path} has {int(empty.sum())} empty text cell(s) (first on data row "
+            f"{int(np.flatnonzero(empty)[0]) + 1}); give every question its text."
+        )
     return table
 
 

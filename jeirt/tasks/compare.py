@@ -227,20 +227,7 @@ def compare(
     methods = _check_compare_inputs(datasets, encoders, seeds, methods, split, out)
     encoders = [canonical_name(e) for e in encoders]
     skipped: list[str] = []  # the config's "skipped" list, filled as datasets are skipped
-    config = {
-        "datasets": [d if isinstance(d, str) else d.name for d in datasets],
-        "encoders": encoders,
-        "seeds": [int(s) for s in seeds],
-        "methods": methods,
-        "split": split,
-        "skipped": skipped,
-        "jeirt_version": __version__,
-        "torch_version": torch.__version__,
-        "python": platform.python_version(),
-        "threads": torch.get_num_threads(),
-        "device": str(settings.default_device()),
-        "started": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-    }
+    config = _run_config(datasets, encoders, seeds, methods, split, skipped)
     rows: list[dict] = []
     total = len(datasets) * len(encoders) * len(seeds) * len(methods)
     bar = tqdm(total=total, desc="runs", disable=not progress)
@@ -270,6 +257,31 @@ def compare(
     if out is not None:
         save(runs, out)
     return runs
+
+
+def _run_config(
+    datasets: Sequence[str | Dataset],
+    encoders: list[str],
+    seeds: Sequence[int],
+    methods: list[str],
+    split: str,
+    skipped: list[str],
+) -> dict:
+    """What a comparison ran with (kept beside its rows): its arguments, versions and machine."""
+    return {
+        "datasets": [d if isinstance(d, str) else d.name for d in datasets],
+        "encoders": encoders,
+        "seeds": [int(s) for s in seeds],
+        "methods": methods,
+        "split": split,
+        "skipped": skipped,
+        "jeirt_version": __version__,
+        "torch_version": torch.__version__,
+        "python": platform.python_version(),
+        "threads": torch.get_num_threads(),
+        "device": str(settings.default_device()),
+        "started": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+    }
 
 
 def _check_compare_inputs(

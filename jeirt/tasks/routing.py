@@ -52,6 +52,7 @@ from tqdm import tqdm
 
 from jeirt.data.csv_tables import read_csv_table
 from jeirt.data.dataset import Dataset
+from jeirt.params import ROUTE_PARAMS, check_params
 from jeirt.splits import Split
 
 if TYPE_CHECKING:
@@ -298,8 +299,7 @@ def choose(
         raise ValueError("probs must lie in [0, 1]; pass probabilities, not logits.")
     if not allowed.any(axis=0).all():
         raise ValueError(f"{int((~allowed.any(axis=0)).sum())} question(s) have no model to choose from.")
-    if not np.isfinite(lam) or lam < 0:
-        raise ValueError(f"lam={lam}; expected a finite number >= 0.")
+    check_params("choose", ROUTE_PARAMS, {"lam": lam})
     score = probs.copy()
     if lam > 0:
         if costs is None:
@@ -318,7 +318,13 @@ def choose(
 
 def _check_probs(probs: np.ndarray, test: RoutingSet) -> np.ndarray:
     """`probs` as float64, refused unless it has the test set's shape."""
-    probs = np.asarray(probs, dtype=np.float64)
+    try:
+        probs = np.asarray(probs, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise TypeError(
+            f"probs is a {type(probs).__name__}; pass P(correct) as an array (models x questions), e.g. "
+            "model.predict_proba(questions)."
+        ) from None
     if probs.shape != test.labels.shape:
         raise ValueError(
             f"probs has shape {probs.shape}; the test set has {test.labels.shape} (models x "

@@ -45,7 +45,7 @@ from jeirt.splits import Split, hold_out_models, split_by_question, subsample_it
 from jeirt.tasks.evaluation import (
     OVERALL,
     PLAIN,
-    RULES,
+    SELECTION_RULES,
     Posterior,
     QuestionBank,
     adaptive_selection,
@@ -54,7 +54,7 @@ from jeirt.tasks.evaluation import (
     irt_estimates,
     plain_means,
     random_positions,
-    select_items,
+    select_questions,
 )
 
 SEEDED = ("random", "stratified", "kmeans")  # the rules that draw with a seed; the adaptive ones do not
@@ -116,8 +116,8 @@ def questions_asked(
     (`inclusion_probabilities`, for `design_estimates`): the random and stratified rules' draws, the
     adaptive rules' random share (their other picks, and kmeans', count as picked by choice).
     """
-    if rule not in RULES:
-        raise ValueError(f"rule={rule!r}; expected one of {RULES}.")
+    if rule not in SELECTION_RULES:
+        raise ValueError(f"rule={rule!r}; expected one of {SELECTION_RULES}.")
     labels = np.atleast_2d(np.asarray(labels, dtype=np.float64))
     ks = sorted(int(k) for k in ks)
     if not ks or ks[0] < 1:
@@ -125,13 +125,13 @@ def questions_asked(
     posteriors: dict[int, Posterior] = {}
     drawn = None
     if rule == "random":
-        order = select_items(bank, ks[-1], rule, labels=labels, seed=seed)
+        order = select_questions(bank, ks[-1], rule, labels=labels, seed=seed)
     elif rule in NESTED:
         order, posteriors = adaptive_selection(bank, ks[-1], labels, rule, seed=seed, keep=ks)
         drawn = random_positions(ks[-1])
     out = {}
     for k in ks:
-        picks = order[:, :k] if rule in NESTED else select_items(bank, k, rule, labels=labels, seed=seed)
+        picks = order[:, :k] if rule in NESTED else select_questions(bank, k, rule, labels=labels, seed=seed)
         asked = _mask(picks, labels.shape)
         sampled = None if drawn is None else _mask(picks[:, drawn[:k]], labels.shape)
         random = asked if rule in ("random", "stratified") else np.zeros_like(asked) if sampled is None else sampled

@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -26,6 +27,7 @@ from jeirt.data import Dataset
 from jeirt.estimator import JEIRT
 from jeirt.model import sigmoid
 from jeirt.onboard import PRIOR_WIDTH_GRID, fit_model_vectors, vector_prior, whitened
+from jeirt.renamed import missing_attribute, renamed_keyword
 
 GROUP_SD = 0.35  # prior sd (logits) of a new model's own shift on one benchmark (how chosen: DECISIONS.md)
 # Prior sds (logits) of a new model's misfit, a shift of all its logits: per model, the one its random
@@ -147,10 +149,14 @@ class QuestionBank:
         ds: Dataset,
         prior_models: Sequence[str] | None = None,
         prior_covariance: str = "full",
+        *,
+        prior: None = None,
     ) -> QuestionBank:
         """The questions of `ds` embedded by a fitted `JEIRT`, with the prior fitted to the vectors of
         `prior_models` (default: every model `model` knows; leave out the ones under evaluation);
         `prior_covariance` is S's kind, "full" or "isotropic" (`jeirt.onboard.vector_prior`)."""
+        if prior is not None:
+            raise renamed_keyword("QuestionBank.from_model", "prior")
         names = model.models_ if prior_models is None else list(prior_models)
         directions, norms = model.question_terms(ds)  # corrected where the model has corrections
         mean, cov = vector_prior(model.model_vectors_[model.model_index(names)], prior_covariance)
@@ -215,6 +221,12 @@ class QuestionBank:
     def offsets(self) -> np.ndarray:
         """o_q = r_q - u_q . mu (n_items,), so that the logit is f_q . z - o_q."""
         return self._whitened[1]
+
+    if not TYPE_CHECKING:  # (the type checker keeps refusing names that do not exist)
+
+        def __getattr__(self, name: str) -> object:
+            """Only for attributes not found: an old name answers with its new one (`jeirt.renamed`)."""
+            raise missing_attribute("QuestionBank", name)
 
     def unanswered(self, n_new: int = 1) -> Posterior:
         """The posterior before any answer: z ~ N(0, c I), c the narrowest of `prior_widths` (a basis
@@ -339,7 +351,7 @@ class QuestionBank:
         return mean, fit.covariances, q, widths
 
     def _check(self, labels: np.ndarray, asked: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        labels = np.atleast_2d(np.asarray(labels, dtype=np.float64))
+        labels = check_labels(labels)
         asked = np.atleast_2d(np.asarray(asked, dtype=bool))
         if labels.shape[1] != self.n_items or asked.shape != labels.shape:
             raise ValueError(
@@ -349,6 +361,23 @@ class QuestionBank:
         if np.isnan(labels[asked]).any():
             raise ValueError("asked marks questions without an answer (NaN label); ask only answered ones.")
         return labels, asked
+
+
+def check_labels(labels: np.ndarray) -> np.ndarray:
+    """`labels` (n_new, n_items) as floats: each answer 1 (right), 0 (wrong) or a share right in [0, 1],
+    NaN where not asked, as the command line's reader (`jeirt.data.from_long`) takes them."""
+    try:
+        labels = np.atleast_2d(np.asarray(labels, dtype=np.float64))
+    except (TypeError, ValueError) as err:
+        raise TypeError(f"labels must be numbers (an array of n_new x n_items answers): {err}") from None
+    bad = ~np.isnan(labels) & ((labels < 0) | (labels > 1))
+    if bad.any():
+        i, q = np.argwhere(bad)[0]
+        raise ValueError(
+            f"labels[{i}, {q}] is {labels[i, q]:g}; labels must be in [0, 1] (1 right, 0 wrong, or a share "
+            "right), NaN where not asked."
+        )
+    return labels
 
 
 def check_estimate_inputs(

@@ -9,12 +9,13 @@ model-based estimate (`jeirt.tasks.evaluation.scoring.score_new_models`).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 from scipy import stats
 
-from jeirt.tasks.evaluation.bank import OVERALL, QuestionBank, check_estimate_inputs
+from jeirt.tasks.evaluation.bank import GROUP_SD, OVERALL, QuestionBank, check_estimate_inputs
 
 DESIGN = "design"  # the method name of `design_estimates` in tables beside the model-based "je-irt"
 
@@ -88,17 +89,10 @@ def design_estimates(
     targets, models, _ = check_estimate_inputs(asked, targets, level, models, None)
     chosen = asked & (inclusion >= 1)
     sampled = asked & ~chosen
-    if predictions is None:
-        half = _halves(bank.groups, sampled, seed)
-        fits = np.concatenate([chosen | (sampled & (half == 1)), chosen | (sampled & (half == 0))])
-        predictions = bank.predict(bank.posterior(np.tile(labels, (2, 1)), fits)).reshape(2, *labels.shape)
-    else:
-        predictions = np.atleast_2d(np.asarray(predictions, dtype=np.float64))
-        if predictions.shape != asked.shape:
-            raise ValueError(f"predictions has shape {predictions.shape}; expected {asked.shape} like asked.")
-        half, predictions = np.where(sampled, 0, -1), predictions[None]
+    half, predictions = _cross_fitted(bank, labels, chosen, sampled, seed, predictions)
     rows = []
     for i, name in enumerate(models):
+        groups = []  # this model's groups: (row, the draws' residuals and weights, M, |Q|, known, prediction sum)
         for group in [OVERALL] + bank.benchmarks:
             inside = targets[i] & (True if group == OVERALL else bank.groups == group)
             if not inside.any():
@@ -111,8 +105,126 @@ def design_estimates(
                 part = at & (half[i] == j)
                 if part.any():
                     parts.append((labels[i, part], p[i, part], inclusion[i, part], p[i, rest].sum()))
-            rows.append(row | _difference_estimate(known, size, int(at.sum()), int(rest.sum()), parts, level))
+            row |= _difference_estimate(known, size, int(at.sum()), int(rest.sum()), parts, level)
+            rest_sum = float(np.mean([p[i, rest].sum() for p in predictions]))
+            groups.append((row, _Draws.of(parts), int(rest.sum()), size, known, rest_sum))
+        rows += _with_shrunk(groups, level)
     return pd.DataFrame(rows)
+
+
+# The between-benchmark sd (accuracy units) of a new model's mean residual that the shrunk estimate
+# assumes at least (with 3 or more benchmarks drawn: more where the draws show more), and assumes where
+# fewer benchmarks were drawn (the model-based estimate's per-benchmark prior, GROUP_SD logits, near
+# p = 0.5). How they were chosen: DECISIONS.md ("Per-benchmark estimates").
+SHRINK_FLOOR_SD = 0.05
+SHRINK_PRIOR_SD = 0.25 * GROUP_SD
+
+
+@dataclass
+class _Draws:
+    """One group's random draws: residuals (each under the predictions that did not see it) and design
+    weights."""
+
+    resid: np.ndarray
+    weight: np.ndarray
+
+    @classmethod
+    def of(cls, parts: list[tuple[np.ndarray, np.ndarray, np.ndarray, float]]) -> _Draws:
+        if not parts:
+            return cls(np.zeros(0), np.zeros(0))
+        return cls(
+            np.concatenate([y - p for y, p, _, _ in parts]), design_weights(np.concatenate([pi for *_, pi, _ in parts]))
+        )
+
+    @property
+    def n(self) -> int:
+        return len(self.resid)
+
+    @property
+    def mean(self) -> float:
+        return float(self.weight @ self.resid / self.weight.sum())
+
+    @property
+    def effective_n(self) -> float:
+        return float(self.weight.sum() ** 2 / (self.weight**2).sum())
+
+
+def _with_shrunk(groups: list[tuple], level: float) -> list[dict]:
+    """The rows of one model's groups with `shrunk_*` columns: overall, the design-based estimate; each
+    benchmark's correction (its draws' mean residual) shrunk toward the model's overall one (empirical
+    Bayes), by how few draws it has against how much the benchmarks' mean residuals differ: valid where
+    a benchmark has a handful of draws (or none), sharp where the design-based number is not, and the
+    design-based number itself where a benchmark has many draws."""
+    overall = next((g for g in groups if g[0]["group"] == OVERALL), None)
+    benches = [g for g in groups if g[0]["group"] != OVERALL]
+    drawn = [g for g in benches if g[1].n]
+    everything = _Draws(
+        np.concatenate([g[1].resid for g in drawn] or [np.zeros(0)]),
+        np.concatenate([g[1].weight * g[1].n / g[1].weight.sum() for g in drawn] or [np.zeros(0)]),
+    )  # each benchmark's draws at their own share (the weights are each benchmark's, up to a factor)
+    n = everything.n
+    rows = [g[0] | _shrunk_columns(g[0]) for g in groups]
+    if overall is None or n < 2:
+        return rows
+    within = sum(float(((g[1].resid - g[1].mean) ** 2).sum()) for g in drawn)
+    s2 = within / (n - len(drawn)) if n > len(drawn) else float(np.var(everything.resid, ddof=1))
+    centre = everything.mean
+    centre_var = s2 / everything.effective_n
+    tau2 = _between_variance(drawn, centre, s2)
+    df = n - 1
+    for row, (base, draws, m, size, known, rest) in zip(rows, groups):
+        if base["group"] == OVERALL or not m:
+            continue
+        v = s2 / draws.effective_n * max(1.0 - draws.n / (draws.n + m), 0.0) if draws.n else np.inf
+        b = 1.0 if not draws.n else v / (v + tau2)
+        correction = b * centre + (1 - b) * (draws.mean if draws.n else 0.0)
+        mse = ((1 - b) ** 2 * v if draws.n else 0.0) + b**2 * (tau2 + centre_var)
+        estimate = (known + rest + m * correction) / size
+        se = m / size * np.sqrt(mse)
+        half_width = stats.t.ppf((1 + level) / 2, df) * se
+        row |= {"shrunk_estimate": estimate, "shrunk_sd": se, "shrunk_lower": estimate - half_width}
+        row["shrunk_upper"] = estimate + half_width
+    return rows
+
+
+def _shrunk_columns(row: dict) -> dict:
+    """A group's shrunk columns before shrinking: the design-based numbers (overall, and any group
+    asked in full, keep them)."""
+    return {f"shrunk_{c}": row[c] for c in ("estimate", "sd", "lower", "upper")}
+
+
+def _between_variance(drawn: list[tuple], centre: float, s2: float) -> float:
+    """How much the benchmarks' true mean residuals differ (variance, method of moments: the spread of
+    their draws' means beyond what `s2`, the residuals' variance within a benchmark, explains), at
+    least `SHRINK_FLOOR_SD` squared; `SHRINK_PRIOR_SD` squared with fewer than 3 benchmarks drawn."""
+    if len(drawn) < 3:
+        return SHRINK_PRIOR_SD**2
+    sizes = np.array([g[1].effective_n for g in drawn])
+    means = np.array([g[1].mean for g in drawn])
+    spread = float(sizes @ (means - centre) ** 2)
+    scale = sizes.sum() - (sizes**2).sum() / sizes.sum()
+    return max((spread - (len(drawn) - 1) * s2) / scale, SHRINK_FLOOR_SD**2)
+
+
+def _cross_fitted(
+    bank: QuestionBank,
+    labels: np.ndarray,
+    chosen: np.ndarray,
+    sampled: np.ndarray,
+    seed: int,
+    predictions: np.ndarray | None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Which half each random draw is in (`_halves`; -1 elsewhere) and the predictions (2, n_new, n_items)
+    each half is checked on: those of the posterior of the picks by choice and the other half. Given
+    `predictions` fixed in advance: one half, those predictions."""
+    if predictions is None:
+        half = _halves(bank.groups, sampled, seed)
+        fits = np.concatenate([chosen | (sampled & (half == 1)), chosen | (sampled & (half == 0))])
+        return half, bank.predict(bank.posterior(np.tile(labels, (2, 1)), fits)).reshape(2, *labels.shape)
+    predictions = np.atleast_2d(np.asarray(predictions, dtype=np.float64))
+    if predictions.shape != chosen.shape:
+        raise ValueError(f"predictions has shape {predictions.shape}; expected {chosen.shape} like asked.")
+    return np.where(sampled, 0, -1), predictions[None]
 
 
 def _check_inclusion(bank: QuestionBank, asked: np.ndarray, inclusion: np.ndarray) -> np.ndarray:
@@ -145,8 +257,7 @@ def _difference_estimate(
         return out | {"note": "no random draw: no design-based estimate"}
     estimates, residuals, weights = [], [], []
     for y, p, pi, rest in parts:
-        w = 1.0 / pi - 1.0
-        w = np.ones(len(w)) if w.sum() <= 0 else w
+        w = design_weights(pi)
         r = y - p
         estimates.append((known + rest + m * (w @ r) / w.sum()) / size)
         residuals.append(r)
@@ -160,6 +271,15 @@ def _difference_estimate(
     se = m / size * np.sqrt(max(1.0 - n / (n + m), 0.0) * spread)
     half_width = stats.t.ppf((1 + level) / 2, n - 1) * se
     return out | {"sd": se, "lower": out["estimate"] - half_width, "upper": out["estimate"] + half_width}
+
+
+def design_weights(inclusion: np.ndarray) -> np.ndarray:
+    """The weights 1 / pi - 1 of random draws of inclusion probabilities `inclusion` (how many questions
+    not asked each stands for), up to a common factor: computed in logs and divided by the largest, so
+    that equal probabilities weigh equally however small (1 / 1e-320 overflows), and the estimates that
+    use them, ratios of weighted sums, are as with any other equal probability."""
+    log_w = np.log1p(-inclusion) - np.log(inclusion)
+    return np.exp(log_w - log_w.max()) if len(log_w) else log_w
 
 
 def _halves(groups: np.ndarray, sampled: np.ndarray, seed: int) -> np.ndarray:

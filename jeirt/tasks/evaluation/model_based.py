@@ -69,36 +69,63 @@ def estimate_scores(
             raise ValueError(f"model {models[i]!r} has no target question to estimate an accuracy over.")
         # float32 for the (n, d) products: the estimates need no more, and they are the cost here.
         F = bank.features32 if len(cols) == bank.n_items else bank.features32[cols]  # (n, d)
-        G = onehot[cols]  # (n, groups)
-        group = G[:, 1:].argmax(axis=1)  # (n,) each target question's benchmark
-        was_asked = asked[i, cols]
-        known = np.where(was_asked, labels[i, cols], 0.0)  # (n,)
         logits = _posterior_logits(posterior, i, F, bank.offsets[cols], squared, cols, models[i])
-        shifts = _misfit_shifts(bank, logits, known, group, sampled[i, cols], G.shape[1] - 1)
-        mean_logit = logits.mean + shifts.misfit + shifts.mean[group]
-        var_logit = logits.var + shifts.misfit_var + shifts.var[group]
-        p_bar = sigmoid(mean_logit / np.sqrt(1.0 + np.pi * var_logit / 8.0))
-        counts = G.sum(axis=0)
-        point = (known @ G + np.where(was_asked, 0.0, p_bar) @ G) / np.maximum(counts, 1)  # (groups,)
-        spread = np.full((3, len(names)), np.nan)
-        if draws:
-            acc = _drawn_accuracies(rng, draws, F, logits, shifts, group, known, was_asked, G)
-            spread = np.stack([acc.std(axis=0, ddof=1), *np.quantile(acc, [(1 - level) / 2, (1 + level) / 2], axis=0)])
-        for g, name in enumerate(names):
-            if counts[g]:
-                rows.append(
-                    {
-                        "model": models[i],
-                        "group": name,
-                        "items": int(counts[g]),
-                        "asked": int(was_asked @ G[:, g]),
-                        "estimate": point[g],
-                        "sd": spread[0, g],
-                        "lower": spread[1, g],
-                        "upper": spread[2, g],
-                    }
-                )
+        groups = onehot[cols]  # (n, groups)
+        point, spread = _one_model(
+            bank, logits, F, groups, labels[i, cols], asked[i, cols], sampled[i, cols], draws, level, rng
+        )
+        rows += _group_rows(models[i], names, groups, asked[i, cols], point, spread)
     return pd.DataFrame(rows)
+
+
+def _group_rows(
+    model: str, names: list[str], groups: np.ndarray, was_asked: np.ndarray, point: np.ndarray, spread: np.ndarray
+) -> list[dict]:
+    """`estimate_scores`' rows of one model: each group that has target questions."""
+    counts = groups.sum(axis=0)
+    return [
+        {
+            "model": model,
+            "group": name,
+            "items": int(counts[g]),
+            "asked": int(was_asked @ groups[:, g]),
+            "estimate": point[g],
+            "sd": spread[0, g],
+            "lower": spread[1, g],
+            "upper": spread[2, g],
+        }
+        for g, name in enumerate(names)
+        if counts[g]
+    ]
+
+
+def _one_model(
+    bank: QuestionBank,
+    logits: _Logits,
+    F: np.ndarray,
+    G: np.ndarray,
+    labels: np.ndarray,
+    was_asked: np.ndarray,
+    sampled: np.ndarray,
+    draws: int,
+    level: float,
+    rng: np.random.Generator,
+) -> tuple[np.ndarray, np.ndarray]:
+    """One new model's estimate per group (G (n, groups) the one-hot of its target questions' groups,
+    overall first) and, from `draws` posterior draws, its (sd, lower, upper) (3, groups); NaN without
+    draws."""
+    group = G[:, 1:].argmax(axis=1)  # (n,) each target question's benchmark
+    known = np.where(was_asked, labels, 0.0)  # (n,)
+    shifts = _misfit_shifts(bank, logits, known, group, sampled, G.shape[1] - 1)
+    mean_logit = logits.mean + shifts.misfit + shifts.mean[group]
+    var_logit = logits.var + shifts.misfit_var + shifts.var[group]
+    p_bar = sigmoid(mean_logit / np.sqrt(1.0 + np.pi * var_logit / 8.0))
+    counts = G.sum(axis=0)
+    point = (known @ G + np.where(was_asked, 0.0, p_bar) @ G) / np.maximum(counts, 1)  # (groups,)
+    if not draws:
+        return point, np.full((3, G.shape[1]), np.nan)
+    acc = _drawn_accuracies(rng, draws, F, logits, shifts, group, known, was_asked, G)
+    return point, np.stack([acc.std(axis=0, ddof=1), *np.quantile(acc, [(1 - level) / 2, (1 + level) / 2], axis=0)])
 
 
 @dataclass

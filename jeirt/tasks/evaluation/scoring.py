@@ -13,7 +13,8 @@ import pandas as pd
 
 from jeirt.baselines.irt import OnePL, TwoPL
 from jeirt.data import Dataset
-from jeirt.tasks.evaluation.bank import OVERALL, QuestionBank
+from jeirt.params import SCORE_PARAMS, check_params
+from jeirt.tasks.evaluation.bank import OVERALL, QuestionBank, check_labels
 from jeirt.tasks.evaluation.design_based import design_estimates, inclusion_probabilities
 from jeirt.tasks.evaluation.model_based import estimate_scores
 
@@ -32,12 +33,17 @@ def score_new_models(
     progress: bool = False,
 ) -> pd.DataFrame:
     """`jeirt estimate`'s table: each new model's accuracy overall and per benchmark from its answers
-    `labels` (n_new, n_items; NaN = not asked), the design-based estimate (`design_estimates`) reported
-    where the group has the random draws for an interval (source "design"), else the model-based one
-    (`estimate_scores`, source "model: " and why), and the model-based one beside it (model_*).
-    `inclusion` (n_new, n_items) as `inclusion_probabilities`; None reads every answer as one simple
-    random sample of the bank's questions (pi = n / N), as the random rule draws them."""
-    labels = np.atleast_2d(np.asarray(labels, dtype=np.float64))
+    `labels` (n_new, n_items; NaN = not asked, else in [0, 1]). Reported (estimate, sd, lower, upper,
+    `source` says which): overall, the design-based estimate (`design_estimates`, source "design"); per
+    benchmark, its shrunk design-based estimate (source "design, shrunk": the benchmark's correction
+    pulled toward the overall one by how few random draws it has; a benchmark has a handful, and its own
+    design-based number is then valid but wide); where the model has no random draw for an interval,
+    the model-based one (`estimate_scores`, source "model: " and why). Beside them: the design-based
+    numbers as they are (design_*) and the model-based ones (model_*). `inclusion` (n_new, n_items) as
+    `inclusion_probabilities`; None reads every answer as one simple random sample of the bank's
+    questions (pi = n / N), as the random rule draws them."""
+    check_params("score_new_models", SCORE_PARAMS, {"draws": draws, "level": level, "seed": seed})
+    labels = check_labels(labels)
     asked = ~np.isnan(labels)
     if inclusion is None:
         inclusion = inclusion_probabilities(asked, asked, np.ones(labels.shape[1], dtype=bool))
@@ -46,14 +52,17 @@ def score_new_models(
         bank, labels, asked, draws=draws, level=level, seed=seed, models=models, sampled=sampled, progress=progress
     )
     design = design_estimates(bank, labels, asked, inclusion, level=level, models=models)
-    keys = ["model", "group"]
-    model = model.rename(columns={c: f"model_{c}" for c in ("estimate", "sd", "lower", "upper")})
+    keys, numbers = ["model", "group"], ("estimate", "sd", "lower", "upper")
+    model = model.rename(columns={c: f"model_{c}" for c in numbers})
     table = design.merge(model.drop(columns=["items", "asked"]), on=keys, how="left")
-    has_interval = table["lower"].notna()
-    table["source"] = np.where(has_interval, "design", "model: " + table["note"].replace("", "no interval"))
-    for c in ("estimate", "sd", "lower", "upper"):
-        table[c] = table[c].where(has_interval, table[f"model_{c}"])
-    return table
+    table = table.rename(columns={c: f"design_{c}" for c in numbers})
+    has_interval = table["shrunk_lower"].notna()
+    shrunk = (table["group"] != OVERALL) & (table["asked"] < table["items"])  # a benchmark not asked in full
+    design_source = np.where(shrunk, "design, shrunk", "design")
+    table["source"] = np.where(has_interval, design_source, "model: " + table["note"].replace("", "no interval"))
+    for c in numbers:
+        table[c] = table[f"shrunk_{c}"].where(has_interval, table[f"model_{c}"])
+    return table.drop(columns=[f"shrunk_{c}" for c in numbers])
 
 
 def plain_means(

@@ -1,6 +1,6 @@
-"""Which questions to ask a new LLM: the selection rules (`select_items`: random, stratified by
+"""Which questions to ask a new LLM: the selection rules (`select_questions`: random, stratified by
 benchmark, k-means over question directions, or adaptive, whose batches open with `RANDOM_SHARE` drawn
-at random: `random_positions`), the adaptive loop (`adaptive_selection`, `next_items`) and
+at random: `random_positions`), the adaptive loop (`adaptive_selection`, `next_questions`) and
 `suggest_questions`, the rule of `jeirt suggest`.
 """
 
@@ -16,9 +16,10 @@ from tqdm import (
 )
 
 from jeirt.model import sigmoid
+from jeirt.params import SUGGEST_PARAMS, check_params
 from jeirt.splits import sample_items
-from jeirt.tasks import RULES  # the names, where the command line reads them without this module
-from jeirt.tasks.evaluation.bank import Posterior, QuestionBank
+from jeirt.tasks import SELECTION_RULES  # the names, where the command line reads them without this module
+from jeirt.tasks.evaluation.bank import Posterior, QuestionBank, check_labels
 from jeirt.tasks.evaluation.design_based import inclusion_probabilities
 
 RANDOM_SHARE = 0.5  # share of an adaptive rule's questions drawn at random: the sample its estimate checks itself on
@@ -41,7 +42,7 @@ def _candidates(
     return candidates
 
 
-def select_items(
+def select_questions(
     bank: QuestionBank,
     k: int,
     rule: str = "adaptive",
@@ -59,7 +60,7 @@ def select_items(
 
     Rules: "random"; "stratified" (each benchmark's share of the candidates); "kmeans" (k-means with
     k centres on the question directions, the candidate nearest each centre); "adaptive" (greedy in
-    the current posterior, most expected information about the vector, `next_items`); and
+    the current posterior, most expected information about the vector, `next_questions`); and
     "adaptive-accuracy" (greedy, largest expected drop in the variance of the estimated overall
     accuracy). The adaptive rules need the answers they reveal as they go: `labels` (n_new,
     n_items); they refit the posterior after batches of max(step, growth x asked) questions, and
@@ -68,8 +69,8 @@ def select_items(
     `candidates` (n_new, n_items) or (n_items,) bool restricts the choice (default: the answered
     questions when labels are given, else all).
     """
-    if rule not in RULES:
-        raise ValueError(f"rule={rule!r}; expected one of {RULES}.")
+    if rule not in SELECTION_RULES:
+        raise ValueError(f"rule={rule!r}; expected one of {SELECTION_RULES}.")
     if labels is not None:
         labels = np.atleast_2d(np.asarray(labels, dtype=np.float64))
         n_new = len(labels)
@@ -80,11 +81,11 @@ def select_items(
     if rule == "stratified":
         return np.stack([rng.permutation(np.flatnonzero(row)[sample_items(bank.groups[row], k, rng)]) for row in cand])
     if rule == "kmeans":
-        return _kmeans_items(bank, k, cand, seed)
+        return _kmeans_questions(bank, k, cand, seed)
     if labels is None:
         raise ValueError(
             f"rule={rule!r} chooses each question from the answers so far: pass labels, the "
-            "answers it may reveal (or call next_items for one batch from a posterior)."
+            "answers it may reveal (or call next_questions for one batch from a posterior)."
         )
     return adaptive_selection(
         bank,
@@ -114,11 +115,11 @@ def adaptive_selection(
     keep: Sequence[int] = (),
     progress: bool = False,
 ) -> tuple[np.ndarray, dict[int, Posterior]]:
-    """`select_items` for the adaptive rules, with the posteriors the selection fits on its way.
+    """`select_questions` for the adaptive rules, with the posteriors the selection fits on its way.
 
     Each batch starts with its random picks (`random_positions`): for each model the next questions of
     a seeded random order of its candidates that are not yet asked, so that they are a random sample of
-    the questions the adaptive picks left; the rest of the batch is `next_items`'s.
+    the questions the adaptive picks left; the rest of the batch is `next_questions`'s.
 
     Returns the (n_new, k) asking order and, for each j of `keep` at which a batch ends, the posterior
     after the first j questions: the refit the selection makes there anyway, equal to `bank.posterior`
@@ -146,7 +147,7 @@ def adaptive_selection(
             picked[i, :n_random] = perm[~asked[i, perm]][:n_random]
             asked[i, picked[i, :n_random]] = True
         if batch > n_random:
-            picked[:, n_random:] = next_items(bank, posterior, batch - n_random, cand & ~asked, target=target)
+            picked[:, n_random:] = next_questions(bank, posterior, batch - n_random, cand & ~asked, target=target)
         order = np.concatenate([order, picked], axis=1)
         np.put_along_axis(asked, picked, True, axis=1)
         bar.update(batch)
@@ -176,46 +177,41 @@ def suggest_questions(
 
     random and stratified draw each model's k (one generator, `seed`); kmeans clusters once per model
     (seed + its position), all picks by choice; the adaptive rules first draw at random what brings the
-    model's random draws to `random_share` of all its questions (`drawn` (n_new, n_items) marks its
-    earlier random draws; default: every earlier answer), then pick the rest from the posterior of its
-    answers (`next_items`).
+    model's random draws to `random_share` of all its questions, then pick the rest from the posterior
+    of its answers (`next_questions`). `drawn` (n_new, n_items) marks the earlier random draws among the
+    answered questions (default: every answer); called round after round with the answers so far, each
+    round keeps the share.
     """
-    if rule not in RULES:
-        raise ValueError(f"rule={rule!r}; expected one of {RULES}.")
-    labels = np.atleast_2d(np.asarray(labels, dtype=np.float64))
+    if rule not in SELECTION_RULES:
+        raise ValueError(f"rule={rule!r}; expected one of {SELECTION_RULES}.")
+    check_params("suggest_questions", SUGGEST_PARAMS, {"k": k, "seed": seed, "random_share": random_share})
+    labels = check_labels(labels)
     n_new, asked = len(labels), ~np.isnan(labels)
     candidates = ~asked
     drawn = asked if drawn is None else np.atleast_2d(np.asarray(drawn, dtype=bool))
     if drawn.shape != asked.shape:
         raise ValueError(f"drawn has shape {drawn.shape}; expected {asked.shape} like labels.")
+    if (drawn & ~asked).any():
+        raise ValueError(
+            "drawn marks questions without an answer (NaN label); it marks the earlier random draws among the "
+            "answered questions only (a question never asked was not drawn)."
+        )
     random = np.zeros((n_new, k), dtype=bool)
     if rule in ("adaptive", "adaptive-accuracy"):
         _candidates(bank, candidates, None, n_new, k)  # checks k against what is left
         share = np.round(random_share * (asked.sum(axis=1) + k)).astype(int) - drawn.sum(axis=1)
         share = np.clip(share, 0, k)
-        picks = np.zeros((n_new, k), dtype=np.int64)
-        rng = np.random.default_rng(seed)
-        left = candidates.copy()
-        for i, n in enumerate(share):
-            picks[i, :n] = rng.permutation(np.flatnonzero(left[i]))[:n]
-            left[i, picks[i, :n]] = False
-            random[i, :n] = True
-        posterior = bank.posterior(np.nan_to_num(labels), asked, progress=progress)
-        rest = k - share  # the picks by choice, from the questions neither asked nor drawn
-        target = "vector" if rule == "adaptive" else "accuracy"
-        for n in np.unique(rest[rest > 0]):
-            rows = np.flatnonzero(rest == n)
-            part = posterior if len(rows) == n_new else posterior.take(rows)
-            picks[rows, k - n :] = next_items(bank, part, int(n), left[rows], target=target, progress=progress)
+        picks = _adaptive_round(bank, labels, k, share, "vector" if rule == "adaptive" else "accuracy", seed, progress)
+        random[:] = np.arange(k)[None, :] < share[:, None]
     elif rule == "kmeans":
         picks = np.concatenate(
             [
-                select_items(bank, k, "kmeans", candidates=candidates[i : i + 1], seed=(seed + i) % 2**32)
+                select_questions(bank, k, "kmeans", candidates=candidates[i : i + 1], seed=(seed + i) % 2**32)
                 for i in range(n_new)
             ]
         )
     else:
-        picks = select_items(bank, k, rule, candidates=candidates, n_new=n_new, seed=seed, progress=progress)
+        picks = select_questions(bank, k, rule, candidates=candidates, n_new=n_new, seed=seed, progress=progress)
         random[:] = True
     mask = np.zeros_like(asked)
     np.put_along_axis(mask, picks, True, axis=1)
@@ -223,6 +219,29 @@ def suggest_questions(
     np.put_along_axis(sampled, picks, random, axis=1)
     inclusion = inclusion_probabilities(mask, sampled, candidates, bank.groups if rule == "stratified" else None)
     return picks, random, np.take_along_axis(inclusion, picks, axis=1)
+
+
+def _adaptive_round(
+    bank: QuestionBank, labels: np.ndarray, k: int, share: np.ndarray, target: str, seed: int, progress: bool
+) -> np.ndarray:
+    """One round of an adaptive rule: for model i, `share[i]` questions drawn at random from those it has
+    not answered (a simple random sample of them), then k - share[i] picked by choice from the rest, from
+    the posterior of its answers so far; (n_new, k) positions, the random draws first."""
+    asked = ~np.isnan(labels)
+    n_new = len(labels)
+    picks = np.zeros((n_new, k), dtype=np.int64)
+    rng = np.random.default_rng(seed)
+    left = ~asked
+    for i, n in enumerate(share):
+        picks[i, :n] = rng.permutation(np.flatnonzero(left[i]))[:n]
+        left[i, picks[i, :n]] = False
+    posterior = bank.posterior(np.nan_to_num(labels), asked, progress=progress)
+    rest = k - share  # the picks by choice, from the questions neither asked nor drawn
+    for n in np.unique(rest[rest > 0]):
+        rows = np.flatnonzero(rest == n)
+        part = posterior if len(rows) == n_new else posterior.take(rows)
+        picks[rows, k - n :] = next_questions(bank, part, int(n), left[rows], target=target, progress=progress)
+    return picks
 
 
 def _batch(done: int, k: int, step: int, growth: float) -> int:
@@ -244,7 +263,7 @@ def random_positions(k: int, random_share: float = RANDOM_SHARE, step: int = 5, 
     return drawn
 
 
-def next_items(
+def next_questions(
     bank: QuestionBank,
     posterior: Posterior,
     k: int,
@@ -269,50 +288,58 @@ def next_items(
         raise ValueError(f"candidates has shape {candidates.shape}; expected ({len(posterior)}, {bank.n_items}).")
     if (candidates.sum(axis=1) < k).any():
         raise ValueError(f"k={k}, but a model has only {candidates.sum(axis=1).min()} candidate questions left.")
-    F = bank.features32  # (n_items, d)
     picks = np.zeros((len(posterior), k), dtype=np.int64)
     block = 32  # models picked for together: each pick is one (models, d) x (d, n_items) product
     starts = range(0, len(posterior), block)
     for start in tqdm(starts, desc="next questions", unit="block", disable=not progress or len(starts) == 1):
         at = slice(start, min(start + block, len(posterior)))  # a slice: every pick reads these covariances
-        rows = np.arange(at.stop - at.start)
-        p = sigmoid(posterior.mean[at].astype(np.float32) @ F.T - bank.offsets)
-        w = p * (1 - p)  # (m, n_items) Fisher weight of each question
-        s = posterior.variances(at, F)  # f_q^T Sigma f_q
-        hf = None  # "accuracy": (m, n_items) f_r^T Sigma g, g the accuracy's gradient, updated with Sigma below
-        if target == "accuracy":
-            hf = posterior.apply(at, (w @ F).astype(np.float64)) @ F.T.astype(np.float64) / bank.n_items
-        taken = ~candidates[at]
-        gain = np.empty(w.shape, dtype=np.result_type(w, s))  # work space of every pick
-        # Sigma after j picks = cov - sum_{i < j} scales_i vecs_i vecs_i^T (the rank-one updates so far)
-        vecs = np.zeros((len(rows), k, F.shape[1]), dtype=np.float32)
-        scales = np.zeros((len(rows), k))
-        for j in range(k):
-            np.multiply(w, s, out=gain)  # "vector": w f^T Sigma f
-            if hf is not None:  # "accuracy": w (f^T Sigma g)^2 / (1 + w f^T Sigma f)
-                gain += 1.0
-                np.divide(w * hf**2, gain, out=gain)
-            np.copyto(gain, -np.inf, where=taken)
-            q = np.argmax(gain, axis=1)  # (m,)
-            picks[at, j], taken[rows, q] = q, True
-            fq = F[q]  # (m, d)
-            sq = posterior.apply(at, fq).astype(np.float32)  # (m, d) Sigma f_q
-            if j:
-                along = np.matmul(vecs[:, :j], fq[:, :, None])[:, :, 0]  # (m, j)
-                sq -= np.matmul((scales[:, :j] * along)[:, None, :], vecs[:, :j])[:, 0]
-            scale = w[rows, q] / (1 + w[rows, q] * s[rows, q])
-            vecs[:, j], scales[:, j] = sq, scale
-            proj = sq @ F.T  # f_r^T Sigma f_q for every r
-            if hf is not None:  # every f_r^T Sigma g after the rank-one update, from proj
-                hf -= (scale * hf[rows, q])[:, None] * proj
-            np.square(proj, out=proj)
-            proj *= scale[:, None]
-            s -= proj
-            np.maximum(s, 0.0, out=s)  # a variance; the clip absorbs float32 drift
+        picks[at] = _greedy_block(bank, posterior, at, k, ~candidates[at], target)
     return picks
 
 
-def _kmeans_items(bank: QuestionBank, k: int, candidates: np.ndarray, seed: int) -> np.ndarray:
+def _greedy_block(
+    bank: QuestionBank, posterior: Posterior, at: slice, k: int, taken: np.ndarray, target: str
+) -> np.ndarray:
+    """`next_questions` for the models `at` (a block of them), none of the questions `taken`: (m, k)."""
+    F = bank.features32  # (n_items, d)
+    rows = np.arange(at.stop - at.start)
+    picks = np.zeros((len(rows), k), dtype=np.int64)
+    p = sigmoid(posterior.mean[at].astype(np.float32) @ F.T - bank.offsets)
+    w = p * (1 - p)  # (m, n_items) Fisher weight of each question
+    s = posterior.variances(at, F)  # f_q^T Sigma f_q
+    hf = None  # "accuracy": (m, n_items) f_r^T Sigma g, g the accuracy's gradient, updated with Sigma below
+    if target == "accuracy":
+        hf = posterior.apply(at, (w @ F).astype(np.float64)) @ F.T.astype(np.float64) / bank.n_items
+    gain = np.empty(w.shape, dtype=np.result_type(w, s))  # work space of every pick
+    # Sigma after j picks = cov - sum_{i < j} scales_i vecs_i vecs_i^T (the rank-one updates so far)
+    vecs = np.zeros((len(rows), k, F.shape[1]), dtype=np.float32)
+    scales = np.zeros((len(rows), k))
+    for j in range(k):
+        np.multiply(w, s, out=gain)  # "vector": w f^T Sigma f
+        if hf is not None:  # "accuracy": w (f^T Sigma g)^2 / (1 + w f^T Sigma f)
+            gain += 1.0
+            np.divide(w * hf**2, gain, out=gain)
+        np.copyto(gain, -np.inf, where=taken)
+        q = np.argmax(gain, axis=1)  # (m,)
+        picks[:, j], taken[rows, q] = q, True
+        fq = F[q]  # (m, d)
+        sq = posterior.apply(at, fq).astype(np.float32)  # (m, d) Sigma f_q
+        if j:
+            along = np.matmul(vecs[:, :j], fq[:, :, None])[:, :, 0]  # (m, j)
+            sq -= np.matmul((scales[:, :j] * along)[:, None, :], vecs[:, :j])[:, 0]
+        scale = w[rows, q] / (1 + w[rows, q] * s[rows, q])
+        vecs[:, j], scales[:, j] = sq, scale
+        proj = sq @ F.T  # f_r^T Sigma f_q for every r
+        if hf is not None:  # every f_r^T Sigma g after the rank-one update, from proj
+            hf -= (scale * hf[rows, q])[:, None] * proj
+        np.square(proj, out=proj)
+        proj *= scale[:, None]
+        s -= proj
+        np.maximum(s, 0.0, out=s)  # a variance; the clip absorbs float32 drift
+    return picks
+
+
+def _kmeans_questions(bank: QuestionBank, k: int, candidates: np.ndarray, seed: int) -> np.ndarray:
     """k-means with k centres on the candidates' directions (first 32 principal components, for
     speed); for each model, the candidate question nearest each centre, no question twice."""
     pool = np.flatnonzero(candidates.any(axis=0))
