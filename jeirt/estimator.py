@@ -231,8 +231,7 @@ class JEIRT(BaseEstimator):
     def _fit_nested(self, ds: Dataset, split: Split, features: np.ndarray, arch: dict[str, Any]) -> None:
         """This book's variant (`jeirt.nested.fit_nested`): the offsets from the training labels, the
         parts on their folds, their weight (with `calibrate`) folded in; the record in `calibration_`."""
-        groups = features[:, -len(self.benchmarks_ or []) - 1 :]  # the one-hot `_fit_features` appended
-        offsets = benchmark_offsets(ds.labels, split.train, groups)
+        offsets = benchmark_offsets(ds.labels, split.train, self._groups(features))
         trained = split.items_of("train")
         folds = question_folds(ds.items["item_id"], ds.items["benchmark"], trained, self.folds, self.random_state)
         found = fit_nested(
@@ -358,9 +357,7 @@ class JEIRT(BaseEstimator):
         mean, cov = vector_prior(self.net_.model_vectors.detach().numpy()[trained])
         offsets = None  # nested: each new LLM's offsets, folded into its own questions' norms
         if self.nested:
-            feats = self.question_features(ds)
-            groups = feats[:, feats.shape[1] - len(self.benchmarks_ or []) - 1 :]  # the benchmark one-hot
-            offsets = benchmark_offsets(ds.labels, mask, groups)
+            offsets = benchmark_offsets(ds.labels, mask, self._groups(self.question_features(ds)))
         rows = [slice(None)] if offsets is None else [slice(i, i + 1) for i in range(ds.n_models)]
         results = [
             fit_new_vectors(
@@ -379,6 +376,10 @@ class JEIRT(BaseEstimator):
         ]
         self._keep_onboarded(ds, joined_results(results), position, offsets)
         return self
+
+    def _groups(self, features: np.ndarray) -> np.ndarray:
+        """Nested: the benchmark one-hot (n_items, n_groups) at the end of `question_features`' rows."""
+        return features[:, features.shape[1] - len(self.benchmarks_ or []) - 1 :]
 
     def _offset_logits(self, ds: Dataset, offsets: np.ndarray) -> np.ndarray:
         """Nested: each LLM's offset on each question of `ds` (n_models, n_items) from O (n_models, n_groups)."""
