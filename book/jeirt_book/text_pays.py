@@ -126,9 +126,18 @@ def fit_time_ratio(runs: pd.DataFrame) -> pd.DataFrame:
     table = runs[runs["method"].isin(["je-irt", NESTED])].pivot_table(
         index=["dataset", "encoder"], columns="method", values="fit_seconds", aggfunc="mean"
     )
+    table = table.rename(index=SHORT, level="encoder")
     return table.assign(ratio=table[NESTED] / table["je-irt"]).rename(
         columns={"je-irt": "JE-IRT s", NESTED: "nested s"}
     )
+
+
+def fit_ratios(path=RESULTS / "nested_fit.json") -> pd.DataFrame:
+    """`benchmarks/nested_fit.py`'s ratios: per dataset, the variant's fit seconds over JE-IRT's as
+    `jeirt fit` runs it (no search) and over JE-IRT with its search, side by side in one run."""
+    import json
+
+    return pd.DataFrame(json.loads(path.read_text())["ratios"]).T.rename_axis("dataset")
 
 
 def margin_stat(runs: pd.DataFrame, dataset: str, encoder: str, against: Sequence[str]) -> verdicts.Stat:
