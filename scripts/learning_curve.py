@@ -2,7 +2,7 @@
 
 Every method of the curve x seed at each size of training questions below the full split, on each
 dataset, written as a `jeirt compare` table (the .csv and its .json); the page adds the full split's
-runs from results/compare_question_split.csv. About an hour on one core of 2 shared ones (MiniLM).
+runs from results/compare_question_split.csv. About half an hour on one core of 2 shared ones (MiniLM).
 
     OMP_NUM_THREADS=1 python scripts/learning_curve.py --out results/learning_curve.csv
 """
