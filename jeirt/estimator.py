@@ -26,8 +26,17 @@ from jeirt.data.dataset import Dataset, name_positions
 from jeirt.encoders import canonical_name, embed_texts
 from jeirt.files import OutputRefused, as_path, atomic_write, identity, locked, protected
 from jeirt.metrics import ece, log_loss
-from jeirt.model import INITS, JEIRTNet, jeirt_logits, probability, sigmoid
+from jeirt.model import INITS, JEIRTNet, NestedJEIRTNet, jeirt_logits, probability, sigmoid
 from jeirt.modelfile import FORMAT_VERSION, ModelFileError, not_finite, read_model_file, weights_checksum
+from jeirt.nested import (
+    FOLDS,
+    benchmark_offsets,
+    fit_nested,
+    group_columns,
+    joined_history,
+    joined_results,
+    question_folds,
+)
 from jeirt.onboard import (
     PRIOR_WIDTH_GRID,
     VALIDATION_PRIOR_WIDTH_GRID,
@@ -96,6 +105,14 @@ class JEIRT(BaseEstimator):
                   the features' median norm), for datasets whose bare prompts say less than their
                   benchmark label (metabench). Not in the paper, off by default; benchmarks without a
                   training question get no one-hot, and questions must then come as a Dataset
+    nested        this book's variant, not the paper's method (`jeirt.nested`): Eq. (3) as the departure
+                  from each LLM's training accuracy on the question's benchmark, fitted as `folds`
+                  JE-IRTs of d / folds, each without one fold of the training questions, whose mean
+                  logit, weighted by how much of it carries to the folds they never saw (with
+                  `calibrate`; else 1), is added to that accuracy's logit. With the weight 0 it is the
+                  benchmark accuracy itself. Questions given as texts, without a benchmark, start from
+                  each LLM's overall accuracy. Not with search, question_correction or benchmark_feature
+    folds         with nested: the cross-fitting folds, and so the JE-IRTs fitted (d a multiple of it)
     random_state  seeds initialisation, batch order and the default split
     device        torch device; None: CUDA, then MPS, then CPU
     progress      progress bars while encoding and training
@@ -118,6 +135,8 @@ class JEIRT(BaseEstimator):
         device: str | None = None,
         progress: bool = True,
         benchmark_feature: bool = False,
+        nested: bool = False,
+        folds: int = FOLDS,
     ):
         self.d = d
         self.encoder = encoder
@@ -134,6 +153,8 @@ class JEIRT(BaseEstimator):
         self.device = device
         self.progress = progress
         self.benchmark_feature = benchmark_feature
+        self.nested = nested
+        self.folds = folds
 
     def _check_params(self) -> None:
         if self.recipe not in RECIPES:
@@ -146,6 +167,8 @@ class JEIRT(BaseEstimator):
         if not isinstance(self.init_, str) or self.init_ not in INITS:
             raise ValueError(f"init={self.init!r}; expected one of {list(INITS)} or None (the recipe's).")
         self.d_ = int(self.d)
+        if self.nested:
+            _check_nested(self)
         self.encoder_ = canonical_name(self.encoder)
         self.training_ = training_recipe(recipe_training, self.training)
 
@@ -156,7 +179,29 @@ class JEIRT(BaseEstimator):
         `split.val` picks the epoch, the search candidate (with `search`) and the temperature."""
         split = self._check_fit_inputs(ds, split)
         features = self._fit_features(ds, split)  # (n_items, feature_dim)
+        self.net_: JEIRTNet | NestedJEIRTNet
         arch = {"d": self.d_, "dropout": self.dropout_, "feature_noise": self.feature_noise_}
+        if self.nested:
+            self._fit_nested(ds, split, features, arch)
+        else:
+            self._fit_jeirt(ds, split, features, arch)
+        self.net_.cpu()
+        self.models_ = list(ds.models)
+        self.feature_dim_ = features.shape[1]
+        self.split_name_ = split.name
+        self.corrections_: QuestionCorrections | None = None
+        if self.question_correction:  # from the trained models' training answers (`fit_corrections`)
+            rows = np.flatnonzero(~np.isin(np.asarray(ds.models), list(split.held_out)))
+            self.fit_corrections(ds.subset(models=rows), split.train[rows])
+        if split.held_out:  # their vectors were never trained: fit them now from split.onboard
+            assert split.onboard is not None  # (Split checks it comes with held-out models)
+            self.onboard(
+                ds.subset(models=list(split.held_out)), split.onboard[ds.model_index(split.held_out)], replace=True
+            )
+        return self
+
+    def _fit_jeirt(self, ds: Dataset, split: Split, features: np.ndarray, arch: dict[str, Any]) -> None:
+        """The paper's model: the recipe (and with `search` the candidates around it), then the temperature."""
         found = train_best(
             features,
             ds.labels,
@@ -182,20 +227,32 @@ class JEIRT(BaseEstimator):
         self.calibration_: dict[str, float] = {}
         if self.calibrate:
             self._calibrate(features, ds.labels, split.val)
-        self.net_.cpu()
-        self.models_ = list(ds.models)
-        self.feature_dim_ = features.shape[1]
-        self.split_name_ = split.name
-        self.corrections_: QuestionCorrections | None = None
-        if self.question_correction:  # from the trained models' training answers (`fit_corrections`)
-            rows = np.flatnonzero(~np.isin(np.asarray(ds.models), list(split.held_out)))
-            self.fit_corrections(ds.subset(models=rows), split.train[rows])
-        if split.held_out:  # their vectors were never trained: fit them now from split.onboard
-            assert split.onboard is not None  # (Split checks it comes with held-out models)
-            self.onboard(
-                ds.subset(models=list(split.held_out)), split.onboard[ds.model_index(split.held_out)], replace=True
-            )
-        return self
+
+    def _fit_nested(self, ds: Dataset, split: Split, features: np.ndarray, arch: dict[str, Any]) -> None:
+        """This book's variant (`jeirt.nested.fit_nested`): the offsets from the training labels, the
+        parts on their folds, their weight (with `calibrate`) folded in; the record in `calibration_`."""
+        offsets = benchmark_offsets(ds.labels, split.train, self._groups(features))
+        trained = split.items_of("train")
+        folds = question_folds(ds.items["item_id"], ds.items["benchmark"], trained, self.folds, self.random_state)
+        found = fit_nested(
+            features,
+            ds.labels,
+            split,
+            offsets,
+            folds,
+            arch,
+            self.training_,
+            init=self.init_,
+            weigh=self.calibrate,
+            seed=self.random_state,
+            device=self.device,
+            progress=self.progress,
+        )
+        self.net_, self.history_ = found.net, joined_history(found.histories)
+        self.search_results_ = [{"change": {}, "val_loss": self.history_.val_loss[self.history_.best_epoch]}]
+        self.search_seconds_ = found.seconds
+        self.temperature_ = 1.0
+        self.calibration_ = found.record
 
     def _check_fit_inputs(self, ds: Dataset, split: Split | None) -> Split:
         """`fit`'s inputs checked and its parameters resolved; the split to train on (default: by question)."""
@@ -220,10 +277,11 @@ class JEIRT(BaseEstimator):
         features = _finite(ds.features(self.encoder_, progress=self.progress), ds, "fit")
         self.benchmarks_: list[str] | None = None
         self.benchmark_scale_ = 1.0
-        if self.benchmark_feature:  # the benchmarks that have training questions, in a fixed order
+        if self.benchmark_feature or self.nested:  # the benchmarks that have training questions, in a fixed order
             trained = np.asarray(split.train).any(axis=0)
             self.benchmarks_ = sorted(set(ds.items["benchmark"].astype(str)[trained]))
-            self.benchmark_scale_ = float(np.median(np.linalg.norm(features[trained], axis=1)))
+            if self.benchmark_feature:
+                self.benchmark_scale_ = float(np.median(np.linalg.norm(features[trained], axis=1)))
             features = self._with_benchmarks(features, ds.items["benchmark"])
         return features
 
@@ -250,11 +308,7 @@ class JEIRT(BaseEstimator):
             "val_ece_before": ece(before, y),
             "val_ece_after": ece(after, y),
         }
-        last = self.net_.adapter.net[-1]  # E_Q = W_2 h + b_2 -> E_Q / T
-        assert isinstance(last, torch.nn.Linear)
-        last.weight.div_(t)
-        last.bias.div_(t)
-        self.net_.model_vectors.div_(t)
+        self.net_.scale_embeddings(1 / t)  # E_Q / T and E_M / T: the logit over T
         self.temperature_ = t
 
     def onboard(
@@ -297,28 +351,46 @@ class JEIRT(BaseEstimator):
         known = [m for m in ds.models if m in position]
         if known and not replace:
             raise ValueError(f"model(s) {known[:5]} are already fitted; pass replace=True to refit them.")
-        directions, norms = self.question_terms(ds)
+        directions, norms = self._question_terms(ds)
         new_names = set(ds.models)
         trained = [i for i, m in enumerate(self.models_) if m not in new_names]
         mean, cov = vector_prior(self.net_.model_vectors.detach().numpy()[trained])
-        result = fit_new_vectors(
-            directions,
-            norms,
-            ds.labels,
-            mask,
-            mean,
-            cov,
-            widths,
-            val_mask=val_mask,
-            covariances=covariances,
-            device=self.device,
-        )
-        self._keep_onboarded(ds, result, position)
+        offsets = None  # nested: each new LLM's offsets, folded into its own questions' norms
+        if self.nested:
+            offsets = benchmark_offsets(ds.labels, mask, self._groups(self.question_features(ds)))
+        rows = [slice(None)] if offsets is None else [slice(i, i + 1) for i in range(ds.n_models)]
+        results = [
+            fit_new_vectors(
+                directions,
+                norms if offsets is None else norms - self._offset_logits(ds, offsets[row])[0],
+                ds.labels[row],
+                mask[row],
+                mean,
+                cov,
+                widths,
+                val_mask=None if val_mask is None else val_mask[row],
+                covariances=covariances,
+                device=self.device,
+            )
+            for row in rows
+        ]
+        self._keep_onboarded(ds, joined_results(results), position, offsets)
         return self
 
-    def _keep_onboarded(self, ds: Dataset, result: OnboardResult, position: dict[str, int]) -> None:
+    def _groups(self, features: np.ndarray) -> np.ndarray:
+        """Nested: the benchmark one-hot (n_items, n_groups) at the end of `question_features`' rows."""
+        return features[:, features.shape[1] - len(self.benchmarks_ or []) - 1 :]
+
+    def _offset_logits(self, ds: Dataset, offsets: np.ndarray) -> np.ndarray:
+        """Nested: each LLM's offset on each question of `ds` (n_models, n_items) from O (n_models, n_groups)."""
+        return offsets @ group_columns(ds.items["benchmark"], self.benchmarks_ or []).T
+
+    def _keep_onboarded(
+        self, ds: Dataset, result: OnboardResult, position: dict[str, int], offsets: np.ndarray | None = None
+    ) -> None:
         """`onboard`'s fit kept: the vectors of `ds.models` written over the known ones (at `position`)
-        or appended, their widths, evidence and covariances in the `onboard_*_` attributes."""
+        or appended (nested: their `offsets` too), their widths, evidence and covariances in the
+        `onboard_*_` attributes."""
         self.onboard_evidence_ = dict(result.evidence)  # width -> summed log evidence (with val_mask: -log loss)
         each = result.prior_widths  # (n_new,) each model's width
         assert each is not None  # (fit_new_vectors always gives them)
@@ -331,6 +403,12 @@ class JEIRT(BaseEstimator):
         vectors[[position[name] for name in ds.models if name in position]] = fitted[is_known]
         self.models_ += [name for name in ds.models if name not in position]  # new names, in their order
         self.net_.model_vectors = torch.nn.Parameter(torch.cat([vectors, fitted[~is_known]]))
+        if offsets is not None:
+            assert isinstance(self.net_, NestedJEIRTNet)
+            rows = torch.from_numpy(offsets.astype(np.float32))
+            kept = self.net_.offsets.clone()
+            kept[[position[name] for name in ds.models if name in position]] = rows[is_known]
+            self.net_.offsets = torch.cat([kept, rows[~is_known]])
         self.onboard_covariances_ = (
             {} if result.covariances is None else dict(zip(ds.models, result.covariances.astype(np.float32)))
         )
@@ -374,7 +452,18 @@ class JEIRT(BaseEstimator):
     def question_terms(self, questions: Questions) -> tuple[np.ndarray, np.ndarray]:
         """Each question's side of Eq. (3), float64: directions (n_items, d) and norms (n_items,), so that
         P = sigmoid(directions . E_M - norms). The unit E_Q/|E_Q| and |E_Q|, plus the question's
-        correction where `corrections_` has one (only a Dataset's questions, matched by item id)."""
+        correction where `corrections_` has one (only a Dataset's questions, matched by item id). Not for
+        a nested JEIRT, whose logits also hold each LLM's offset: the few-question evaluation built on
+        these terms needs the paper's model."""
+        if self.nested:
+            raise ValueError(
+                "this JEIRT is the nested variant (nested=True): its probabilities add each LLM's benchmark "
+                "offset to Eq. (3), which the questions' terms alone do not give. For few-question "
+                "evaluation fit the paper's JE-IRT (jeirt fit without --nested; nested=False)."
+            )
+        return self._question_terms(questions)
+
+    def _question_terms(self, questions: Questions) -> tuple[np.ndarray, np.ndarray]:
         emb = self.question_embeddings(questions).astype(np.float64)
         norms = np.linalg.norm(emb, axis=1)
         directions = emb / np.maximum(norms[:, None], 1e-12)
@@ -393,6 +482,10 @@ class JEIRT(BaseEstimator):
             feats = questions.features(self.encoder_, progress=self.progress)
             if benchmarks is not None:
                 feats = self._with_benchmarks(feats, questions.items["benchmark"])
+        elif self.nested and not isinstance(questions, np.ndarray):  # texts: no benchmark, the overall offset
+            feats = self._with_benchmarks(
+                embed_texts(list(questions), self.encoder_, progress=self.progress), [""] * len(questions)
+            )
         elif benchmarks is not None and not isinstance(questions, np.ndarray):
             raise ValueError(
                 "this JEIRT takes each question's benchmark as a feature (benchmark_feature=True); "
@@ -412,7 +505,10 @@ class JEIRT(BaseEstimator):
     def _with_benchmarks(self, features: np.ndarray, benchmark: Sequence) -> np.ndarray:
         """`features` (n_items, dim) with the one-hot of each question's benchmark among `benchmarks_`
         appended, times `benchmark_scale_` (n_items, dim + n_benchmarks); unknown benchmarks get zeros."""
-        assert self.benchmarks_ is not None, "only with benchmark_feature"
+        assert self.benchmarks_ is not None, "only with benchmark_feature or nested"
+        if self.nested:  # the offsets' one-hot: the last column for a benchmark without training questions
+            onehot = group_columns(benchmark, self.benchmarks_)
+            return np.concatenate([np.asarray(features, dtype=np.float32), onehot], axis=1)
         column = {b: j for j, b in enumerate(self.benchmarks_)}
         onehot = np.zeros((len(features), len(self.benchmarks_)), dtype=np.float32)
         for i, b in enumerate(np.asarray(benchmark).astype(str)):
@@ -464,6 +560,9 @@ class JEIRT(BaseEstimator):
         if getattr(self, "corrections_", None) is not None and isinstance(questions, Dataset):
             directions, norms = self.question_terms(questions)
             return probability(directions, norms, self.model_vectors_[rows]).T.astype(np.float32)
+        if self.nested:  # each LLM's offset plus Eq. (3)
+            self.net_.eval()
+            return torch.sigmoid(self.net_(torch.from_numpy(self.question_features(questions)))[:, rows]).numpy().T
         emb = torch.from_numpy(self.question_embeddings(questions))
         return torch.sigmoid(jeirt_logits(emb, self.net_.model_vectors[rows])).numpy().T
 
@@ -572,19 +671,19 @@ class JEIRT(BaseEstimator):
                 "edited or damaged. Restore it or refit the model."
             ) from None
         benchmarks = blob.get("benchmarks")
-        if self.benchmark_feature and not (
+        if (self.benchmark_feature or self.nested) and not (
             isinstance(benchmarks, dict)
             and isinstance(benchmarks.get("names"), list)
             and isinstance(benchmarks.get("scale"), (int, float))
         ):
             raise ModelFileError(
-                f"{path} was fitted with benchmark_feature=True but lacks its benchmark names and scale; "
+                f"{path} was fitted with benchmark_feature or nested but lacks its benchmark names and scale; "
                 "the file is damaged or edited. Refit the model."
             )
         self.benchmarks_, self.benchmark_scale_ = None, 1.0
-        if self.benchmark_feature and isinstance(benchmarks, dict):  # (checked above)
+        if (self.benchmark_feature or self.nested) and isinstance(benchmarks, dict):  # (checked above)
             self.benchmarks_, self.benchmark_scale_ = list(benchmarks["names"]), float(benchmarks["scale"])
-        self.net_ = JEIRTNet(self.feature_dim_, len(self.models_), self.d_, self.dropout_, self.feature_noise_)
+        self.net_ = self._empty_net()
         try:
             self.net_.load_state_dict(blob["state_dict"])
         except RuntimeError as err:
@@ -598,6 +697,14 @@ class JEIRT(BaseEstimator):
         return self
 
     # -- helpers ---------------------------------------------------------------------------------
+
+    def _empty_net(self) -> JEIRTNet | NestedJEIRTNet:
+        """The network a model file's weights go into, shaped by the settings read from it."""
+        if not self.nested:
+            return JEIRTNet(self.feature_dim_, len(self.models_), self.d_, self.dropout_, self.feature_noise_)
+        groups = len(self.benchmarks_ or []) + 1
+        in_dim, n_models = self.feature_dim_ - groups, len(self.models_)
+        return NestedJEIRTNet(in_dim, n_models, groups, self.d_, self.folds, self.dropout_, self.feature_noise_)
 
     if not TYPE_CHECKING:  # (the type checker keeps refusing names that do not exist)
 
@@ -670,6 +777,21 @@ def _finite(features: np.ndarray, questions: object, method: str) -> np.ndarray:
             "questions): a NaN feature gives a NaN probability."
         )
     return features
+
+
+def _check_nested(model: JEIRT) -> None:
+    """The nested variant's settings: folds dividing d, and none of the options it does not combine with."""
+    folds = model.folds  # a whole number of at least 2 (`JEIRT_PARAMS`)
+    if folds > model.d_ or model.d_ % folds:
+        raise ValueError(
+            f"d={model.d_} with folds={folds}: each of the {folds} JE-IRTs is d / folds wide; make d a multiple."
+        )
+    clash = [name for name in ("search", "question_correction", "benchmark_feature") if getattr(model, name)]
+    if clash:
+        raise ValueError(
+            f"nested=True does not combine with {', '.join(f'{c}=True' for c in clash)}: the variant's folds "
+            "take the search's place, and the offsets the benchmark's. Turn those off."
+        )
 
 
 def _onboard_mask(ds: Dataset, mask: np.ndarray | None, val_mask: np.ndarray | None = None) -> np.ndarray:

@@ -86,19 +86,124 @@ class JEIRTNet(nn.Module):
 
     def question_embeddings(self, features: torch.Tensor) -> torch.Tensor:
         """E_Q for each question: (n_items, in_dim) -> (n_items, d)."""
-        if self.training and self.feature_noise > 0:
-            # Not in the paper: a regulariser for the adapter, which otherwise memorises the
-            # training questions within a few epochs (see TrainConfig). Noise of norm about
-            # feature_noise x |x_q|, spread evenly over the in_dim coordinates.
-            scale = self.feature_noise * features.norm(dim=-1, keepdim=True) / features.shape[-1] ** 0.5
-            features = features + scale * torch.randn_like(features)
-        return self.adapter(features)
+        return self.adapter(noisy(features, self.feature_noise) if self.training else features)
+
+    @torch.no_grad()
+    def scale_embeddings(self, factor: float) -> None:
+        """E_Q and E_M times `factor` (the adapter's last layer and the model vectors): Eq. (3)'s logit
+        times `factor`, every direction unchanged. Temperature scaling folds 1 / T in this way."""
+        _scale_last_layer(self.adapter, factor)
+        self.model_vectors.mul_(factor)
 
     def forward(self, features: torch.Tensor, model_vectors: torch.Tensor | None = None) -> torch.Tensor:
         """Logits (n_items, n_models) of Eq. (3); `model_vectors` defaults to the learned ones."""
         return jeirt_logits(
             self.question_embeddings(features), self.model_vectors if model_vectors is None else model_vectors
         )
+
+
+def noisy(features: torch.Tensor, feature_noise: float) -> torch.Tensor:
+    """Not in the paper: a training-time regulariser for the adapter, which otherwise memorises the
+    training questions within a few epochs (see TrainConfig). Gaussian noise of norm about
+    feature_noise x |x_q|, spread evenly over the in_dim coordinates."""
+    if feature_noise <= 0:
+        return features
+    scale = feature_noise * features.norm(dim=-1, keepdim=True) / features.shape[-1] ** 0.5
+    return features + scale * torch.randn_like(features)
+
+
+def _scale_last_layer(adapter: Adapter, factor: float) -> None:
+    """The adapter's output (E_Q) times `factor`: its last layer's weight and bias scaled in place."""
+    last = adapter.net[-1]  # E_Q = W_2 h + b_2
+    assert isinstance(last, nn.Linear)
+    last.weight.mul_(factor)
+    last.bias.mul_(factor)
+
+
+class NestedJEIRTNet(nn.Module):
+    """This book's variant of Eq. (3), not the paper's: JE-IRT as the departure from a fixed logit per
+    LLM and benchmark (`jeirt.nested` fits it),
+
+        logit(m, q) = O[m, b(q)] + <E_Q/|E_Q|, E_M> - |E_Q|,
+
+    O[m, b] the logit of LLM m's training accuracy on q's benchmark b. A question's input row is its
+    frozen features (in_dim) followed by a one-hot of its benchmark (n_groups columns, the last for a
+    benchmark without training questions, whose O is the LLM's overall logit). With E_Q = 0 the
+    prediction is that accuracy itself: the plain baseline is nested in the model. The adapters read
+    the one-hot too (times `group_scale`, the features' typical norm), as `JEIRT(benchmark_feature=True)`'s
+    does: a question's departure from its benchmark's accuracy may depend on the benchmark.
+
+    E_Q may come from several adapters (`parts`, each d / parts wide, trained on different folds of
+    the training questions). With A_k the k-th adapter's output and E_M^k the k-th part's vector,
+
+        E_Q = mean_k |A_k| [A_1/|A_1|, ..., A_K/|A_K|] / sqrt(K),    E_M = [E_M^1, ..., E_M^K] / sqrt(K),
+
+    E_Q / |E_Q| is a unit vector and Eq. (3) gives the mean of the K parts' own logits
+    <A_k/|A_k|, E_M^k> - |A_k| exactly: the K fits are one JE-IRT of dimension d (`from_parts`).
+    One part is JEIRTNet's E_Q, plus the offsets.
+    """
+
+    offsets: torch.Tensor  # (n_models, n_groups) buffer, set by the fit (not trained)
+    group_scale: torch.Tensor  # () buffer: the one-hot's size in the adapters' input, set by the fit
+
+    def __init__(
+        self,
+        in_dim: int,
+        n_models: int,
+        n_groups: int,
+        d: int = 256,
+        parts: int = 1,
+        dropout: float = 0.0,
+        feature_noise: float = 0.0,
+        init: str | float = "small",
+    ):
+        super().__init__()
+        if not (isinstance(parts, int) and 1 <= parts <= d and d % parts == 0):
+            raise ValueError(f"parts={parts!r} with d={d}; expected a whole divisor of d.")
+        width = d // parts  # each adapter's output
+        self.in_dim, self.dropout, self.feature_noise = in_dim, dropout, feature_noise
+        self.adapters = nn.ModuleList(Adapter(in_dim + n_groups, width, dropout) for _ in range(parts))
+        self.model_vectors = nn.Parameter(init_scale(init, width) * torch.randn(n_models, d) / width**0.5)
+        self.register_buffer("offsets", torch.zeros(n_models, n_groups))
+        self.register_buffer("group_scale", torch.ones(()))
+
+    def question_embeddings(self, features: torch.Tensor) -> torch.Tensor:
+        """E_Q (n_items, d) from input rows (n_items, in_dim + n_groups): features, then the one-hot."""
+        x = torch.cat([features[:, : self.in_dim], self.group_scale * features[:, self.in_dim :]], dim=1)
+        outputs = [adapter(noisy(x, self.feature_noise) if self.training else x) for adapter in self.adapters]
+        if len(outputs) == 1:
+            return outputs[0]
+        norms = torch.stack([out.norm(dim=-1) for out in outputs]).mean(dim=0, keepdim=True).T  # (n_items, 1)
+        directions = torch.cat([out / (out.norm(dim=-1, keepdim=True) + EPS) for out in outputs], dim=-1)
+        return norms * directions / len(outputs) ** 0.5
+
+    def forward(self, features: torch.Tensor) -> torch.Tensor:
+        """Logits (n_items, n_models): each LLM's offset on the question's benchmark plus Eq. (3)."""
+        groups = features[:, self.in_dim :]  # (n_items, n_groups) one-hot
+        return groups @ self.offsets.T + jeirt_logits(self.question_embeddings(features), self.model_vectors)
+
+    @torch.no_grad()
+    def scale_embeddings(self, factor: float) -> None:
+        """E_Q and E_M times `factor`: Eq. (3)'s part of the logit times `factor`, the offsets unchanged."""
+        for adapter in self.adapters:
+            assert isinstance(adapter, Adapter)
+            _scale_last_layer(adapter, factor)
+        self.model_vectors.mul_(factor)
+
+    @classmethod
+    @torch.no_grad()
+    def from_parts(cls, parts: list[NestedJEIRTNet]) -> NestedJEIRTNet:
+        """One net whose Eq. (3) logit is the mean of the one-adapter nets `parts`' (their offsets, which
+        they share, kept): their adapters side by side, their E_M joined and divided by sqrt(K)."""
+        first, k = parts[0], len(parts)
+        n_models, width = first.model_vectors.shape
+        net = cls(first.in_dim, n_models, first.offsets.shape[1], width * k, k, first.dropout, first.feature_noise)
+        for adapter, part in zip(net.adapters, parts):
+            adapter.load_state_dict(part.adapters[0].state_dict())
+        net.model_vectors.copy_(torch.cat([part.model_vectors for part in parts], dim=1) / k**0.5)
+        net.offsets.copy_(first.offsets)
+        net.group_scale.copy_(first.group_scale)
+        return net
 
 
 def jeirt_logits(question_embeddings: torch.Tensor, model_vectors: torch.Tensor) -> torch.Tensor:

@@ -104,6 +104,7 @@ JEIRT_PARAMS = declare(
     random_state=SEED,
     dropout=Interval(float, 0, 1, "a probability", closed="left", none=True),
     feature_noise=Interval(float, 0, None, "a noise scale relative to the features' norm", none=True),
+    folds=Interval(int, 2, 65536, "a number of cross-fitting folds (nested=True)"),
 )
 TRAINING_PARAMS = declare("TrainConfig", max_epochs=Interval(int, 1, 100_000, "a number of epochs"))
 SAMPLE_PARAMS = declare("sample_items", n=Interval(int, 1, None, "a number of questions"))

@@ -172,6 +172,25 @@ def hold_out_models(ds: Dataset, split: Split, models: Sequence[str] | int, seed
     )
 
 
+def fewer_training_questions(ds: Dataset, split: Split, n: int, seed: int = 0) -> Split:
+    """`split` with only `n` of its training questions left in training (validation and test unchanged):
+    a learning curve's point. Each benchmark keeps about its share: its training questions in seeded
+    order (`seeded_order`, by item id), the k-th of n_b placed at (k + 1/2) / n_b, and the first `n`
+    of all by place kept, so that a larger n keeps every question a smaller one kept."""
+    trained = split.items_of("train")
+    if not (isinstance(n, (int, np.integer)) and 1 <= n <= len(trained)):
+        raise ValueError(f"n={n!r}; expected a whole number from 1 to the split's {len(trained)} training questions.")
+    ids, bench = ds.items["item_id"].to_numpy().astype(str), ds.items["benchmark"].to_numpy().astype(str)
+    place = np.empty(len(trained))
+    for b in np.unique(bench[trained]):
+        rows = np.flatnonzero(bench[trained] == b)
+        place[rows[seeded_order(ids[trained][rows], seed)]] = (np.arange(len(rows)) + 0.5) / len(rows)
+    order = np.lexsort((ids[trained], bench[trained], place))  # by place; equal places by benchmark, then id
+    kept = np.zeros(ds.n_items, dtype=bool)
+    kept[trained[order[:n]]] = True
+    return Split(split.train & kept, split.val, split.test, f"{split.name}-train{n}", split.held_out, split.onboard)
+
+
 def subsample_items(mask: np.ndarray, fraction: float, seed: int = 0) -> np.ndarray:
     """Keep a seeded `fraction` of each row's True entries (at least one where the row has any): the
     first ones of a seeded order of each row, so that with one seed a larger fraction keeps everything a

@@ -33,6 +33,7 @@ def nbval_command(page: Path, folder: Path) -> list[str]:
 # listed counts as cheap.
 CHAPTER_COSTS = {
     "beyond": 31,
+    "text_pays": 25,
     "one_number": 23,
     "geometry": 21,
     "ood": 20,

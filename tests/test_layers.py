@@ -29,6 +29,7 @@ BOOK_PACKAGE = ROOT / "book" / "jeirt_book"  # not in jeirt's wheel: the book's 
 # share (standard library only). The book's package, jeirt_book, stands beside jeirt, above all of it.
 CORE = (
     "model",
+    "nested",
     "train",
     "onboard",
     "estimator",
@@ -66,7 +67,9 @@ ENTRY = ("jeirt.cli", "jeirt.__main__", "jeirt.interrupts")  # jeirt.cli is a pa
 # contract declared once (params.py, about 120 lines: every public parameter's range, which the command
 # line's checks reuse), the old API names (renamed.py, 50), new outputs claimed exclusively and one input
 # check (files.py, about 110), the validation table read in the library (data/csv_tables.py, 60): 6,300.
-MAX_CORE_LINES = 6300
+# Issue 51's nested variant (nested.py, its net in model.py, its fit, files and onboarding in estimator.py,
+# the learning curve's split in splits.py: about 540 lines): 6,850.
+MAX_CORE_LINES = 6850
 
 
 def module_name(path: Path) -> str:

@@ -955,6 +955,7 @@ PAGES = {
     "geo": "geometry",
     "rt": "routing",
     "bey": "beyond",
+    "txt": "text_pays",
     "eff": "efficient",
     "kna": "known_answers",
 }

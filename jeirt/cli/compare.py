@@ -25,8 +25,10 @@ def check(args: argparse.Namespace) -> None:
     if len({int(p) for p in parts}) < len(parts):
         raise UsageError(f"--seeds {args.seeds!r} repeats a seed; a seed run twice would count twice. Give each once.")
     split = args.split
-    if not (split == "question" or re.fullmatch(r"known:\d+", split) or re.fullmatch(r"without:.+", split)):
-        raise UsageError(f"--split {split!r}: expected 'question', 'without:<benchmark>' or 'known:<n>'.")
+    if not (re.fullmatch(r"question(:\d+)?|known:\d+", split) or re.fullmatch(r"without:.+", split)):
+        raise UsageError(
+            f"--split {split!r}: expected 'question', 'question:<n>', 'without:<benchmark>' or 'known:<n>'."
+        )
     catalogue = compare.KNOWN_QUESTION_METHODS if split.startswith("known:") else compare.METHODS
     check_list("--methods", args.methods, allowed=list(catalogue) + list(compare.VARIANTS))
     check_list("--dataset", args.dataset)
@@ -44,7 +46,7 @@ def run(args: argparse.Namespace) -> int:
     """Run `jeirt compare` from parsed arguments; print the table and the margins of JE-IRT."""
     import torch
 
-    from jeirt.tasks.compare import compare, format_table, margins, records, summarize
+    from jeirt.tasks.compare import compare, format_table, margins, records, summarize, variant_margins
 
     seeds = [int(s) for s in names(args.seeds)]  # checked: whole numbers, each once
     if args.threads is not None:
@@ -65,6 +67,11 @@ def run(args: argparse.Namespace) -> int:
     if len(lead):
         print("\nJE-IRT minus the best other method (> 0: JE-IRT leads):")
         print(lead.to_string(index=False, float_format=lambda x: f"{x:.4f}"))
+    beyond = variant_margins(runs)
+    if len(beyond):
+        print("\nVariants beyond the paper minus each other method, seed by seed (95% t interval over seeds):")
+        shown = ["variant", "dataset", "encoder", "metric", "other", "margin_mean", "low", "high", "seeds_won", "seeds"]
+        print(beyond[shown].to_string(index=False, float_format=lambda x: f"{x:.4f}"))
     if args.out:
         print(f"\nwrote {args.out} and {Path(args.out).with_suffix('.json')}")
     if args.json:
@@ -96,8 +103,9 @@ def add_parsers(add: common.AddParser) -> None:
     p.add_argument(
         "--split",
         default="question",
-        help="'question' (default), 'without:<benchmark>' or "
-        "'known:<n>' (n new models onboarded onto questions the others answered)",
+        help="'question' (default), 'question:<n>' (the same with only n of its training questions: a "
+        "learning curve's point), 'without:<benchmark>' or 'known:<n>' (n new models onboarded onto "
+        "questions the others answered)",
     )
     p.add_argument("--seeds", default="0,1,2", help="comma-separated seeds (default 0,1,2)")
     p.add_argument(

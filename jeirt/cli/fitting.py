@@ -7,7 +7,7 @@ import argparse
 
 from jeirt.cli import common
 from jeirt.cli.checks import Verb, check_encoders
-from jeirt.cli.errors import DataError
+from jeirt.cli.errors import DataError, UsageError
 
 
 def _scores(model, ds, mask) -> tuple:
@@ -19,8 +19,13 @@ def _scores(model, ds, mask) -> tuple:
 
 
 def check_fit(args: argparse.Namespace) -> None:
-    """--encoder names a registered encoder."""
+    """--encoder names a registered encoder; --nested comes without --search and --corrections."""
     check_encoders(args.encoder)
+    clash = [flag for flag, on in (("--search", args.search), ("--corrections", args.corrections)) if on]
+    if args.nested and clash:
+        raise UsageError(
+            f"--nested does not combine with {' or '.join(clash)}: leave {'them' if len(clash) > 1 else 'it'} out."
+        )
 
 
 def run_fit(args: argparse.Namespace) -> None:
@@ -41,6 +46,7 @@ def run_fit(args: argparse.Namespace) -> None:
         search=args.search,
         search_budget=args.search_budget,
         question_correction=args.corrections,
+        nested=args.nested,
         progress=not args.quiet,
     ).fit(ds, split)
     overall, per_bench = _scores(model, ds, split.test)
@@ -60,6 +66,8 @@ def run_fit(args: argparse.Namespace) -> None:
         "test": overall,
         "corrections": common.corrections(model),
     }
+    if args.nested:  # the residual's weight and what measured it (`jeirt.nested`)
+        summary["nested"] = model.calibration_
     if args.search:
         summary["search"] = {
             "tried": len(model.search_results_),
@@ -142,12 +150,23 @@ def add_parsers(add: common.AddParser) -> None:
         default=300.0,
         help="seconds after which the search starts no new candidate (default 300)",
     )
-    p.add_argument("--no-calibrate", action="store_true", help="skip temperature scaling on the validation labels")
+    p.add_argument(
+        "--no-calibrate",
+        action="store_true",
+        help="skip temperature scaling on the validation labels (with --nested: JE-IRT's part keeps weight 1)",
+    )
     p.add_argument("--limit-questions", type=int, help="train on a seeded sample of this many questions")
     common.refuse_renamed(p, "--limit-items", "--limit-questions")
     p.add_argument("--device", help="torch device (default: CUDA, MPS, CPU)")
     p.add_argument("--out", help="save the fitted model here (.pt)")
     p.add_argument("--per-benchmark", action="store_true", help="also print scores per benchmark")
+    p.add_argument(
+        "--nested",
+        action="store_true",
+        help="this book's variant (not the paper's method): JE-IRT nested on each LLM's accuracy on the "
+        "question's benchmark, as 4 cross-fitted JE-IRTs whose departure is weighted by how much of it "
+        "carries to questions they never saw; never far below that accuracy (the API's nested=True)",
+    )
     p.add_argument(
         "--corrections",
         action="store_true",

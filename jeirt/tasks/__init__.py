@@ -26,7 +26,7 @@ METHOD_NAMES = (
     "benchmark-accuracy",
     "model-accuracy",
 )  # compare.METHODS, in its order
-VARIANT_NAMES = ("je-irt+benchmark",)  # compare.VARIANTS: run only when named
+VARIANT_NAMES = ("je-irt+benchmark", "je-irt+nested")  # compare.VARIANTS: run only when named
 
 
 if not TYPE_CHECKING:  # (the type checker keeps refusing names that do not exist)

@@ -31,6 +31,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import torch
+from scipy import stats
 from sklearn.base import BaseEstimator
 from tqdm import tqdm
 
@@ -52,7 +53,13 @@ from jeirt.estimator import JEIRT, Estimator
 from jeirt.files import atomic_write_many, finite_json, json_number, protected
 from jeirt.metrics import ece, evaluate
 from jeirt.questions import known_question_split
-from jeirt.splits import Split, hold_out_models, split_by_question, split_leave_benchmark_out
+from jeirt.splits import (
+    Split,
+    fewer_training_questions,
+    hold_out_models,
+    split_by_question,
+    split_leave_benchmark_out,
+)
 from jeirt.tasks import METHOD_NAMES, VARIANT_NAMES
 
 # name -> factory(encoder, seed) -> an unfitted estimator with fit(ds, split) and predict_proba(ds)
@@ -88,7 +95,9 @@ KNOWN_QUESTION_METHODS: dict[str, Callable[[str, int], Estimator]] = {
 # Variants beyond the paper, run only when named (`methods=["je-irt+benchmark"]`), and never counted as the
 # "best other method" JE-IRT is measured against: "je-irt+benchmark" is JE-IRT with a one-hot of the
 # question's benchmark appended to its frozen features (`JEIRT(benchmark_feature=True)`), same search and
-# calibration, for datasets whose bare prompts carry less than their benchmark label (metabench).
+# calibration, for datasets whose bare prompts carry less than their benchmark label (metabench);
+# "je-irt+nested" is JE-IRT nested on each LLM's accuracy on the question's benchmark (`JEIRT(nested=True)`,
+# `jeirt.nested`): its cross-fitted folds take the search's place, its residual weight the temperature's.
 VARIANTS: dict[str, Callable[[str, int], Estimator]] = {
     "je-irt+benchmark": lambda encoder, seed: JEIRT(
         encoder=encoder,
@@ -98,6 +107,7 @@ VARIANTS: dict[str, Callable[[str, int], Estimator]] = {
         search_budget=JEIRT_SEARCH_BUDGET,
         benchmark_feature=True,
     ),
+    "je-irt+nested": lambda encoder, seed: JEIRT(encoder=encoder, random_state=seed, progress=False, nested=True),
 }
 assert (tuple(METHODS), tuple(VARIANTS)) == (METHOD_NAMES, VARIANT_NAMES), (
     "jeirt.tasks.METHOD_NAMES / VARIANT_NAMES (what the command line offers) must list METHODS / VARIANTS"
@@ -142,12 +152,21 @@ def fitted_summary(estimator: BaseEstimator) -> dict:
 
 
 def make_split(ds: Dataset, split: str, seed: int) -> Split:
-    """`"question"`: seeded 80/10/10 question split; `"without:<benchmark>"`: that benchmark is the test;
+    """`"question"`: seeded 80/10/10 question split; `"question:<n>"`: the same with only n of its training
+    questions kept (`fewer_training_questions`: a learning curve's point, on the same validation and test
+    questions); `"without:<benchmark>"`: that benchmark is the test;
     `"known:<n>"`: n models (drawn with the seed) held out of training and onboarded from their
     training questions, the others answering every question but the validation ones, the test part
     the held-out models' test answers (`jeirt.questions.known_question_split`)."""
     if split == "question":
         return split_by_question(ds, seed=seed)
+    if split.startswith("question:"):
+        n = split.split(":", 1)[1]
+        if not n.isdigit():
+            raise ValueError(
+                f"split={split!r}; expected 'question:<number of training questions>', e.g. 'question:500'."
+            )
+        return fewer_training_questions(ds, split_by_question(ds, seed=seed), int(n), seed)
     if split.startswith("known:"):
         n = split.split(":", 1)[1]
         if not n.isdigit():
@@ -155,7 +174,7 @@ def make_split(ds: Dataset, split: str, seed: int) -> Split:
         return known_question_split(hold_out_models(ds, split_by_question(ds, seed=seed), int(n), seed))
     if split.startswith("without:"):
         return split_leave_benchmark_out(ds, split.split(":", 1)[1], seed=seed)
-    raise ValueError(f"split={split!r}; expected 'question', 'without:<benchmark>' or 'known:<n>'.")
+    raise ValueError(f"split={split!r}; expected 'question', 'question:<n>', 'without:<benchmark>' or 'known:<n>'.")
 
 
 def run_one(ds: Dataset, split: Split, method: str, encoder: str, seed: int) -> dict:
@@ -356,11 +375,16 @@ def margins(
 
 
 def paired_margins(
-    runs: pd.DataFrame, reference: str = "je-irt", metrics: Sequence[str] = ("accuracy", "auc")
+    runs: pd.DataFrame,
+    reference: str = "je-irt",
+    metrics: Sequence[str] = ("accuracy", "auc"),
+    against: Sequence[str] | None = None,
+    level: float = 0.95,
 ) -> pd.DataFrame:
-    """Per dataset, encoder and metric: `reference` minus the best other method (best by its mean over
-    seeds), seed by seed on the same splits: mean and sd of the differences, and seeds won (> 0). As in
-    `margins`, variants beyond the paper are not among the other methods."""
+    """Per dataset, encoder and metric: `reference` minus another method, seed by seed on the same splits:
+    mean and sd of the differences, a `level` t interval of their mean over the seeds (low, high), and
+    seeds won (> 0). The other method is the best by its mean over seeds (column `best_other`; as in
+    `margins`, never a variant beyond the paper), or each of `against` that ran (column `other`, a row each)."""
     rows = []
     summary = summarize(runs)
     for (dataset, encoder), block in runs.groupby(["dataset", "encoder"], sort=False):
@@ -368,23 +392,53 @@ def paired_margins(
         others = means[(means["method"] != reference) & ~means["method"].isin(list(VARIANTS))]
         if reference not in set(block["method"]) or others.empty:
             continue
+        ran = set(block["method"]) - {reference}
+        column = "other" if against else "best_other"
         for metric in metrics:
-            best = others.loc[others[f"{metric}_mean"].idxmax(), "method"]
-            wide = block.pivot_table(index="seed", columns="method", values=metric)[[reference, best]].dropna()
-            diff = wide[reference] - wide[best]
-            rows.append(
-                {
-                    "dataset": dataset,
-                    "encoder": encoder,
-                    "metric": metric,
-                    "best_other": best,
-                    "margin_mean": float(diff.mean()),
-                    "margin_sd": float(diff.std(ddof=1)) if len(diff) > 1 else float("nan"),
-                    "seeds_won": int((diff > 0).sum()),
-                    "seeds": len(diff),
-                }
-            )
+            if against:
+                opponents = [m for m in against if m in ran]
+            else:
+                opponents = [others.loc[others[f"{metric}_mean"].idxmax(), "method"]]
+            wide = block.pivot_table(index="seed", columns="method", values=metric)
+            for other in opponents:
+                pair = wide[[reference, other]].dropna()
+                head = {"dataset": dataset, "encoder": encoder, "metric": metric, column: other}
+                rows.append(head | _paired(pair[reference] - pair[other], level))
     return pd.DataFrame(rows)
+
+
+# What a variant beyond the paper is measured against, seed by seed (`variant_margins`), besides the best
+# other method: the plain baseline nested in "je-irt+nested", the two IRT-style neural methods, and JE-IRT.
+VARIANT_OPPONENTS = ("benchmark-accuracy", "mirt", "irt-net", "je-irt")
+
+
+def variant_margins(runs: pd.DataFrame, against: Sequence[str] = VARIANT_OPPONENTS) -> pd.DataFrame:
+    """`paired_margins` of each variant beyond the paper that ran: against the best other method (column
+    `best` true) and against each of `against`; one row per variant, dataset, encoder, metric and other."""
+    frames = []
+    for variant in [v for v in VARIANTS if v in set(runs["method"])]:
+        best = paired_margins(runs, variant).rename(columns={"best_other": "other"}).assign(best=True)
+        named = paired_margins(runs, variant, against=against).assign(best=False)
+        frames.append(pd.concat([best, named], ignore_index=True).assign(variant=variant))
+    if not frames:
+        return pd.DataFrame()
+    table = pd.concat(frames, ignore_index=True)
+    return table[["variant", *[c for c in table.columns if c != "variant"]]]
+
+
+def _paired(diff: pd.Series, level: float) -> dict:
+    """Mean, sd, t interval (low, high) and wins of paired differences over seeds; NaN where one seed."""
+    n = len(diff)
+    mean, sd = float(diff.mean()), float(diff.std(ddof=1)) if n > 1 else float("nan")
+    half = float(stats.t.ppf(0.5 + level / 2, n - 1)) * sd / np.sqrt(n) if n > 1 else float("nan")
+    return {
+        "margin_mean": mean,
+        "margin_sd": sd,
+        "low": mean - half,
+        "high": mean + half,
+        "seeds_won": int((diff > 0).sum()),
+        "seeds": n,
+    }
 
 
 def format_table(
@@ -448,6 +502,7 @@ def save(runs: pd.DataFrame, path: str | Path) -> tuple[Path, Path]:
         "summary": records(summary),
         "margins": records(margins(summary)) if len(runs) else [],
         "paired_margins": records(paired_margins(runs)) if len(runs) else [],
+        "variant_margins": records(variant_margins(runs)) if len(runs) else [],
     }
     text = json.dumps(finite_json(blob), indent=1, default=json_number, allow_nan=False).encode("utf-8")
     json_path = path.with_suffix(".json")
