@@ -340,17 +340,21 @@ class JEIRT(BaseEstimator):
         _check_dataset("onboard", ds)
         mask = _onboard_mask(ds, mask, val_mask)
         if prior_scale is not None:
-            prior_width = one_spelling("JEIRT.onboard", "prior_scale", prior_scale, prior_width, "auto")
-            warnings.warn(
-                "JEIRT.onboard(prior_scale=...) is renamed prior_width; prior_scale goes in the next release.",
-                FutureWarning,
-                stacklevel=2,
-            )
+            prior_width = _renamed_prior_scale(prior_scale, prior_width)
         widths, val_mask = _onboard_widths(ds, mask, prior_width, val_mask)
         position = {m: i for i, m in enumerate(self.models_)}  # (sets and dicts: thousands of models)
         known = [m for m in ds.models if m in position]
         if known and not replace:
             raise ValueError(f"model(s) {known[:5]} are already fitted; pass replace=True to refit them.")
+        results, offsets = self._fit_new_vectors(ds, mask, widths, val_mask, covariances)
+        self._keep_onboarded(ds, joined_results(results), position, offsets)
+        return self
+
+    def _fit_new_vectors(
+        self, ds: Dataset, mask: np.ndarray, widths, val_mask: np.ndarray | None, covariances: bool
+    ) -> tuple[list, np.ndarray | None]:
+        """`onboard`'s fit: the new LLMs' vectors under the trained vectors' prior, all else frozen; for a
+        nested model, one LLM at a time with its own benchmark offsets (returned, else None)."""
         directions, norms = self._question_terms(ds)
         new_names = set(ds.models)
         trained = [i for i, m in enumerate(self.models_) if m not in new_names]
@@ -374,8 +378,7 @@ class JEIRT(BaseEstimator):
             )
             for row in rows
         ]
-        self._keep_onboarded(ds, joined_results(results), position, offsets)
-        return self
+        return results, offsets
 
     def _groups(self, features: np.ndarray) -> np.ndarray:
         """Nested: the benchmark one-hot (n_items, n_groups) at the end of `question_features`' rows."""
@@ -808,6 +811,17 @@ def _onboard_mask(ds: Dataset, mask: np.ndarray | None, val_mask: np.ndarray | N
     if empty:
         raise ValueError(f"no labels to onboard model(s) {empty[:5]} from; give each some answers.")
     return mask
+
+
+def _renamed_prior_scale(prior_scale: float | str, prior_width: float | str) -> float | str:
+    """`JEIRT.onboard(prior_scale=)`, the old name of `prior_width`: its value, with a FutureWarning."""
+    prior_width = one_spelling("JEIRT.onboard", "prior_scale", prior_scale, prior_width, "auto")
+    warnings.warn(
+        "JEIRT.onboard(prior_scale=...) is renamed prior_width; prior_scale goes in the next release.",
+        FutureWarning,
+        stacklevel=3,
+    )
+    return prior_width
 
 
 def _onboard_widths(

@@ -134,7 +134,6 @@ def claim_stats(
     row, base = overview.loc[encoder], seeds_of.loc[encoder]
     beats = top - base[["embedllm-mf", "knn"]].max(axis=1)
     curve = 100 * runs[runs["encoder"] == encoder].pivot(index="d", columns="seed", values="accuracy")
-    span = float(curve.mean(axis=1).max() - curve.mean(axis=1).min())
     stats = {
         "rises": _paired(top - per_seed(runs, encoder, small), rises + f" ({encoder}: paired over seeds)", profile),
         "beats": _paired(
@@ -144,21 +143,32 @@ def claim_stats(
             profile,
             label="paired gap",
         ),
-        "peak": verdicts.NoVerdict(f"best d = {d} ({encoder})", "one seed: no spread", profile=profile)
-        if curve.shape[1] < 2
-        else verdicts.Curve(
-            {int(x): list(v) for x, v in curve.iterrows()},
-            f"best d = {d} by validation loss ({encoder}); paired over {curve.shape[1]} seeds",
-            rule_args={"limit": f"{curve.shape[1]} seeds, a curve spanning {span:.2f} points"},
-        ),
+        "peak": _peak(curve, d, encoder, profile),
     }
     for e, at in crossings.items():
         if e in set(runs["encoder"]) and at in set(runs["d"]):
             gap = per_seed(runs, e, at) - seeds_of.loc[e, "embedllm-mf"]
             stats[f"cross {e}"] = _paired(gap, f"{e} at d = {at}", profile, label="JE-IRT - EmbedLLM")
-    mg = model_gain
+    stats["outliers"] = _outliers(model_gain, wins)
+    return stats
+
+
+def _peak(curve: pd.DataFrame, d: int, encoder: str, profile: str):
+    """The curve's peak ('peak'): accuracy (points) by d and seed, read on gaps paired over seeds."""
+    if curve.shape[1] < 2:
+        return verdicts.NoVerdict(f"best d = {d} ({encoder})", "one seed: no spread", profile=profile)
+    span = float(curve.mean(axis=1).max() - curve.mean(axis=1).min())
+    return verdicts.Curve(
+        {int(x): list(v) for x, v in curve.iterrows()},
+        f"best d = {d} by validation loss ({encoder}); paired over {curve.shape[1]} seeds",
+        rule_args={"limit": f"{curve.shape[1]} seeds, a curve spanning {span:.2f} points"},
+    )
+
+
+def _outliers(mg: dict, wins: pd.Series) -> verdicts.Stat:
+    """The per-model gain without its largest part ('outliers'), read only where the mean gain is above 0."""
     reach = verdicts.multiplier() * mg["se"]
-    stats["outliers"] = verdicts.Stat(
+    return verdicts.Stat(
         mg["mean without the top"],
         se=mg["se without the top"],
         spec="+.2f",
@@ -170,4 +180,3 @@ def claim_stats(
             "limit": f"{mg['models']} models",
         },
     )
-    return stats

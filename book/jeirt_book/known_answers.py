@@ -63,30 +63,7 @@ def claim_stats(
     from jeirt_book import verdicts
     from jeirt_book.verdicts import Stat
 
-    stats: dict[str, Stat | verdicts.NoVerdict] = {}
-    for name in at100.index.unique("dataset"):
-        k100 = kq_runs[(kq_runs["dataset"] == name) & (kq_runs["k"] == 100)]
-        errors = k100.set_index(["method", "seed", "model"])["abs_error"]  # paired by seed and model
-        for method in OTHERS[:2]:
-            paired = errors["je-irt + corrections"] - errors[method]
-            seeds = paired.index.get_level_values(0).nunique()
-            models = paired.groupby(level=0).size().max()  # held out per seed
-            note = f"error {at100[name, 'je-irt + corrections']:.4f} vs {at100[name, method]:.4f}"
-            limit = f"{seeds} seeds x {models} held-out models"
-            if seeds < 2:
-                words = f"error gap {paired.mean():+.4f} ({note})"
-                stats[f"{method} {name}"] = verdicts.NoVerdict(words, "one seed: no spread over seeds", limit=limit)
-                continue
-            g = verdicts.clustered_se(paired)
-            stats[f"{method} {name}"] = Stat(
-                g["estimate"],
-                se=g["se"],
-                df=g["df"],
-                spec="+.4f",
-                label="error gap",
-                note=note,
-                rule_args={"limit": limit},
-            )
+    stats = _error_gaps(kq_runs, at100)
     mine, others = accuracy["je-irt + corrections", "100%"], [accuracy[m, "100%"] for m in OTHERS]
     stats["all answers"] = Stat(
         mine - max(others),
@@ -112,4 +89,37 @@ def claim_stats(
         if len(gains) > 1
         else verdicts.NoVerdict(words, "one seed: no spread", profile="smoke")
     )
+    return stats
+
+
+def _error_gaps(kq_runs: pd.DataFrame, at100: pd.Series) -> dict:
+    """Per dataset at k = 100, the corrected estimate's error minus JE-IRT's and the Rasch model's,
+    paired by seed and model, the SE clustered by both (a `NoVerdict` with one seed)."""
+    from jeirt_book import verdicts
+    from jeirt_book.verdicts import Stat
+
+    stats: dict[str, Stat | verdicts.NoVerdict] = {}
+    for name in at100.index.unique("dataset"):
+        k100 = kq_runs[(kq_runs["dataset"] == name) & (kq_runs["k"] == 100)]
+        errors = k100.set_index(["method", "seed", "model"])["abs_error"]  # paired by seed and model
+        for method in OTHERS[:2]:
+            paired = errors["je-irt + corrections"] - errors[method]
+            seeds = paired.index.get_level_values(0).nunique()
+            models = paired.groupby(level=0).size().max()  # held out per seed
+            note = f"error {at100[name, 'je-irt + corrections']:.4f} vs {at100[name, method]:.4f}"
+            limit = f"{seeds} seeds x {models} held-out models"
+            if seeds < 2:
+                words = f"error gap {paired.mean():+.4f} ({note})"
+                stats[f"{method} {name}"] = verdicts.NoVerdict(words, "one seed: no spread over seeds", limit=limit)
+                continue
+            g = verdicts.clustered_se(paired)
+            stats[f"{method} {name}"] = Stat(
+                g["estimate"],
+                se=g["se"],
+                df=g["df"],
+                spec="+.4f",
+                label="error gap",
+                note=note,
+                rule_args={"limit": limit},
+            )
     return stats

@@ -250,6 +250,36 @@ def other_stats(
     ('rate'; `rate`: its SE from the fit's residuals and the budgets it rests on, df = budgets - 2;
     `slopes`: d -> slope) and onboarding's speed against retraining ('speed': the retraining time over
     the slowest and the fastest of the `timed` calls; the ratio is shown, only 'faster' is judged)."""
+    from jeirt_book.verdicts import Stat
+
+    recent = _recent_loss(recent_curve, profile)
+    one = float(np.median(timed))
+    rate_se, budgets = rate
+    return {
+        "recent": recent,
+        "rate": Stat(
+            slopes[d],
+            se=rate_se,
+            df=budgets - 2,
+            spec=".2f",
+            label=f"log-log slope at d = {d}",
+            rule_args={"limit": f"the {budgets} budgets from {4 * d} to 512 answers"},
+            note="slopes " + ", ".join(f"{v:.2f} (d = {k})" for k, v in slopes.items()),
+        ),
+        "speed": Stat(
+            retrain / one,
+            interval=(retrain / max(timed), retrain / min(timed)),
+            spec=".0f",
+            label="times faster",
+            rule_args={"limit": f"{len(timed)} timed calls"},
+            note=f"{one:.3f} s ({min(timed):.3f} to {max(timed):.3f} s over {len(timed)} calls) vs {retrain:.1f} s",
+        ),
+    }
+
+
+def _recent_loss(recent_curve: pd.DataFrame, profile: str):
+    """The recent models' loss from 100% to 1% of the answers, points; the same models in every seed,
+    so the SE is clustered by seed and by model (a `NoVerdict` with one seed)."""
     from jeirt_book import verdicts
     from jeirt_book.experiments.onboarding import onboarding_gap
     from jeirt_book.verdicts import Stat
@@ -276,25 +306,4 @@ def other_stats(
             "one seed: no spread over seeds",
             profile=profile,
         )
-    one = float(np.median(timed))
-    rate_se, budgets = rate
-    return {
-        "recent": recent,
-        "rate": Stat(
-            slopes[d],
-            se=rate_se,
-            df=budgets - 2,
-            spec=".2f",
-            label=f"log-log slope at d = {d}",
-            rule_args={"limit": f"the {budgets} budgets from {4 * d} to 512 answers"},
-            note="slopes " + ", ".join(f"{v:.2f} (d = {k})" for k, v in slopes.items()),
-        ),
-        "speed": Stat(
-            retrain / one,
-            interval=(retrain / max(timed), retrain / min(timed)),
-            spec=".0f",
-            label="times faster",
-            rule_args={"limit": f"{len(timed)} timed calls"},
-            note=f"{one:.3f} s ({min(timed):.3f} to {max(timed):.3f} s over {len(timed)} calls) vs {retrain:.1f} s",
-        ),
-    }
+    return recent

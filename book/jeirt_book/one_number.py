@@ -276,6 +276,15 @@ def claim_stats(
             rule_args=models,
             **at,
         )
+    return stats | _inclusion_stats(cfg, inclusion, dataset, boot)
+
+
+def _inclusion_stats(cfg, inclusion: pd.DataFrame, dataset: str, boot: dict) -> dict:
+    """Inclusion over the 1PL's per benchmark ('inclusion <benchmark>'), its SE from a bootstrap of the
+    questions with the 1PL refitted (`boot`)."""
+    from jeirt_book.verdicts import Stat
+
+    stats = {}
     for _, r in inclusion.iterrows():
         got, chance = r["R above diagonal"], r["1PL expects"]
         name = dataset if r["key"] == "ds" else "metabench"

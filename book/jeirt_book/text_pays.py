@@ -172,13 +172,15 @@ def _paired_stat(
     )
 
 
-def r2_stat(r2: pd.Series, name: str) -> verdicts.Stat:
+def r2_stat(r2: pd.Series, name: str) -> verdicts.Stat | verdicts.NoVerdict:
     """The text's R^2 on new questions' shifts: its mean over seeds with its standard error."""
     se = float(r2.std(ddof=1) / np.sqrt(len(r2))) if len(r2) > 1 else None
     values = ", ".join(f"{v:.3f}" for v in r2)
     if se is None:
-        return verdicts.Stat(float(r2.mean()), spec=".3f", label="R^2", note=f"one seed: {values}", data=name)
-    return verdicts.Stat(float(r2.mean()), se=se, spec=".3f", label="R^2", note=f"seeds: {values}", data=name)
+        return verdicts.NoVerdict(f"R^2 {values} ({name})", "one seed: no spread", limit="one seed")
+    return verdicts.Stat(
+        float(r2.mean()), se=se, df=len(r2) - 1, spec=".3f", label="R^2", note=f"seeds: {values}", data=name
+    )
 
 
 # The learning curve (results/learning_curve.csv, plus the full split's runs of the comparison)
