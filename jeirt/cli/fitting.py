@@ -24,7 +24,7 @@ def check_fit(args: argparse.Namespace) -> None:
     clash = [flag for flag, on in (("--search", args.search), ("--corrections", args.corrections)) if on]
     if args.nested and clash:
         raise UsageError(
-            f"--nested does not combine with {' or '.join(clash)}: leave {'them' if len(clash) > 1 else 'it'} out."
+            f"--nested does not combine with {' or '.join(clash)}: leave {' and '.join(clash)} out."
         )
 
 
