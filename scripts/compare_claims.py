@@ -17,6 +17,7 @@ Exit status: 0 when every row has the same category in both, 1 when any moved or
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from pathlib import Path
 
@@ -30,7 +31,11 @@ def rows_of(path: Path) -> pd.DataFrame:
     of the same page, claim, source and data."""
     from jeirt_book import verdicts
 
-    card = verdicts.scorecard(path)
+    names = json.loads(path.read_text())["pages"] if path.is_file() else {p.stem for p in path.glob("*.json")}
+    pages = {prefix: page for prefix, page in verdicts.PAGES.items() if prefix in names}
+    if not pages:
+        raise ValueError(f"{path} holds no page's claim rows")
+    card = verdicts.scorecard(path, pages)  # a page one build lacks: its rows are in the other only
     card["category"] = card["verdict"].map(verdicts.word)
     card["repeat"] = card.groupby(KEY, sort=False).cumcount()
     return card

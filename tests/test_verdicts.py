@@ -579,6 +579,15 @@ def test_compare_claims_lists_every_row_that_moved(tmp_path, capsys):
         out = capsys.readouterr().out
         assert "1 moved" in out and "a (Table 1)" in out and "holds -> does not hold" in out
         assert compare.main([str(same), str(tmp_path / "nope")]) == 2
+        # a page that one build lacks (an older build, a new page): its rows are in the other only
+        verdicts.PAGES = pages | {"bb": "book/bb"}
+        newer = build(tmp_path / "d", "holds")
+        (newer / "bb.json").write_text((newer / "aa.json").read_text().replace("a (Table 1)", "c (Table 3)"))
+        assert compare.main([str(same), str(newer)]) == 1
+        out = capsys.readouterr().out
+        assert "4 rows, 2 moved" in out and "(no row) -> holds" in out
+        (tmp_path / "empty").mkdir()
+        assert compare.main([str(same), str(tmp_path / "empty")]) == 2
     finally:
         verdicts.PAGES = original
 
