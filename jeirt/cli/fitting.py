@@ -23,9 +23,7 @@ def check_fit(args: argparse.Namespace) -> None:
     check_encoders(args.encoder)
     clash = [flag for flag, on in (("--search", args.search), ("--corrections", args.corrections)) if on]
     if args.nested and clash:
-        raise UsageError(
-            f"--nested does not combine with {' or '.join(clash)}: leave {' and '.join(clash)} out."
-        )
+        raise UsageError(f"--nested does not combine with {' or '.join(clash)}: leave {' and '.join(clash)} out.")
 
 
 def run_fit(args: argparse.Namespace) -> None:
