@@ -288,9 +288,9 @@ def load_embedllm(cache: Path | None = None, *, revision: str | None = None, dup
         }
     except Exception as err:
         raise ConnectionError(
-            f"could not fetch EmbedLLM ({EMBEDLLM['repo_id']} at {revision}) from the Hugging Face hub: {err}. "
-            "Without network access use a local dataset instead: set JEIRT_DATA to a folder of datasets "
-            "(e.g. JEIRT_DATA=../shared/data) and load 'mmlu_pro', 'zeroeval' or 'metabench'."
+            f"could not fetch EmbedLLM ({EMBEDLLM['repo_id']} at {revision}) from the Hugging Face hub: "
+            f"{str(err).rstrip('.')}. Without network access load a local dataset instead: 'mmlu_pro', "
+            "'zeroeval' or 'metabench' (in the repository's data/, or in the folder JEIRT_DATA names)."
         ) from err
     digests = {f: sha256_file(p) for f, p in paths.items()}
     if lock.get("revision") == revision and any(lock.get("sha256", {}).get(f, d) != d for f, d in digests.items()):
