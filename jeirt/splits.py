@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from jeirt.data.dataset import Dataset
+from jeirt.data.dataset import Dataset, normal_name
 from jeirt.data.embedllm import EMBEDLLM
 from jeirt.params import SAMPLE_PARAMS, SEED, check_params
 
@@ -134,10 +134,13 @@ def default_split(ds: Dataset, seed: int = 0) -> Split:
 def split_leave_benchmark_out(
     ds: Dataset, benchmark: str | Sequence[str], val_fraction: float = 0.1, seed: int = 0
 ) -> Split:
-    """Test on every item of `benchmark` (one name, or several); train and validate on the others."""
-    left_out = [benchmark] if isinstance(benchmark, str) else list(benchmark)
-    unknown = [b for b in left_out if b not in ds.benchmarks]
-    if unknown or not left_out:
+    """Test on every item of `benchmark` (one name, or several, in either Unicode form: `normal_name`);
+    train and validate on the others."""
+    spelled = {normal_name(str(b)): b for b in ds.benchmarks}  # the dataset's spelling of each name
+    typed = [benchmark] if isinstance(benchmark, str) else list(benchmark)
+    unknown = [b for b in typed if normal_name(str(b)) not in spelled]
+    left_out = [spelled[normal_name(str(b))] for b in typed if b not in unknown]
+    if unknown or not typed:
         raise ValueError(
             f"benchmark={benchmark!r}: expected one or more of dataset {ds.name!r}'s benchmarks {ds.benchmarks}."
         )

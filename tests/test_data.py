@@ -215,6 +215,11 @@ def test_leave_benchmark_out_and_empty_split(small_sim):
     assert "bench1" not in set(ds.items["benchmark"].iloc[split.items_of("train")])
     with pytest.raises(ValueError, match="expected one or more of dataset"):
         split_leave_benchmark_out(ds, "nope")
+    accented = ds.subset(items=np.arange(ds.n_items))  # a benchmark named Café (NFC), typed as NFD
+    accented.items["benchmark"] = accented.items["benchmark"].replace("bench1", "Caf\u00e9")
+    typed = split_leave_benchmark_out(accented, "Cafe\u0301", seed=0)
+    assert set(accented.items["benchmark"].iloc[typed.items_of("test")]) == {"Caf\u00e9"}
+    assert typed.name == "without-Caf\u00e9"
     empty = np.zeros_like(split.train)
     with pytest.raises(ValueError, match="val part is empty"):
         Split(split.train, empty, split.test, "broken")
