@@ -6,13 +6,21 @@ thread each finishes sooner than one process with many threads (the threads most
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable, Sequence
 
 from jeirt import settings
 
+# loky stops a worker whose memory has grown 300 MB past its size after its first job (freed arrays that
+# the allocator keeps count too), or that sat idle past its timeout, and starts another for the jobs
+# still waiting. No job is lost (a worker that dies mid-job raises instead), so its warning about the
+# replacement would only put a stderr block on a page (the book's HTML check refuses one).
+WORKER_REPLACED = "A worker stopped while some jobs were given to the executor"
+
 
 def _one_thread(function: Callable, args: tuple):
-    """`function(*args)` in a worker with one torch thread (the workers already share the cores)."""
+    """`function(*args)` in a worker with one torch thread (the workers already share the cores; its
+    BLAS and OpenMP threads are set to one when it starts)."""
     import torch
 
     torch.set_num_threads(1)
@@ -38,13 +46,17 @@ def side_by_side(
         raise ValueError(f"{len(longest_first)} costs for {len(calls)} calls; give one per call (or None).")
     if jobs == 1 or len(calls) <= 1:
         return [function(*call) for call in calls]
-    from joblib import Parallel, delayed
+    from joblib import Parallel, delayed, parallel_config
 
     order = list(range(len(calls)))
     if longest_first is not None:
         order.sort(key=lambda i: -float(longest_first[i]))
-    done = Parallel(n_jobs=min(jobs, len(calls)), max_nbytes=None)(
-        delayed(_one_thread)(function, calls[i]) for i in order
-    )
+    # one thread in each worker for BLAS and OpenMP too (k-means, numpy), whatever the caller's
+    # OMP_NUM_THREADS: a page run alone has one per core, which joblib would otherwise pass on
+    with warnings.catch_warnings(), parallel_config(backend="loky", inner_max_num_threads=1):
+        warnings.filterwarnings("ignore", message=WORKER_REPLACED, category=UserWarning)
+        done = Parallel(n_jobs=min(jobs, len(calls)), max_nbytes=None)(
+            delayed(_one_thread)(function, calls[i]) for i in order
+        )
     by_call = dict(zip(order, done))
     return [by_call[i] for i in range(len(calls))]
