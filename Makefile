@@ -58,7 +58,7 @@ $(LAB_VENV)/.installed: pyproject.toml book/pyproject.toml $(LAB_LOCK)
 	touch $@
 
 # Build _build/html (jupyter-book -W, cached execution), then check every page (scripts/check_html.py).
-# The full reproduction on the data the repository ships (the full profile on mmlu_pro, about 19 minutes
+# The full reproduction on the data the repository ships (the full profile on mmlu_pro, about 25 minutes
 # on 2 CPU cores); JEIRT_PROFILE=smoke make book for the smoke profile (minutes), JEIRT_DATASET=embedllm
 # make book for the paper's own setting (needs the Hugging Face hub). See book/jeirt_book/__init__.py.
 book: setup
