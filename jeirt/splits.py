@@ -137,13 +137,12 @@ def split_leave_benchmark_out(
     """Test on every item of `benchmark` (one name, or several, in either Unicode form: `normal_name`);
     train and validate on the others."""
     spelled = {normal_name(str(b)): b for b in ds.benchmarks}  # the dataset's spelling of each name
-    typed = [benchmark] if isinstance(benchmark, str) else list(benchmark)
-    unknown = [b for b in typed if normal_name(str(b)) not in spelled]
-    left_out = [spelled[normal_name(str(b))] for b in typed if b not in unknown]
-    if unknown or not typed:
+    typed = [normal_name(str(b)) for b in ([benchmark] if isinstance(benchmark, str) else benchmark)]
+    if not typed or any(b not in spelled for b in typed):
         raise ValueError(
             f"benchmark={benchmark!r}: expected one or more of dataset {ds.name!r}'s benchmarks {ds.benchmarks}."
         )
+    left_out = [spelled[b] for b in typed]
     is_test = ds.items["benchmark"].isin(left_out).to_numpy()
     rest = np.flatnonzero(~is_test)
     rest = rest[seeded_order(ds.items["item_id"].to_numpy()[rest], seed)]

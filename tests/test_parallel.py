@@ -28,10 +28,15 @@ def test_results_come_back_in_the_calls_order_longest_first_or_not():
 def test_a_worker_replaced_for_its_memory_loses_no_job_and_warns_nothing():
     """loky stops a worker 300 MB past its size after its first job and starts another for the jobs left:
     every job still comes back, and its UserWarning (a stderr block on a page) is not shown."""
+    from joblib.externals.loky import get_reusable_executor
+
     calls = [(job, 0 if job < 2 else 320) for job in range(6)]
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        assert side_by_side(hold_megabytes, calls, n_jobs=2) == list(range(6))
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            assert side_by_side(hold_megabytes, calls, n_jobs=2) == list(range(6))
+    finally:  # a worker still holding its 320 MB would keep them until its idle timeout
+        get_reusable_executor().shutdown(wait=True)
     assert [str(w.message) for w in caught] == []
 
 
